@@ -32,10 +32,26 @@ if ! echo "$sha  $sdist" | sha256sum -c --status; then
   exit 1
 fi
 
+# Fingerprint of everything the work tree is made from: pin, patches, whole files.
+fingerprint=$(cd "$root" && { cat lightgbm-cegb/UPSTREAM; { find lightgbm-cegb/patches lightgbm-cegb/src \
+  python-package/lightgbm -type f 2>/dev/null || true; } | LC_ALL=C sort | xargs -r sha256sum; } | sha256sum | cut -d' ' -f1)
 if [ -d "$work/.git" ]; then
+  recorded=$(cat "$work/.git/cegb-fingerprint" 2>/dev/null || true)
   if [ $force = 0 ]; then
-    echo "prepare: $work exists; leaving it as it is (use --force to rebuild it from the pin and the patches)"
-    exit 0
+    if [ "$recorded" = "$fingerprint $(git -C "$work" rev-parse HEAD)" ] && [ -z "$(git -C "$work" status --porcelain)" ]; then
+      echo "prepare: $work is up to date"
+      exit 0
+    fi
+    if [ "${recorded%% *}" = "$fingerprint" ]; then
+      echo "prepare: $work has local edits on top of the patch series; keeping them (regen-patches.sh saves them)"
+      exit 0
+    fi
+    if [ -n "$recorded" ] && [ "${recorded#* }" = "$(git -C "$work" rev-parse HEAD)" ] && [ -z "$(git -C "$work" status --porcelain)" ]; then
+      echo "prepare: the patch series changed; re-creating $work"
+    else
+      echo "prepare: $work has local edits AND the patch series changed: run regen-patches.sh or use --force" >&2
+      exit 1
+    fi
   fi
   rm -rf "$work"
 fi
@@ -66,4 +82,5 @@ patches=("$here"/patches/[0-9][0-9][0-9][0-9]-*.patch)
 if [ ${#patches[@]} -gt 0 ]; then
   git am -q --whitespace=nowarn "${patches[@]}"
 fi
+echo "$fingerprint $(git rev-parse HEAD)" > .git/cegb-fingerprint
 echo "prepare: $work ready ($(git rev-list --count overlay..HEAD) patches applied on lightgbm $version)"

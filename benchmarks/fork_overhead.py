@@ -1,0 +1,119 @@
+"""Training time of the lightgbm-cegb fork vs the upstream LightGBM 4.7.0 wheel, side by side.
+
+Each competitor runs in its own interpreter (the fork in the current one, upstream in the venv
+given by --upstream-python), on the same data file and parameters; runs are interleaved
+(fork, upstream, fork, upstream, ...) so machine noise hits both alike. Every configuration
+is also a correctness gate: both must save the same model (CEGB off, split-only and lazy
+without bagging are parity configurations).
+
+    python benchmarks/fork_overhead.py [--rows 200000] [--cols 50] [--rounds 50] [--repeats 5]
+
+Prints min / median seconds per configuration and the ratio fork / upstream, and writes JSON
+to benchmarks/results/fork_overhead.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WORKER = r"""
+import json, sys, time
+import numpy as np
+import lightgbm as lgb
+data = np.load(sys.argv[1])
+params = json.loads(sys.argv[2])
+rounds = int(sys.argv[3])
+ds = lgb.Dataset(data["X"], data["y"], params={"verbose": -1, "max_bin": 255})
+ds.construct()
+t = time.perf_counter()
+booster = lgb.train(params, ds, num_boost_round=rounds)
+elapsed = time.perf_counter() - t
+text = booster.model_to_string()
+body = "\n".join(line for line in text.splitlines() if not line.startswith("version="))
+import hashlib
+print(json.dumps({"seconds": elapsed, "model_sha": hashlib.sha256(body.encode()).hexdigest(),
+                  "version": lgb.__version__}))
+"""
+
+
+class Competitor:
+    """One LightGBM build, run in its own interpreter."""
+
+    def __init__(self, name: str, python: str) -> None:
+        self.name, self.python = name, python
+
+    def run(self, data: Path, params: dict, rounds: int) -> dict:
+        out = subprocess.run([self.python, "-c", WORKER, str(data), json.dumps(params), str(rounds)],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--cols", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--upstream-python", default=str(ROOT / ".venv-upstream" / "bin" / "python"))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fork_overhead.json"))
+    args = parser.parse_args(argv)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(args.rows, args.cols)).astype(np.float32)
+    y = X[:, 0] + X[:, 1] * X[:, 2] + np.sin(X[:, 3]) + 0.5 * X[:, 4:10].sum(axis=1) + rng.normal(size=args.rows)
+    base = {"objective": "l2", "num_leaves": 63, "verbose": -1, "num_threads": args.threads,
+            "force_col_wise": True, "deterministic": True, "seed": 1}
+    lazy = [float(c) for c in rng.uniform(0.5, 3.0, size=args.cols)]
+    configs = {
+        "cegb_off": base,
+        "cegb_split": dict(base, cegb_penalty_split=0.001),
+        "cegb_lazy": dict(base, cegb_tradeoff=0.01, cegb_penalty_feature_lazy=lazy),
+    }
+    competitors = [Competitor("fork", sys.executable), Competitor("upstream", args.upstream_python)]
+    results: dict = {"rows": args.rows, "cols": args.cols, "rounds": args.rounds, "threads": args.threads,
+                     "machine": platform.platform(), "processor": platform.processor(), "configs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data.npz"
+        np.savez(data, X=X, y=y)
+        for name, params in configs.items():
+            times: dict[str, list[float]] = {c.name: [] for c in competitors}
+            shas: dict[str, set[str]] = {c.name: set() for c in competitors}
+            versions = {}
+            for _ in range(args.repeats):
+                for comp in competitors:
+                    r = comp.run(data, params, args.rounds)
+                    times[comp.name].append(r["seconds"])
+                    shas[comp.name].add(r["model_sha"])
+                    versions[comp.name] = r["version"]
+            same_model = shas["fork"] == shas["upstream"] and len(shas["fork"]) == 1
+            row = {c: {"min": min(t), "median": statistics.median(t), "all": t} for c, t in times.items()}
+            row["ratio_min"] = row["fork"]["min"] / row["upstream"]["min"]
+            row["ratio_median"] = row["fork"]["median"] / row["upstream"]["median"]
+            row["same_model"] = same_model
+            row["versions"] = versions
+            results["configs"][name] = row
+            print(f"{name:12s} fork {row['fork']['min']:.3f}s (median {row['fork']['median']:.3f})  "
+                  f"upstream {row['upstream']['min']:.3f}s (median {row['upstream']['median']:.3f})  "
+                  f"ratio min {row['ratio_min']:.3f} median {row['ratio_median']:.3f}  same model: {same_model}",
+                  flush=True)
+            if not same_model:
+                print(f"  correctness gate FAILED: {name} models differ", file=sys.stderr)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    return 0 if all(r["same_model"] for r in results["configs"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

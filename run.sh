@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# lightgbm-cegb: one entry point.
+#
+#   bash run.sh demo      install everything (first time) and run the main job on the embedded
+#                         thyroid data with real test costs
+#   bash run.sh test      install everything (first time) and run the test suite
+#   bash run.sh install   only install: .venv with the fork (lightgbm package, lib_lightgbm,
+#                         `lightgbm` CLI) and budget_extras; .venv-upstream with upstream's wheel
+#
+# Re-running is incremental: the fork is rebuilt only where its sources changed.
+# Environment: PYTHON (interpreter used to create the venvs, default python3),
+#              LGBM_CEGB_JOBS (parallel compile jobs, default: number of cores).
+set -euo pipefail
+root=$(cd "$(dirname "$0")" && pwd)
+cd "$root"
+py=${PYTHON:-python3}
+venv="$root/.venv"
+upstream_venv="$root/.venv-upstream"
+
+log() { echo "[run.sh] $*"; }
+
+system_packages() {
+  # A C++ compiler with OpenMP, git, and patch tools. Installed through apt when missing.
+  local missing=()
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  command -v git >/dev/null 2>&1 || missing+=(git)
+  command -v ccache >/dev/null 2>&1 || missing+=(ccache)
+  "$py" -c "import venv, ensurepip" >/dev/null 2>&1 || missing+=(python3-venv)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if command -v apt-get >/dev/null 2>&1; then
+      log "apt-get install ${missing[*]}"
+      local sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+      $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq "${missing[@]}" >/dev/null \
+        || log "warning: apt-get could not install ${missing[*]}"
+    else
+      log "warning: please install ${missing[*]}"
+    fi
+  fi
+}
+
+install() {
+  system_packages
+  if [ ! -x "$venv/bin/python" ]; then
+    log "creating $venv"
+    "$py" -m venv "$venv"
+  fi
+  log "installing Python dependencies into .venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+  "$venv/bin/python" -m pip install -q "cmake>=3.28" ninja "scikit-build-core>=0.11" \
+    "numpy>=1.24" "scipy>=1.11" "pandas>=1.5" "scikit-learn>=1.2" narwhals tqdm matplotlib \
+    pytest hypothesis ruff mypy
+  log "preparing the fork's sources (pinned LightGBM sdist + patch series)"
+  bash lightgbm-cegb/scripts/prepare.sh
+  log "building the fork"
+  PYTHON="$venv/bin/python" bash lightgbm-cegb/scripts/build.sh
+  "$venv/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
+  if [ ! -x "$upstream_venv/bin/python" ] || ! "$upstream_venv/bin/python" -c \
+      "import lightgbm, sys; sys.exit(lightgbm.__version__ != '4.7.0')" >/dev/null 2>&1; then
+    log "creating $upstream_venv with the upstream LightGBM 4.7.0 wheel (parity oracle)"
+    "$py" -m venv "$upstream_venv"
+    "$upstream_venv/bin/python" -m pip install -q lightgbm==4.7.0 numpy scipy pandas scikit-learn
+  fi
+}
+
+case "${1:-}" in
+  install)
+    install
+    ;;
+  demo)
+    install
+    shift
+    PATH="$venv/bin:$PATH" "$venv/bin/python" -m budget_extras.demo "$@"
+    ;;
+  test)
+    install
+    shift
+    log "running the tests"
+    PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest tests -q "$@"
+    ;;
+  *)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

@@ -1,0 +1,109 @@
+"""Regression tests for upstream LightGBM 4.7.0's CEGB defects (issue "The fork", section 2).
+
+Each test runs a scenario on the fork (in-process) and asserts the correct behaviour, and runs
+the same scenario on the upstream wheel (subprocess) and asserts that upstream shows the defect,
+so every test is known to fail on upstream.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_a_coupled_refund_restores_exactly_what_was_deducted(lgb, scenarios, run_upstream):
+    fork = scenarios.scenario_coupled_refund(lgb)
+    assert fork["n_splits"] > 100
+    assert fork["n_exceeding"] == 0, fork  # no split carries more gain than its unpenalized gain
+    rc, up = run_upstream("coupled_refund")
+    assert rc == 0 and up["n_exceeding"] > 0 and up["max_excess"] == pytest.approx(50.0, rel=1e-3), up
+
+
+def test_b_refund_obeys_interaction_constraints(lgb, scenarios, run_upstream):
+    fork = scenarios.scenario_interaction_refund(lgb)
+    assert fork["paths"] > 1000 and fork["violations"] == 0, fork
+    rc, up = run_upstream("interaction_refund")
+    assert rc == 0 and up["violations"] > 0, up
+
+
+def test_c_bagging_subset_and_index_modes_charge_identically(lgb, scenarios, run_upstream):
+    fork = scenarios.scenario_bagging_modes(lgb)
+    assert fork["identical"], fork
+    rc, up = run_upstream("bagging_modes")
+    assert rc == 0 and not up["identical"], up
+
+
+def test_c_out_of_bag_rows_pay_for_their_paths(lgb, scenarios, run_upstream):
+    roots = scenarios.scenario_oob_marking(lgb)["roots"]
+    assert all(r["feature"] == 0 for r in roots), roots
+    # first tree: every bagged row is unpaid; afterwards every training row has paid feature 0
+    assert roots[0]["unpaid_rows"] == pytest.approx(roots[0]["count"], abs=0.5)
+    assert all(abs(r["unpaid_rows"]) < 0.5 for r in roots[1:]), roots
+    rc, up = run_upstream("oob_marking")
+    assert rc == 0 and any(r["unpaid_rows"] > 10 for r in up["roots"][1:]), up
+
+
+@pytest.mark.parametrize("name", ["reset_add_lazy", "reset_num_leaves"])
+def test_d_reset_parameter_keeps_cegb_consistent(lgb, scenarios, run_upstream, name):
+    fork = getattr(scenarios, f"scenario_{name}")(lgb)
+    # the reset booster grows exactly the trees of a continuation whose state is rebuilt from its trees
+    assert fork["identical"], fork
+    if name == "reset_num_leaves":
+        assert max(fork["leaves"][3:]) > 4
+    rc, _ = run_upstream(name)
+    assert rc != 0  # upstream crashes (segfault or failed check)
+
+
+@pytest.mark.parametrize("name", ["continued_coupled", "continued_lazy"])
+def test_e_continued_training_equals_one_run(lgb, scenarios, run_upstream, name):
+    fork = getattr(scenarios, f"scenario_{name}")(lgb)
+    assert fork["identical"], fork
+    rc, up = run_upstream(name)
+    assert rc == 0 and not up["identical"], up
+
+
+def test_e_rollback_restores_the_state(lgb, scenarios, run_upstream):
+    assert scenarios.scenario_rollback(lgb)["identical"]
+    rc, up = run_upstream("rollback")
+    assert rc == 0 and not up["identical"], up
+
+
+def test_f_bad_penalty_values_are_rejected(lgb, scenarios, run_upstream):
+    fork = scenarios.scenario_bad_penalties(lgb)
+    assert len(fork) == 6
+    for key, message in fork.items():
+        name, value = key.split("=")
+        assert message != "accepted", key
+        assert f"{name}[1]" in message and value.replace(".0", "").lower() in message.lower(), (key, message)
+    rc, up = run_upstream("bad_penalties")
+    assert rc == 0 and set(up.values()) == {"accepted"}, up
+
+
+@pytest.mark.parametrize("param", ["cegb_penalty_feature_lazy", "cegb_penalty_feature_coupled"])
+def test_f_wrong_length_is_rejected(lgb, param):
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    with pytest.raises(lgb.basic.LightGBMError, match=f"{param} should have one entry per feature: got 3"):
+        lgb.train({"verbose": -1, param: [1.0, 1.0, 1.0]}, lgb.Dataset(X, X[:, 0]), 2)
+
+
+@pytest.mark.parametrize(
+    "extra, pattern",
+    [({"device_type": "cuda"}, "not supported by the CUDA tree learner"),
+     ({"tree_learner": "data", "num_machines": 2}, "not supported by the distributed tree_learner=data"),
+     ({"tree_learner": "voting", "num_machines": 2}, "not supported by the distributed tree_learner=voting")],
+)
+def test_g_unsupported_learners_are_refused(lgb, extra, pattern):
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    params = {"verbose": -1, "cegb_penalty_split": 0.1, **extra}
+    with pytest.raises(lgb.basic.LightGBMError, match=pattern):
+        lgb.Dataset(X, X[:, 0], params=params).construct()
+
+
+def test_g_distributed_without_cegb_is_untouched(lgb):
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    lgb.Dataset(X, X[:, 0], params={"verbose": -1, "tree_learner": "data", "num_machines": 2}).construct()
