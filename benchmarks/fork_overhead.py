@@ -18,46 +18,16 @@ import argparse
 import json
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _runner import Competitor  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-
-WORKER = r"""
-import json, sys, time
-import numpy as np
-import lightgbm as lgb
-data = np.load(sys.argv[1])
-params = json.loads(sys.argv[2])
-rounds = int(sys.argv[3])
-ds = lgb.Dataset(data["X"], data["y"], params={"verbose": -1, "max_bin": 255})
-ds.construct()
-t = time.perf_counter()
-booster = lgb.train(params, ds, num_boost_round=rounds)
-elapsed = time.perf_counter() - t
-text = booster.model_to_string()
-body = "\n".join(line for line in text.splitlines() if not line.startswith("version="))
-import hashlib
-print(json.dumps({"seconds": elapsed, "model_sha": hashlib.sha256(body.encode()).hexdigest(),
-                  "version": lgb.__version__}))
-"""
-
-
-class Competitor:
-    """One LightGBM build, run in its own interpreter."""
-
-    def __init__(self, name: str, python: str) -> None:
-        self.name, self.python = name, python
-
-    def run(self, data: Path, params: dict, rounds: int) -> dict:
-        out = subprocess.run([self.python, "-c", WORKER, str(data), json.dumps(params), str(rounds)],
-                             capture_output=True, text=True, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

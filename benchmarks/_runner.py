@@ -1,0 +1,38 @@
+"""Shared helpers for the fork's training-time benchmarks: one interpreter per competitor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+WORKER = r"""
+import json, sys, time
+import numpy as np
+import lightgbm as lgb
+data = np.load(sys.argv[1])
+params = json.loads(sys.argv[2])
+rounds = int(sys.argv[3])
+ds = lgb.Dataset(data["X"], data["y"], params={"verbose": -1, "max_bin": 255})
+ds.construct()
+t = time.perf_counter()
+booster = lgb.train(params, ds, num_boost_round=rounds)
+elapsed = time.perf_counter() - t
+text = booster.model_to_string()
+body = "\n".join(line for line in text.splitlines() if not line.startswith("version="))
+import hashlib
+print(json.dumps({"seconds": elapsed, "model_sha": hashlib.sha256(body.encode()).hexdigest(),
+                  "version": lgb.__version__}))
+"""
+
+
+class Competitor:
+    """One LightGBM build, run in its own interpreter."""
+
+    def __init__(self, name: str, python: str) -> None:
+        self.name, self.python = name, python
+
+    def run(self, data: Path, params: dict, rounds: int) -> dict:
+        out = subprocess.run([self.python, "-c", WORKER, str(data), json.dumps(params), str(rounds)],
+                             capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
