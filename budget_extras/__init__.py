@@ -4,14 +4,20 @@ One tree-ensemble representation (:class:`TreeEnsemble`), one cost model, one ex
 accounting, export back to LightGBM, and lazy feature acquisition.
 """
 
+from ._costs import FeatureCosts
 from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
+from ._report import CostReport, cost_report, features_used
 
 __version__ = "0.1.0"
 
 # --- core (branch core) ---
 __all__ = [
+    "CostReport",
+    "FeatureCosts",
     "ModelParseError",
     "TreeEnsemble",
+    "cost_report",
+    "features_used",
 ]
 # --- end core ---

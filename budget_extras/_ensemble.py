@@ -177,6 +177,7 @@ class TreeEnsemble:
         self.tree_class = _frozen(tree_class, np.int32)
         self._validate_and_derive()
         self._cat_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._tables_cache: _predict._Tables | None = None
 
     # ------------------------------------------------------------------ structure
 
@@ -294,8 +295,15 @@ class TreeEnsemble:
         assert self._cat_cache is not None
         return self._cat_cache
 
+    def _tables(self) -> _predict._Tables:
+        """Routing tables of the vectorized predictor (built once)."""
+        if self._tables_cache is None:
+            object.__setattr__(self, "_tables_cache", _predict._Tables(self))
+        assert self._tables_cache is not None
+        return self._tables_cache
+
     def __setattr__(self, name: str, val: Any) -> None:
-        if name in self.__dict__ and name != "_cat_cache":
+        if name in self.__dict__ and name not in ("_cat_cache", "_tables_cache"):
             raise AttributeError(
                 f"TreeEnsemble is immutable; cannot set {name!r}. Build a new ensemble instead."
             )
