@@ -4,6 +4,7 @@ One tree-ensemble representation (:class:`TreeEnsemble`), one cost model, one ex
 accounting, export back to LightGBM, and lazy feature acquisition.
 """
 
+from ._acquire import AcquisitionResult, predict_acquiring
 from ._costs import FeatureCosts
 from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
@@ -13,11 +14,13 @@ __version__ = "0.1.0"
 
 # --- core (branch core) ---
 __all__ = [
+    "AcquisitionResult",
     "CostReport",
     "FeatureCosts",
     "ModelParseError",
     "TreeEnsemble",
     "cost_report",
     "features_used",
+    "predict_acquiring",
 ]
 # --- end core ---
