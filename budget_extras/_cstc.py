@@ -28,6 +28,7 @@ from ._cstc_features import (
     _leaf_rows,
     _read_weak_learners,
     _tree_eval_costs,
+    _tree_outputs,
     _WeakLearners,
 )
 from ._cstc_objective import (
@@ -318,7 +319,7 @@ class CSTC:
             object also brings its groups and its per-tree and per-split evaluation costs.
         X_valid, y_valid : array-like or None
             Validation data for pruning and for accepting fine-tuned leaves.
-        booster : lightgbm.Booster or None
+        booster : lightgbm.Booster, LGBMModel, TreeEnsemble or None
             A trained ensemble to use as ``phi``; by default a LightGBM regression ensemble
             (squared loss) of ``n_weak`` trees of depth ``weak_max_depth`` is trained on ``X``.
 
@@ -446,7 +447,7 @@ class CSTC:
         return pos.astype(np.float64), np.where(pos, 1.0, -1.0)
 
     def _phi(self, X: FloatArray) -> FloatArray:
-        return self._wl.leaf_value[_leaf_rows(self.booster_, self._wl, X)]
+        return _tree_outputs(self._wl, X)
 
     # -- optimization ---------------------------------------------------------------------
     def _solve_node(
@@ -684,7 +685,7 @@ class CSTC:
         """
         Xa, visited, _ = self._leaf_and_outputs(X)
         n = Xa.shape[0]
-        leaf_rows = _leaf_rows(self.booster_, self._wl, Xa)
+        leaf_rows = _leaf_rows(self._wl, Xa)
         nz = self.coef_ != 0
         used_trees = np.zeros((n, nz.shape[1]), dtype=bool)
         for d in range(visited.shape[1]):
@@ -694,7 +695,7 @@ class CSTC:
         eval_cost = np.zeros(n)
         for t in np.flatnonzero(used_trees.any(axis=0)):
             r = used_trees[:, t]
-            acquired[r] |= self._wl.leaf_features[leaf_rows[r, t]]
+            acquired[r] |= self._wl.path_features[leaf_rows[r, t]]
             eval_cost[r] += self._leaf_eval[leaf_rows[r, t]]
         acq = self._cm.acquisition_cost(acquired)
         return CSTCCostReport(

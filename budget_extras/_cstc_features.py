@@ -12,9 +12,8 @@ booster and describes what each weak learner costs:
 * per leaf of every tree, the features on its root-to-leaf path and the sum of the
   split costs along it, for exact per-row accounting at test time.
 
-The private reader below walks ``Booster.dump_model()`` once. It is a stand-in for
-the core's ``TreeEnsemble`` (``tree_outputs`` and the per-node ``feature`` arrays)
-and will be replaced by it when the core is merged.
+The trees are read through the core's ``TreeEnsemble`` (``tree_outputs``, ``apply`` and the
+per-node ``feature`` / ``parent`` arrays).
 """
 
 from __future__ import annotations
@@ -25,148 +24,74 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._ensemble import TreeEnsemble
+
 __all__: list[str] = []
 
 
 @dataclass(frozen=True)
 class _WeakLearners:
-    """Flat description of the trees of a LightGBM model (private).
+    """The trees of a LightGBM model as CSTC's weak learners (private).
+
+    Built on the core's :class:`~budget_extras.TreeEnsemble`; per-node arrays are indexed by
+    the ensemble's global node index (what ``TreeEnsemble.apply`` returns for leaves).
 
     Attributes
     ----------
-    n_features : int
-        Number of input features.
-    n_trees : int
-        Number of trees ``T``.
-    leaf_offset : ndarray of int64, shape (n_trees + 1,)
-        Leaves of tree ``t`` are rows ``leaf_offset[t]:leaf_offset[t+1]`` of the per-leaf
-        arrays, ordered by LightGBM's leaf index (what ``pred_leaf=True`` returns).
-    leaf_value : ndarray of float64, shape (n_leaves,)
-        Output of each leaf (shrinkage included).
-    leaf_features : ndarray of bool, shape (n_leaves, n_features)
-        Features tested on the path from the root of the tree to the leaf.
-    leaf_depth : ndarray of int64, shape (n_leaves,)
-        Number of splits on that path.
-    leaf_count : ndarray of float64, shape (n_leaves,)
-        Training rows that reached the leaf (LightGBM's ``leaf_count``).
-    leaf_split_features : tuple of ndarray
-        Feature index of every split on the path to leaf ``j`` (for split costs).
+    ensemble : TreeEnsemble
+        The trees.
+    n_features, n_trees : int
+    path_features : ndarray of bool, shape (n_nodes, n_features)
+        Features tested on the path from the root of the node's tree to the node (excluded).
+    path_split_features : tuple of ndarray of int64
+        Feature of every split on that path (for split costs).
     tree_features : ndarray of bool, shape (n_features, n_trees)
         ``F[a, t]``: tree ``t`` splits on feature ``a`` somewhere.
     """
 
+    ensemble: TreeEnsemble
     n_features: int
     n_trees: int
-    leaf_offset: npt.NDArray[np.int64]
-    leaf_value: npt.NDArray[np.float64]
-    leaf_features: npt.NDArray[np.bool_]
-    leaf_depth: npt.NDArray[np.int64]
-    leaf_count: npt.NDArray[np.float64]
-    leaf_split_features: tuple[npt.NDArray[np.int64], ...]
+    path_features: npt.NDArray[np.bool_]
+    path_split_features: tuple[npt.NDArray[np.int64], ...]
     tree_features: npt.NDArray[np.bool_]
 
 
 def _read_weak_learners(booster: Any) -> _WeakLearners:
-    """Read the trees of a LightGBM ``Booster`` from ``dump_model()``.
-
-    Parameters
-    ----------
-    booster : lightgbm.Booster
-        A trained booster (upstream LightGBM or the lightgbm-cegb fork).
+    """Describe the trees of a LightGBM model (``Booster``, fitted ``LGBMModel`` or ``TreeEnsemble``).
 
     Returns
     -------
     _WeakLearners
-        The per-leaf arrays described in that class.
     """
-    dump = booster.dump_model()
-    n_features = int(dump["max_feature_idx"]) + 1
-    offsets = [0]
-    values: list[float] = []
-    feats: list[npt.NDArray[np.bool_]] = []
-    depths: list[int] = []
-    counts: list[float] = []
-    split_feats: list[npt.NDArray[np.int64]] = []
-    tree_features = []
-    for t, info in enumerate(dump["tree_info"]):
-        root = info["tree_structure"]
-        n_leaves = int(info.get("num_leaves", 1))
-        t_values = np.zeros(n_leaves)
-        t_feats = np.zeros((n_leaves, n_features), dtype=bool)
-        t_depth = np.zeros(n_leaves, dtype=np.int64)
-        t_count = np.zeros(n_leaves)
-        t_split: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)] * n_leaves
-        used = np.zeros(n_features, dtype=bool)
-        stack: list[tuple[dict[str, Any], list[int]]] = [(root, [])]
-        while stack:
-            node, path = stack.pop()
-            if "split_feature" in node:
-                f = int(node["split_feature"])
-                used[f] = True
-                for key in ("left_child", "right_child"):
-                    if key not in node:
-                        raise ValueError(
-                            f"Ill-formed LightGBM model: tree {t} has a split without '{key}'."
-                        )
-                    stack.append((node[key], [*path, f]))
-            elif "leaf_value" in node:
-                j = int(node.get("leaf_index", 0))
-                if not 0 <= j < n_leaves:
-                    raise ValueError(
-                        f"Ill-formed LightGBM model: tree {t} has leaf_index {j} "
-                        f"outside [0, {n_leaves})."
-                    )
-                t_values[j] = float(node["leaf_value"])
-                t_feats[j, path] = True
-                t_depth[j] = len(path)
-                t_count[j] = float(node.get("leaf_count", 0.0))
-                t_split[j] = np.asarray(path, dtype=np.int64)
-            else:
-                raise ValueError(
-                    f"Ill-formed LightGBM model: tree {t} has a node with neither "
-                    "'split_feature' nor 'leaf_value'."
-                )
-        offsets.append(offsets[-1] + n_leaves)
-        values.extend(t_values.tolist())
-        feats.append(t_feats)
-        depths.extend(t_depth.tolist())
-        counts.extend(t_count.tolist())
-        split_feats.extend(t_split)
-        tree_features.append(used)
-    n_trees = len(tree_features)
-    return _WeakLearners(
-        n_features=n_features,
-        n_trees=n_trees,
-        leaf_offset=np.asarray(offsets, dtype=np.int64),
-        leaf_value=np.asarray(values, dtype=np.float64),
-        leaf_features=(np.vstack(feats) if feats else np.zeros((0, n_features), dtype=bool)),
-        leaf_depth=np.asarray(depths, dtype=np.int64),
-        leaf_count=np.asarray(counts, dtype=np.float64),
-        leaf_split_features=tuple(split_feats),
-        tree_features=(
-            np.stack(tree_features, axis=1) if tree_features else np.zeros((n_features, 0), dtype=bool)
-        ),
-    )
+    if isinstance(booster, TreeEnsemble):
+        ens = booster
+    else:
+        ens = TreeEnsemble.from_booster(booster, num_iteration=-1)
+    n, d = ens.n_nodes, ens.n_features
+    feats = np.zeros((n, d), dtype=bool)
+    splits: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)] * n
+    for i in range(n):  # pre-order: a parent precedes its children
+        p = int(ens.parent[i])
+        if p >= 0:
+            f = int(ens.feature[p])
+            feats[i] = feats[p]
+            feats[i, f] = True
+            splits[i] = np.append(splits[p], f)
+    tree_features = np.zeros((d, ens.n_trees), dtype=bool)
+    internal = ~ens.is_leaf
+    tree_features[ens.feature[internal], ens.node_tree[internal]] = True
+    return _WeakLearners(ens, d, ens.n_trees, feats, tuple(splits), tree_features)
 
 
-def _leaf_rows(booster: Any, wl: _WeakLearners, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """Global leaf row (into the per-leaf arrays) reached by each row in each tree.
-
-    Returns
-    -------
-    ndarray of int64, shape (n_rows, n_trees)
-    """
-    leaf = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64).reshape(X.shape[0], -1)
-    if leaf.shape[1] != wl.n_trees:
-        raise ValueError(
-            f"The booster returned {leaf.shape[1]} trees from pred_leaf; its dump has {wl.n_trees}."
-        )
-    return leaf + wl.leaf_offset[:-1][None, :]
+def _leaf_rows(wl: _WeakLearners, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """Global node index of the leaf each row reaches in each tree, shape (n_rows, n_trees)."""
+    return wl.ensemble.apply(X)
 
 
-def _tree_outputs(booster: Any, wl: _WeakLearners, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _tree_outputs(wl: _WeakLearners, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Return the outputs ``h_t(x)`` of every tree: the feature map ``phi(X)``, (n_rows, n_trees)."""
-    return wl.leaf_value[_leaf_rows(booster, wl, X)]
+    return wl.ensemble.tree_outputs(X)
 
 
 @dataclass(frozen=True)
@@ -275,17 +200,19 @@ def _tree_eval_costs(
 
     Returns
     -------
-    leaf_eval : ndarray of float64, shape (n_leaves,)
-        Cost of evaluating the tree for a row that reaches this leaf: cost per tree plus the
-        split costs along the path.
+    leaf_eval : ndarray of float64, shape (n_nodes,)
+        Cost of evaluating the tree for a row that reaches this node (used for leaves): cost
+        per tree plus the split costs along the path.
     expected : ndarray of float64, shape (n_trees,)
-        ``e_t``: ``leaf_eval`` averaged over the training rows (weights ``leaf_count``).
+        ``e_t``: ``leaf_eval`` averaged over the training rows (weights: leaf counts).
     """
-    leaf_eval = np.array([cm.tree + float(cm.split[p].sum()) for p in wl.leaf_split_features])
+    ens = wl.ensemble
+    leaf_eval = np.array([cm.tree + float(cm.split[p].sum()) for p in wl.path_split_features])
     expected = np.zeros(wl.n_trees)
     for t in range(wl.n_trees):
-        s = slice(wl.leaf_offset[t], wl.leaf_offset[t + 1])
-        w = wl.leaf_count[s]
+        s = np.arange(ens.tree_offset[t], ens.tree_offset[t + 1])
+        s = s[ens.is_leaf[s]]
+        w = ens.count[s].astype(np.float64)
         expected[t] = float(np.average(leaf_eval[s], weights=w)) if w.sum() > 0 else float(leaf_eval[s].max())
     return leaf_eval, expected
 

@@ -143,7 +143,7 @@ def test_tree_outputs_sum_to_lightgbm_raw_score(rng):
     params = {"objective": "regression", "max_depth": 3, "num_leaves": 8, "verbose": -1, "num_threads": 1}
     bst = lgb.train(params, lgb.Dataset(X, y), num_boost_round=20)
     wl = _read_weak_learners(bst)
-    phi = _tree_outputs(bst, wl, X)
+    phi = _tree_outputs(wl, X)
     np.testing.assert_allclose(phi.sum(axis=1), bst.predict(X, raw_score=True), rtol=1e-12, atol=1e-12)
     dump = bst.dump_model()["tree_info"]
     for t in (0, 7, 19):
@@ -207,7 +207,7 @@ def test_quadrants_mse_near_the_floor(quadrant_fit):
     # oracle floor: the perfect tree (true quadrant) with per-quadrant least squares on the
     # weak learners of the cheap features and of that quadrant's expert (cost 12)
     wl = model._wl
-    phi, phi_t = _tree_outputs(model.booster_, wl, X), _tree_outputs(model.booster_, wl, Xt)
+    phi, phi_t = _tree_outputs(wl, X), _tree_outputs(wl, Xt)
     pred = np.zeros_like(yt)
     for k in range(4):
         cols = np.flatnonzero(wl.tree_features[[0, 1, 2 + k]].any(axis=0))
