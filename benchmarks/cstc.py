@@ -117,7 +117,7 @@ def load_heart(d: str, seed: int) -> Data:
     df = pd.read_csv(os.path.join(d, "heart_costs", "heartdisease.csv"))
     y = df.pop("diagnosis").to_numpy().astype(int)
     for col in df.columns:
-        if df[col].dtype == object:
+        if not pd.api.types.is_numeric_dtype(df[col]):
             df[col] = df[col].astype("category").cat.codes.astype(float)
     cost = pd.read_csv(os.path.join(d, "heart_costs", "heart_cost.csv")).set_index("feature")["cost_usd"]
     names = list(df.columns)
