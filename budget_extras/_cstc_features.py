@@ -162,10 +162,14 @@ def _costs_iv(costs: Any, n_features: int, feature_names: list[str] | None) -> _
                 group[rest[shared]] = n_groups
             n_groups += 1
         group_cost = np.array([alone[group == g].max() for g in range(n_groups)])
-        split = np.broadcast_to(np.asarray(getattr(costs, "split", 0.0), dtype=np.float64), (n_features,))
-        tree = float(np.asarray(getattr(costs, "tree", 0.0), dtype=np.float64))
+        split_attr = getattr(costs, "split", None)
+        split = np.broadcast_to(
+            np.asarray(0.0 if split_attr is None else split_attr, dtype=np.float64), (n_features,)
+        )
+        tree_attr = getattr(costs, "tree", None)
+        tree = 0.0 if tree_attr is None else float(tree_attr)
         return _CostModel(group, group_cost, np.array(split, dtype=np.float64), tree, source=costs)
-    if isinstance(costs, dict) or hasattr(costs, "index"):
+    if hasattr(costs, "items") and not isinstance(costs, np.ndarray):  # dict or pandas Series
         if feature_names is None:
             raise ValueError(
                 "The 'costs' argument of CSTC.fit is keyed by feature name, but X has no "

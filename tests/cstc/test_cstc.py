@@ -6,6 +6,7 @@ import itertools
 
 import lightgbm as lgb
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -175,6 +176,18 @@ def test_costs_from_feature_costs_object_recover_groups():
     assert len(set(cm.group.tolist())) == 4
     assert cm.group_cost[cm.group[1]] == 5.0 and cm.group_cost[cm.group[4]] == 4.0
     assert cm.tree == 0.5
+
+
+@pytest.mark.parametrize(
+    "costs",
+    [[3.0, 1.0, 2.0], (3.0, 1.0, 2.0), np.array([3.0, 1.0, 2.0]), {"c": 2.0, "a": 3.0, "b": 1.0},
+     pd.Series({"b": 1.0, "c": 2.0, "a": 3.0})],
+)
+def test_costs_forms_agree(costs):
+    cm = _costs_iv(costs, 3, ["a", "b", "c"])
+    np.testing.assert_array_equal(cm.group_cost[cm.group], [3.0, 1.0, 2.0])
+    used = np.array([[True, False, True], [False, True, False]])
+    np.testing.assert_allclose(cm.acquisition_cost(used), [5.0, 1.0])
 
 
 @pytest.mark.parametrize(
@@ -350,6 +363,16 @@ def test_parameter_errors(rng, params, match):
     X = rng.normal(size=(30, 3))
     with pytest.raises(ValueError, match=match):
         CSTC(**params).fit(X, X[:, 0])
+
+
+def test_dataframe_input_and_named_costs(rng):
+    X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["p", "q", "r"])
+    y = X["p"].to_numpy() + 0.1 * rng.normal(size=200)
+    m = CSTC(depth=2, lam=0.01, n_weak=15, n_cycles=1, random_state=0)
+    m.fit(X, y, pd.Series({"r": 5.0, "q": 2.0, "p": 1.0}))
+    assert m.feature_names_in_ == ["p", "q", "r"]
+    np.testing.assert_allclose(m.predict(X), m.predict(X.to_numpy()))
+    assert np.mean((m.predict(X) - y) ** 2) < 0.5 * np.var(y)
 
 
 def test_input_errors(rng, grouped_fit):
