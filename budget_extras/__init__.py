@@ -4,8 +4,11 @@ One tree-ensemble representation (:class:`TreeEnsemble`), one cost model, one ex
 accounting, export back to LightGBM, and lazy feature acquisition.
 """
 
+from ._acquire import AcquisitionResult, predict_acquiring
+from ._costs import FeatureCosts
 from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
+from ._report import CostReport, cost_report, features_used
 
 # --- CSTC (branch cstc) ---
 from ._cstc import CSTC, CSTCCostReport, CSTCResult
@@ -16,8 +19,14 @@ __version__ = "0.1.0"
 
 # --- core (branch core) ---
 __all__ = [
+    "AcquisitionResult",
+    "CostReport",
+    "FeatureCosts",
     "ModelParseError",
     "TreeEnsemble",
+    "cost_report",
+    "features_used",
+    "predict_acquiring",
     # --- CSTC (branch cstc) ---
     "CSTC",
     "CSTCCostReport",

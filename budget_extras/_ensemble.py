@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from . import _predict
+from . import _export, _predict
 from ._parse import parse_dump, parse_model_string
 from ._validation import check_array_2d
 
@@ -177,6 +177,7 @@ class TreeEnsemble:
         self.tree_class = _frozen(tree_class, np.int32)
         self._validate_and_derive()
         self._cat_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._tables_cache: _predict._Tables | None = None
 
     # ------------------------------------------------------------------ structure
 
@@ -294,8 +295,15 @@ class TreeEnsemble:
         assert self._cat_cache is not None
         return self._cat_cache
 
+    def _tables(self) -> _predict._Tables:
+        """Routing tables of the vectorized predictor (built once)."""
+        if self._tables_cache is None:
+            object.__setattr__(self, "_tables_cache", _predict._Tables(self))
+        assert self._tables_cache is not None
+        return self._tables_cache
+
     def __setattr__(self, name: str, val: Any) -> None:
-        if name in self.__dict__ and name != "_cat_cache":
+        if name in self.__dict__ and name not in ("_cat_cache", "_tables_cache"):
             raise AttributeError(
                 f"TreeEnsemble is immutable; cannot set {name!r}. Build a new ensemble instead."
             )
@@ -537,3 +545,50 @@ class TreeEnsemble:
         scipy.sparse.csr_matrix of bool, shape (n_rows, n_nodes)
         """
         return _predict.decision_path(self, self._X(X))
+
+    # ------------------------------------------------------------------ modification / export
+
+    def collapse(self, nodes: Any) -> TreeEnsemble:
+        """Return a new ensemble with each listed internal node turned into a leaf.
+
+        Parameters
+        ----------
+        nodes : array-like of int, or bool mask of shape (n_nodes,)
+            Global node indices. The new leaf's value is the node's internal value.
+
+        Returns
+        -------
+        TreeEnsemble
+        """
+        return _export.collapse(self, nodes)
+
+    def select_trees(self, indices: Any) -> TreeEnsemble:
+        """Return a new ensemble with the trees ``indices`` in that order (keep / drop / reorder).
+
+        Parameters
+        ----------
+        indices : array-like of int, or bool mask of shape (n_trees,)
+
+        Returns
+        -------
+        TreeEnsemble
+        """
+        return _export.select_trees(self, indices)
+
+    def to_model_string(self) -> str:
+        """LightGBM model text that upstream LightGBM and the fork load (``Booster(model_str=...)``).
+
+        Returns
+        -------
+        str
+        """
+        return _export.to_model_string(self)
+
+    def save_model(self, path: str | os.PathLike[str]) -> None:
+        """Write the LightGBM model text to ``path``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        """
+        _export.save_model(self, path)

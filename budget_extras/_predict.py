@@ -41,7 +41,7 @@ __all__ = [
 #: LightGBM's ``kZeroThreshold`` (a float literal ``1e-35f`` widened to double).
 K_ZERO_THRESHOLD = float(np.float32(1e-35))
 
-_CHUNK_PAIRS = 1 << 21  # (row, tree) pairs routed at once
+_CHUNK_PAIRS = 1 << 16  # (row, tree) pairs routed at once (small: cache-friendly)
 
 
 def prepare_values(X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -51,65 +51,155 @@ def prepare_values(X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return out
 
 
+class _Tables:
+    """Routing tables derived once per ensemble (leaves loop onto themselves).
+
+    A leaf has ``threshold`` NaN, ``right`` = itself and ``feature`` 0, so one routing step
+    leaves it in place; the next node of an internal node is ``node + 1`` (pre-order left
+    child) if the row goes left, else ``right[node]``.
+    """
+
+    def __init__(self, ens: TreeEnsemble) -> None:
+        n = ens.n_nodes
+        idx = np.arange(n, dtype=np.intp)
+        leaf = ens.is_leaf
+        self.feature = np.where(leaf, 0, ens.feature).astype(np.intp)
+        self.threshold = np.where(leaf | ens.is_categorical, np.nan, ens.threshold)
+        self.right = np.where(leaf, idx, ens.right_child).astype(np.intp)
+        mt = ens.missing_type
+        numerical = ~leaf & ~ens.is_categorical
+        # where a NaN / an exact zero goes at each numerical node (LightGBM's rules)
+        zero_left = np.where(mt == 1, ens.default_left, 0.0 <= ens.threshold)
+        self.nan_left = numerical & np.where(mt == 2, ens.default_left, zero_left)
+        self.zero_left = numerical & zero_left
+        self.zero_differs = bool((self.zero_left != (0.0 <= self.threshold))[numerical].any())
+        self.has_cat = bool(ens.is_categorical.any())
+        self.is_cat = ens.is_categorical
+        self.is_leaf = leaf
+        depth = ens.depth.astype(np.int64)
+        t = ens.node_tree
+        n_trees = ens.n_trees
+        self.max_depth = np.zeros(n_trees, dtype=np.int64)
+        self.min_leaf_depth = np.full(n_trees, np.iinfo(np.int64).max, dtype=np.int64)
+        np.maximum.at(self.max_depth, t, depth)
+        np.minimum.at(self.min_leaf_depth, t[leaf], depth[leaf])
+
+
+def _categorical_left(
+    ens: TreeEnsemble, nodes: npt.NDArray[np.intp], x: npt.NDArray[np.float64]
+) -> npt.NDArray[np.bool_]:
+    """LightGBM's categorical decision for categorical ``nodes`` with values ``x``."""
+    res = np.zeros(nodes.size, dtype=bool)
+    valid = np.flatnonzero((x > -1.0) & (x < 2147483648.0))
+    c = np.trunc(x[valid]).astype(np.int64)
+    nd = nodes[valid]
+    off, nwords, bits = ens._cat_bitsets()
+    word = c >> 5
+    inside = word < nwords[nd]
+    w = np.where(inside, off[nd] + np.minimum(word, np.maximum(nwords[nd] - 1, 0)), 0)
+    res[valid] = inside & (((bits[w] >> (c & 31).astype(np.uint32)) & np.uint32(1)) == 1)
+    return res
+
+
+def _step(
+    ens: TreeEnsemble, tab: _Tables, nodes: np.ndarray, base: np.ndarray, flat: np.ndarray, has_nan: bool
+) -> np.ndarray:
+    """Route every (row, tree) pair one level down; returns the new nodes."""
+    f = np.take(tab.feature, nodes)
+    f += base
+    x = np.take(flat, f)
+    res = x <= np.take(tab.threshold, nodes)
+    if has_nan:
+        nan = np.flatnonzero(np.isnan(x))
+        if nan.size:
+            res[nan] = tab.nan_left[nodes[nan]]
+    if tab.zero_differs:
+        zero = np.flatnonzero(x == 0.0)
+        if zero.size:
+            res[zero] = tab.zero_left[nodes[zero]]
+    if tab.has_cat:
+        cat = np.flatnonzero(np.take(tab.is_cat, nodes))
+        if cat.size:
+            res[cat] = _categorical_left(ens, nodes[cat], x[cat])
+    nxt = np.take(tab.right, nodes)
+    np.add(nodes, 1, out=nxt, where=res)
+    return nxt
+
+
 def go_left(
     ens: TreeEnsemble, nodes: npt.NDArray[np.int64], x: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.bool_]:
     """Decide, for internal ``nodes`` and their (prepared) feature values ``x``, who goes left."""
-    mt = ens.missing_type[nodes]
-    isnan = np.isnan(x)
-    has_nan = bool(isnan.any())
-    x0 = np.where(isnan & (mt != 2), 0.0, x) if has_nan else x
-    res = x0 <= ens.threshold[nodes]
-    missing = (mt == 1) & (np.abs(x0) <= K_ZERO_THRESHOLD)
-    if has_nan:
-        missing |= (mt == 2) & isnan
-    if missing.any():
-        res = np.where(missing, ens.default_left[nodes], res)
-    cat = ens.is_categorical[nodes]
-    if cat.any():
-        sub = np.flatnonzero(cat)
-        xc = x[sub]
-        valid = (xc > -1.0) & (xc < 2147483648.0)
-        res[sub] = False
-        vsub = sub[valid]
-        c = np.trunc(xc[valid]).astype(np.int64)
-        nd = nodes[vsub]
-        off, nwords, bits = ens._cat_bitsets()
-        word = c >> 5
-        inside = word < nwords[nd]
-        w = np.where(inside, off[nd] + np.minimum(word, np.maximum(nwords[nd] - 1, 0)), 0)
-        hit = inside & (((bits[w] >> (c & 31).astype(np.uint32)) & np.uint32(1)) == 1)
-        res[vsub] = hit
+    tab = ens._tables()
+    nodes = np.asarray(nodes, dtype=np.intp)
+    x = np.asarray(x, dtype=np.float64)
+    res = x <= tab.threshold[nodes]
+    nan = np.isnan(x)
+    res[nan] = tab.nan_left[nodes[nan]]
+    zero = x == 0.0
+    res[zero] = tab.zero_left[nodes[zero]]
+    cat = np.flatnonzero(tab.is_cat[nodes])
+    if cat.size:
+        res[cat] = _categorical_left(ens, nodes[cat], x[cat])
     return res
 
 
-def apply_prepared(ens: TreeEnsemble, Xp: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """Leaf (global node index) reached by each row in each tree; ``Xp`` already prepared."""
+def apply_prepared(
+    ens: TreeEnsemble,
+    Xp: npt.NDArray[np.float64],
+    *,
+    trees: npt.NDArray[np.int64] | None = None,
+    n_eval: npt.NDArray[np.int64] | None = None,
+) -> npt.NDArray[np.int64]:
+    """Leaf (global node index) reached by each row in each tree; ``Xp`` already prepared.
+
+    ``trees`` selects (and orders) the trees routed (default all); with ``n_eval``, row ``i``
+    is routed through the first ``n_eval[i]`` of them only and the rest of its entries are -1.
+    Returns int64 (n_rows, len(trees)).
+    """
     n, n_feat = Xp.shape
-    n_trees = ens.n_trees
+    sel = np.arange(ens.n_trees) if trees is None else np.asarray(trees, dtype=np.int64)
+    roots = ens.tree_offset[sel].astype(np.intp)
+    n_trees = int(roots.size)
     out = np.empty((n, n_trees), dtype=np.int64)
     if n == 0 or n_trees == 0:
         return out
-    roots = ens.tree_offset[:-1]
-    is_leaf = ens.is_leaf
-    left = ens.left_child.astype(np.int64)
-    right = ens.right_child.astype(np.int64)
-    feature = ens.feature.astype(np.int64)
-    flat = Xp.ravel()
+    tab = ens._tables()
+    max_depth = int(tab.max_depth[sel].max())
+    min_depth = int(tab.min_leaf_depth[sel].min())
     chunk = max(1, _CHUNK_PAIRS // n_trees)
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
         m = stop - start
+        Xc = Xp[start:stop]
+        flat = Xc.ravel()
+        has_nan = bool(np.isnan(Xc).any())
         nodes = np.tile(roots, m)
-        base = np.repeat(np.arange(start, stop, dtype=np.int64) * n_feat, n_trees)
-        active = np.flatnonzero(~is_leaf[nodes])
-        while active.size:
-            nd = nodes[active]
-            x = flat[base[active] + feature[nd]]
-            nxt = np.where(go_left(ens, nd, x), left[nd], right[nd])
-            nodes[active] = nxt
-            active = active[~is_leaf[nxt]]
-        out[start:stop] = nodes.reshape(m, n_trees)
+        base = np.repeat(np.arange(m, dtype=np.intp) * n_feat, n_trees)
+        res = nodes  # the full (m * n_trees) result, updated through `pos` after compaction
+        pos: np.ndarray | None = None
+        if n_eval is not None:
+            keep = np.flatnonzero((np.arange(n_trees)[None, :] < n_eval[start:stop, None]).ravel())
+            res = np.full(m * n_trees, -1, dtype=np.intp)
+            pos, nodes, base = keep, nodes[keep], base[keep]
+        for level in range(max_depth):
+            if nodes.size == 0:
+                break
+            nodes = _step(ens, tab, nodes, base, flat, has_nan)
+            if level + 1 >= min_depth and level + 1 < max_depth:
+                act = np.flatnonzero(~tab.is_leaf[nodes])
+                if act.size < nodes.size // 2:
+                    if pos is None:
+                        pos = np.arange(nodes.size, dtype=np.intp)
+                        res = nodes.copy()
+                    else:
+                        res[pos] = nodes
+                    pos, nodes, base = pos[act], nodes[act], base[act]
+        if pos is None:
+            res = nodes
+        else:
+            res[pos] = nodes
+        out[start:stop] = res.reshape(m, n_trees)
     return out
 
 

@@ -159,7 +159,7 @@ def check_finite_nonnegative(x: Any, *, name: str, length: int | None = None) ->
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"The {name!r} parameter must contain finite numbers >= 0. Got {arr[i]!r} at position {i}."
+            f"The {name!r} parameter must contain finite numbers >= 0. Got {float(arr[i])!r} at position {i}."
         )
     return arr
 
@@ -178,7 +178,8 @@ def check_index_array(x: Any, *, name: str, upper: int) -> npt.NDArray[np.int64]
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"The {name!r} parameter must contain integers in [0, {upper}). Got {arr[i]} at position {i}."
+            f"The {name!r} parameter must contain integers in [0, {upper}). "
+            f"Got {int(arr[i])} at position {i}."
         )
     return arr
 
