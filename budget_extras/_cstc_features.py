@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._costs import FeatureCosts
 from ._ensemble import TreeEnsemble
 
 __all__: list[str] = []
@@ -134,14 +135,31 @@ def _costs_iv(costs: Any, n_features: int, feature_names: list[str] | None) -> _
     """Validate ``costs`` and turn it into a ``_CostModel``.
 
     ``costs`` may be None (every feature costs 1), an array of per-feature costs, a dict or
-    pandas Series keyed by feature name, or a ``FeatureCosts``-like object with a
-    ``row_cost(used)`` method (the core's ``FeatureCosts``). For the latter the cost of every
-    feature alone and the groups are read through ``row_cost`` itself, so that training sees
-    exactly the accounting rule used at test time.
+    pandas Series keyed by feature name, the core's ``FeatureCosts`` (its acquisition units,
+    groups included, become the relaxation's units; it is aligned to X's column names when both
+    have names), or any other object with a ``row_cost(used)`` method. For the latter the cost
+    of every feature alone and the groups are read through ``row_cost`` itself by probing (a
+    pair of features costing less than the sum of their costs shares a group), so that
+    training sees the accounting rule used at test time.
     """
     if costs is None:
         lazy = np.ones(n_features)
         return _CostModel(np.arange(n_features), lazy, np.zeros(n_features), 0.0)
+    if isinstance(costs, FeatureCosts):
+        if costs.feature_names is not None and feature_names is not None:
+            costs = costs.aligned(feature_names)
+        if costs.n_features != n_features:
+            raise ValueError(
+                f"The 'costs' argument of CSTC.fit has {costs.n_features} features; X has {n_features}."
+            )
+        # the acquisition units (groups, then single features) are the relaxation's units
+        return _CostModel(
+            np.asarray(costs.unit, dtype=np.int64),
+            np.asarray(costs.unit_cost, dtype=np.float64),
+            np.asarray(costs.split, dtype=np.float64),
+            float(costs.tree),
+            source=costs,
+        )
     if hasattr(costs, "row_cost"):
         eye = np.eye(n_features, dtype=bool)
         alone = np.asarray(costs.row_cost(eye), dtype=np.float64).reshape(-1)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from budget_extras import CSTC
+from budget_extras import CSTC, FeatureCosts
 from budget_extras._cstc_features import _costs_iv, _read_weak_learners, _tree_outputs
 from budget_extras._cstc_objective import (
     _aux_update,
@@ -170,6 +170,30 @@ class GroupCosts:
         return used.astype(float) @ solo + 5.0 * (used[:, 1] | used[:, 3])
 
 
+def test_core_feature_costs_units_and_probing_agree():
+    fc = FeatureCosts([1.0, 2.0, 2.0, 3.0, 4.0], groups=[None, "g", "g", None, "h"], tree=0.25,
+                      split=0.1)
+    direct = _costs_iv(fc, 5, None)
+
+    class Opaque:  # the same rule behind row_cost only
+        def row_cost(self, used):
+            return fc.row_cost(used)
+
+    probed = _costs_iv(Opaque(), 5, None)
+    used = np.random.default_rng(0).random((50, 5)) < 0.4
+    np.testing.assert_allclose(direct.acquisition_cost(used), fc.row_cost(used))
+    np.testing.assert_allclose(probed.acquisition_cost(used), fc.row_cost(used))
+    assert direct.group[1] == direct.group[2] and probed.group[1] == probed.group[2]
+    assert len(set(direct.group.tolist())) == len(set(probed.group.tolist())) == 4
+    assert direct.tree == 0.25 and np.all(direct.split == 0.1)
+
+
+def test_core_feature_costs_are_aligned_by_name():
+    fc = FeatureCosts({"a": 1.0, "b": 5.0, "c": 2.0}, feature_names=["c", "b", "a"])
+    cm = _costs_iv(fc, 3, ["a", "b", "c"])
+    np.testing.assert_allclose(cm.acquisition_cost(np.eye(3, dtype=bool)), [1.0, 5.0, 2.0])
+
+
 def test_costs_from_feature_costs_object_recover_groups():
     cm = _costs_iv(GroupCosts(), 5, None)
     assert cm.group[1] == cm.group[3]
@@ -260,9 +284,10 @@ def slow_row_cost(model: CSTC, X: np.ndarray, row_cost) -> tuple[np.ndarray, np.
             node = lo + 1 if f > model.threshold_[node] else lo
         used = np.zeros(X.shape[1], dtype=bool)
         for t in trees:
-            used[list(_leaf_value_and_path(dump[t]["tree_structure"], x)[1])] = True
+            path = _leaf_value_and_path(dump[t]["tree_structure"], x)[1]
+            used[path] = True
+            ev[i] += model._cm.tree + sum(model._cm.split[f] for f in path)
         acq[i] = row_cost(used[None, :])[0]
-        ev[i] = model._cm.tree * len(trees)
     return acq, ev
 
 
@@ -275,21 +300,41 @@ def _leaf_value_and_path(node, x):
     return node["leaf_value"], path
 
 
-@pytest.fixture(scope="module")
-def grouped_fit():
+def _grouped_data():
     rng = np.random.default_rng(11)
     X = rng.normal(size=(500, 5))
     y = np.where(X[:, 0] + X[:, 1] * X[:, 3] + 0.5 * X[:, 4] + 0.3 * rng.normal(size=500) > 0, "yes", "no")
+    return X, y
+
+
+def _fit_grouped(costs):
+    X, y = _grouped_data()
     model = CSTC(depth=2, lam=0.005, task="binary", n_weak=30, weak_max_depth=2, random_state=1,
                  n_cycles=2)
-    model.fit(X[:350], y[:350], GroupCosts(), X[350:], y[350:])
-    return model, X, y
+    return model.fit(X[:350], y[:350], costs, X[350:], y[350:])
 
 
-def test_cost_report_matches_a_slow_walk(grouped_fit):
-    model, X, _ = grouped_fit
+@pytest.fixture(scope="module")
+def grouped_fit():
+    X, y = _grouped_data()
+    return _fit_grouped(GroupCosts()), X, y
+
+
+CORE_COSTS = FeatureCosts([1.0, 0.0, 2.0, 0.0, 4.0], groups=[None, "g", None, "g", None],
+                          group_cost={"g": 5.0}, split=[0.1, 0.2, 0.0, 0.3, 0.05], tree=0.25)
+
+
+@pytest.mark.parametrize("kind", ["duck", "core"])
+def test_cost_report_matches_a_slow_walk(grouped_fit, kind):
+    if kind == "duck":
+        model, X, _ = grouped_fit
+        rule = GroupCosts().row_cost
+    else:
+        model, (X, _) = _fit_grouped(CORE_COSTS), _grouped_data()
+        rule = CORE_COSTS.row_cost
     rep = model.cost_report(X[:60])
-    acq, ev = slow_row_cost(model, X[:60], GroupCosts().row_cost)
+    acq, ev = slow_row_cost(model, X[:60], rule)
+    assert rep.trees_evaluated.min() > 0 and ev.max() > 0  # the oracle has something to check
     np.testing.assert_allclose(rep.acquisition_cost, acq)
     np.testing.assert_allclose(rep.eval_cost, ev)
     np.testing.assert_allclose(rep.total_cost, acq + ev)
