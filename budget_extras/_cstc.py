@@ -39,6 +39,7 @@ from ._cstc_objective import (
     _Problem,
     _Structure,
 )
+from ._report import features_used
 
 __all__ = ["CSTC", "CSTCCostReport", "CSTCResult"]
 
@@ -687,21 +688,26 @@ class CSTC:
         n = Xa.shape[0]
         leaf_rows = _leaf_rows(self._wl, Xa)
         nz = self.coef_ != 0
-        used_trees = np.zeros((n, nz.shape[1]), dtype=bool)
-        for d in range(visited.shape[1]):
-            ok = visited[:, d] >= 0
-            used_trees[ok] |= nz[visited[ok, d]]
-        acquired = np.zeros((n, self.n_features_in_), dtype=bool)
+        st = _Structure(int(self.depth), self.active_)
+        leaf = visited.max(axis=1)
+        acquired = sp.lil_matrix((n, self.n_features_in_), dtype=bool)
         eval_cost = np.zeros(n)
-        for t in np.flatnonzero(used_trees.any(axis=0)):
-            r = used_trees[:, t]
-            acquired[r] |= self._wl.path_features[leaf_rows[r, t]]
-            eval_cost[r] += self._leaf_eval[leaf_rows[r, t]]
+        n_trees = np.zeros(n, dtype=np.int64)
+        for r, l_node in enumerate(st.leaves):
+            rows = np.flatnonzero(leaf == l_node)
+            order = np.flatnonzero(nz[st.path[r]].any(axis=0))
+            if rows.size == 0 or order.size == 0:
+                continue
+            # the core's path rule: features on each row's paths through the trees it evaluates
+            acquired[rows] = features_used(self._wl.ensemble, Xa[rows], tree_order=order)
+            eval_cost[rows] = self._leaf_eval[leaf_rows[np.ix_(rows, order)]].sum(axis=1)
+            n_trees[rows] = order.size
+        acquired = acquired.tocsr()
         acq = self._cm.acquisition_cost(acquired)
         return CSTCCostReport(
-            acquired=sp.csr_matrix(acquired),
+            acquired=acquired,
             acquisition_cost=acq,
-            trees_evaluated=used_trees.sum(axis=1).astype(np.int64),
+            trees_evaluated=n_trees,
             eval_cost=eval_cost,
             total_cost=acq + eval_cost,
         )

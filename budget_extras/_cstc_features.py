@@ -120,10 +120,15 @@ class _CostModel:
     tree: float
     source: Any = None
 
-    def acquisition_cost(self, used: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
-        """Acquisition cost per row of a boolean usage matrix (n_rows, n_features)."""
-        if self.source is not None:
-            return np.asarray(self.source.row_cost(used), dtype=np.float64)
+    def acquisition_cost(self, used: Any) -> npt.NDArray[np.float64]:
+        """Acquisition cost per row of a boolean usage matrix (n_rows, n_features), dense or sparse."""
+        if self.source is not None and isinstance(self.source, FeatureCosts):
+            return np.asarray(self.source.row_cost(used), dtype=np.float64).reshape(-1)
+        if hasattr(used, "toarray"):
+            used = used.toarray()
+        used = np.asarray(used, dtype=bool)
+        if self.source is not None:  # a user's row_cost may only know dense arrays
+            return np.asarray(self.source.row_cost(used), dtype=np.float64).reshape(-1)
         n_groups = self.group_cost.shape[0]
         g_used = np.zeros((used.shape[0], n_groups), dtype=bool)
         for g in range(n_groups):
