@@ -1,8 +1,8 @@
 """Benchmark: CSTC beside CEGB and a cost-penalized booster on data with feature costs.
 
 Datasets (read from --data-dir, the folder of the shared benchmark data):
-  thyroid  ann-thyroid, "normal" vs "hyper- or hypothyroid"; Turney's test costs, FTI computed from
-           TT4 and T4U (free once both are bought, else it buys the missing ones)
+  thyroid  ann-thyroid, "normal" vs "hyper- or hypothyroid"; Turney's test costs, TT4/T4U/FTI one
+           group costing TT4 + T4U (FTI is computed from them)
   heart    Cleveland heart disease; Turney's costs, exang/oldpeak/slope one exercise test (87.30 once)
   magic    MAGIC gamma telescope; every feature costs 1
 
@@ -14,7 +14,8 @@ Methods (one adapter class each, all interleaved per dataset and seed):
               (gamma = 0 is plain LightGBM, the full-cost reference)
 
 Cost of a row: the features on its paths through the trees it evaluates (boosters: all trees; CSTC:
-the weak learners with nonzero weight on the CSTC nodes it visits), priced by the dataset's cost rule.
+the weak learners with nonzero weight on the CSTC nodes it visits), priced by the dataset's
+FeatureCosts (budget_extras' unified accounting: cost_report / features_used + row_cost).
 
 Usage: python benchmarks/cstc.py --data-dir DIR [--out benchmarks/results/cstc.json] [--plots docs/img]
 """
@@ -38,42 +39,15 @@ import sklearn
 from sklearn.model_selection import train_test_split
 
 import budget_extras
-from budget_extras import CSTC
-from budget_extras._cstc_features import _leaf_rows, _read_weak_learners, _tree_outputs
+from budget_extras import CSTC, FeatureCosts, TreeEnsemble, cost_report
+from budget_extras._cstc_features import _read_weak_learners, _tree_outputs
 
 # ---------------------------------------------------------------------------- cost rules
 
 
-class TableCosts:
-    """Per-feature costs, groups bought once, and 'derived' features that buy their sources."""
-
-    def __init__(self, lazy: np.ndarray, groups: list[list[int]] | None = None,
-                 derived: dict[int, list[int]] | None = None) -> None:
-        self.lazy = np.asarray(lazy, dtype=float)
-        self.groups = groups or []
-        self.derived = derived or {}
-        self.tree = 0.0
-        self.split = 0.0
-
-    def row_cost(self, used: Any) -> np.ndarray:
-        u = np.array(used.toarray() if hasattr(used, "toarray") else used, dtype=bool)
-        for d, src in self.derived.items():
-            u[:, src] |= u[:, [d]]
-        lazy = self.lazy.copy()
-        for d in self.derived:
-            lazy[d] = 0.0
-        cost = u.astype(float) @ lazy
-        for g in self.groups:
-            any_g = u[:, g].any(axis=1)
-            cost -= (u[:, g].astype(float) @ lazy[g]) - any_g * lazy[g].max()
-        return cost
-
-    def booster_lazy(self) -> list[float]:
-        """Per-feature penalties for CEGB (derived features carry the cost of their sources)."""
-        lazy = self.lazy.copy()
-        for d, src in self.derived.items():
-            lazy[d] = self.lazy[src].sum()
-        return lazy.tolist()
+def alone_costs(costs: FeatureCosts) -> np.ndarray:
+    """Cost of buying each feature by itself (its whole group for grouped features)."""
+    return costs.row_cost(np.eye(costs.n_features, dtype=bool))
 
 
 # -------------------------------------------------------------------------------- data
@@ -86,7 +60,7 @@ class Data:
     y: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
-    costs: TableCosts
+    costs: FeatureCosts
     feature_names: list[str]
 
 
@@ -109,8 +83,12 @@ def load_thyroid(d: str) -> Data:
                 k, v = line.split(":")
                 c[k.strip()] = float(v)
     lazy = np.array([c.get(k, 0.0) for k in THYROID_COLS])
-    fti, tt4, t4u = (THYROID_COLS.index(k) for k in ("FTI", "TT4", "T4U"))
-    return Data("thyroid", X, y, Xt, yt, TableCosts(lazy, derived={fti: [tt4, t4u]}), THYROID_COLS)
+    # FTI is computed from TT4 and T4U: one acquisition group costing both tests (the core's
+    # convention; a row using only TT4 or only T4U is charged the whole group, an upper bound)
+    panel = "TT4+T4U+FTI"
+    groups = [panel if k in ("TT4", "T4U", "FTI") else None for k in THYROID_COLS]
+    costs = FeatureCosts(lazy, groups=groups, group_cost={panel: c["TT4"] + c["T4U"]})
+    return Data("thyroid", X, y, Xt, yt, costs, THYROID_COLS)
 
 
 def load_heart(d: str, seed: int) -> Data:
@@ -122,9 +100,10 @@ def load_heart(d: str, seed: int) -> Data:
     cost = pd.read_csv(os.path.join(d, "heart_costs", "heart_cost.csv")).set_index("feature")["cost_usd"]
     names = list(df.columns)
     lazy = cost.reindex(names).to_numpy(dtype=float)
-    group = [names.index(k) for k in ("exang", "oldpeak", "slope")]
+    # exang / oldpeak / slope come from one exercise test: one group, paid once (max = 87.30)
+    groups = ["exercise_test" if k in ("exang", "oldpeak", "slope") else None for k in names]
     X, Xt, y, yt = train_test_split(df.to_numpy(float), y, test_size=0.3, random_state=seed, stratify=y)
-    return Data("heart", X, y, Xt, yt, TableCosts(lazy, groups=[group]), names)
+    return Data("heart", X, y, Xt, yt, FeatureCosts(lazy, groups=groups), names)
 
 
 def load_magic(d: str, seed: int) -> Data:
@@ -132,19 +111,19 @@ def load_magic(d: str, seed: int) -> Data:
     y = (df.pop(10) == "g").astype(int).to_numpy()
     X, Xt, y, yt = train_test_split(df.to_numpy(float), y, train_size=6000, test_size=6000,
                                     random_state=seed, stratify=y)
-    return Data("magic", X, y, Xt, yt, TableCosts(np.ones(10)), [f"f{i}" for i in range(10)])
+    return Data("magic", X, y, Xt, yt, FeatureCosts.uniform(10), [f"f{i}" for i in range(10)])
 
 
 # --------------------------------------------------------------------------- adapters
 
 
-def row_costs(booster: lgb.Booster, X: np.ndarray, costs: TableCosts) -> np.ndarray:
-    wl = _read_weak_learners(booster)
-    # correctness gate: our reading of the trees reproduces LightGBM's raw score
+def row_costs(booster: lgb.Booster, X: np.ndarray, costs: FeatureCosts) -> np.ndarray:
+    """Per-row acquisition cost of a booster through the core's unified accounting."""
+    ens = TreeEnsemble.from_booster(booster)
+    # correctness gate: the core's reading of the trees reproduces LightGBM's raw score
     raw = booster.predict(X, raw_score=True)
-    assert np.allclose(_tree_outputs(wl, X).sum(axis=1), raw, atol=1e-9), "tree reader mismatch"
-    used = wl.path_features[_leaf_rows(wl, X)].any(axis=1)
-    return costs.row_cost(used)
+    assert np.allclose(ens.predict_raw(X), raw, atol=1e-9), "TreeEnsemble mismatch"
+    return cost_report(ens, X, costs, feature_counts=False).acquisition_cost
 
 
 BOOST = {"objective": "binary", "learning_rate": 0.1, "num_leaves": 8, "max_depth": 3,
@@ -161,7 +140,7 @@ class CEGBAdapter:
 
     def run(self, s: float) -> dict[str, Any]:
         d = self.data
-        c = np.asarray(d.costs.booster_lazy())
+        c = alone_costs(d.costs)
         params = {**BOOST, "seed": self.seed, "cegb_tradeoff": s,
                   "cegb_penalty_feature_lazy": (c / np.median(c[c > 0])).tolist()}
         t0 = time.perf_counter_ns()
@@ -178,7 +157,7 @@ class PenalizedAdapter(CEGBAdapter):
 
     def run(self, s: float) -> dict[str, Any]:
         d = self.data
-        c = np.asarray(d.costs.booster_lazy())
+        c = alone_costs(d.costs)
         pen = 1.0 / (1.0 + s * c / np.median(c[c > 0]))
         params = {**BOOST, "seed": self.seed, "feature_penalty": pen.tolist()}
         t0 = time.perf_counter_ns()
@@ -209,7 +188,7 @@ class CSTCAdapter(CEGBAdapter):
     def run(self, s: float) -> dict[str, Any]:
         d = self.data
         # lam per unit of the median (positive) feature cost, so one grid serves every dataset
-        c = d.costs.lazy
+        c = alone_costs(d.costs)
         lam = s / float(np.median(c[c > 0]))
         model = CSTC(depth=3, lam=lam, rho=1e-3, task="binary", random_state=self.seed)
         t0 = time.perf_counter_ns()

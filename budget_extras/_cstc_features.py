@@ -9,11 +9,12 @@ booster and describes what each weak learner costs:
   a split of tree ``t`` uses feature ``a`` (the paper's feature-usage matrix);
 * ``eval_cost`` ``e`` (float, ``n_trees``): expected evaluation cost of tree ``t``
   (cost per tree plus the split costs along the paths, averaged over training rows);
-* per leaf of every tree, the features on its root-to-leaf path and the sum of the
-  split costs along it, for exact per-row accounting at test time.
+* per leaf of every tree, the split costs along its root-to-leaf path, for exact per-row
+  evaluation costs at test time.
 
 The trees are read through the core's ``TreeEnsemble`` (``tree_outputs``, ``apply`` and the
-per-node ``feature`` / ``parent`` arrays).
+per-node ``feature`` / ``parent`` arrays); the features a row acquires are counted by the
+core's ``features_used`` and priced by ``FeatureCosts.row_cost``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,6 @@ class _WeakLearners:
     ensemble : TreeEnsemble
         The trees.
     n_features, n_trees : int
-    path_features : ndarray of bool, shape (n_nodes, n_features)
-        Features tested on the path from the root of the node's tree to the node (excluded).
     path_split_features : tuple of ndarray of int64
         Feature of every split on that path (for split costs).
     tree_features : ndarray of bool, shape (n_features, n_trees)
@@ -53,7 +52,6 @@ class _WeakLearners:
     ensemble: TreeEnsemble
     n_features: int
     n_trees: int
-    path_features: npt.NDArray[np.bool_]
     path_split_features: tuple[npt.NDArray[np.int64], ...]
     tree_features: npt.NDArray[np.bool_]
 
@@ -70,19 +68,15 @@ def _read_weak_learners(booster: Any) -> _WeakLearners:
     else:
         ens = TreeEnsemble.from_booster(booster, num_iteration=-1)
     n, d = ens.n_nodes, ens.n_features
-    feats = np.zeros((n, d), dtype=bool)
     splits: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)] * n
     for i in range(n):  # pre-order: a parent precedes its children
         p = int(ens.parent[i])
         if p >= 0:
-            f = int(ens.feature[p])
-            feats[i] = feats[p]
-            feats[i, f] = True
-            splits[i] = np.append(splits[p], f)
+            splits[i] = np.append(splits[p], int(ens.feature[p]))
     tree_features = np.zeros((d, ens.n_trees), dtype=bool)
     internal = ~ens.is_leaf
     tree_features[ens.feature[internal], ens.node_tree[internal]] = True
-    return _WeakLearners(ens, d, ens.n_trees, feats, tuple(splits), tree_features)
+    return _WeakLearners(ens, d, ens.n_trees, tuple(splits), tree_features)
 
 
 def _leaf_rows(wl: _WeakLearners, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
