@@ -315,3 +315,14 @@ def test_cat_feature_is_categorical_in_fixture():
     ens = TreeEnsemble.from_booster(get_booster("categorical"))
     assert ens.is_categorical.any()
     assert (ens.feature[ens.is_categorical] == CAT_FEATURE).all()
+
+
+def test_pickle_and_deepcopy_round_trip(rng):
+    import copy
+    import pickle
+
+    ens = TreeEnsemble.from_booster(get_booster("categorical"))
+    X = hard_rows(rng, 20)
+    for other in (pickle.loads(pickle.dumps(ens)), copy.deepcopy(ens)):
+        np.testing.assert_array_equal(other.predict_raw(X), ens.predict_raw(X))
+        assert not other.value.flags.writeable
