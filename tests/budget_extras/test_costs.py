@@ -269,3 +269,27 @@ def test_property_cost_report_matches_brute_force(lazy, groups, split, tree, see
     np.testing.assert_array_equal(rep.splits_evaluated, splits)
     np.testing.assert_allclose(rep.acquisition_cost, acq, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(rep.eval_cost, ev, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "exc", "match"),
+    [
+        (
+            -3,
+            {},
+            ValueError,
+            r"The 'budget' parameter of BudgetPrune must be a positive finite number\. Got -3\.0",
+        ),
+        (0, {}, ValueError, "positive finite number"),
+        (np.inf, {}, ValueError, "Got inf"),
+        ("3", {}, TypeError, "Got '3'"),
+        (-1, {"allow_zero": True}, ValueError, ">= 0"),
+    ],
+)
+def test_check_positive(value, kwargs, exc, match):
+    from budget_extras._validation import check_positive
+
+    with pytest.raises(exc, match=match):
+        check_positive(value, name="budget", owner="BudgetPrune", **kwargs)
+    assert check_positive(2, name="budget") == 2.0
+    assert check_positive(0, name="budget", allow_zero=True) == 0.0
