@@ -204,3 +204,92 @@ def test_cost_report_argument_errors(costs, rng):
         cost_report(ens, X, costs, tree_order=[0, 1], n_trees=3)
     with pytest.raises(TypeError, match=r"must be a budget_extras\.TreeEnsemble"):
         cost_report("model", X, costs)
+
+
+def test_worked_example_of_docs():
+    # docs/costs.md, computed by hand: two trees, a TT4+T4U+FTI panel, split and tree costs.
+    def leaf(i, v):
+        return {"leaf_index": i, "leaf_value": v}
+
+    def split(f, thr, left, right):
+        return {
+            "split_feature": f, "threshold": thr, "decision_type": "<=", "default_left": True,
+            "missing_type": "None", "internal_value": 0.0, "left_child": left, "right_child": right,
+        }  # fmt: skip
+
+    dump = {
+        "num_class": 1, "num_tree_per_iteration": 1, "max_feature_idx": 4, "objective": "regression",
+        "feature_names": ["TSH", "TT4", "T4U", "FTI", "age"],
+        "tree_info": [
+            {"tree_structure": split(0, 0.01, leaf(0, -1.0), split(3, 0.1, leaf(1, 0.5), leaf(2, 2.0)))},
+            {"tree_structure": split(4, 0.5, split(1, 0.08, leaf(0, 0.1), leaf(1, 0.2)), leaf(2, 0.3))},
+        ],
+    }  # fmt: skip
+    ens = TreeEnsemble.from_dump(dump)
+    costs = FeatureCosts(
+        {"TSH": 22.78, "TT4": 14.51, "T4U": 11.41, "FTI": 0.0, "age": 1.0},
+        groups={"TT4": "panel", "T4U": "panel", "FTI": "panel"},
+        group_cost={"panel": 25.92},
+        split=0.01,
+        tree=0.1,
+        coupled={"TSH": 5.0},
+        feature_names=ens.feature_names,
+    )
+    X = np.array(
+        [[0.005, 0.09, 0.10, 0.12, 0.3], [0.005, 0.09, 0.10, 0.12, 0.7], [0.020, 0.05, 0.10, 0.05, 0.3]]
+    )
+    rep = cost_report(ens, X, costs)
+    np.testing.assert_array_equal(rep.used.toarray(), [[1, 1, 0, 0, 1], [1, 0, 0, 0, 1], [1, 1, 0, 1, 1]])
+    np.testing.assert_allclose(rep.acquisition_cost, [49.70, 23.78, 49.70])
+    np.testing.assert_array_equal(rep.splits_evaluated, [3, 2, 4])
+    np.testing.assert_allclose(rep.eval_cost, [0.23, 0.22, 0.24])
+    np.testing.assert_allclose(rep.total_cost, [49.93, 24.00, 49.94])
+    assert rep.coupled_cost == 5.0
+    np.testing.assert_allclose(ens.predict_raw(X), [-0.8, -0.7, 0.6])
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    lazy=st.lists(st.floats(0, 100), min_size=5, max_size=5),
+    groups=st.lists(st.sampled_from([None, "a", "b"]), min_size=5, max_size=5),
+    split=st.floats(0, 1),
+    tree=st.floats(0, 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_property_cost_report_matches_brute_force(lazy, groups, split, tree, seed):
+    ens = TreeEnsemble.from_booster(get_booster("categorical"))
+    costs = FeatureCosts(lazy, groups=groups, split=split, tree=tree)
+    X = hard_rows(np.random.default_rng(seed), 6)
+    rep = cost_report(ens, X, costs)
+    _, splits, acq, ev = brute_force(ens, X, costs)
+    np.testing.assert_array_equal(rep.splits_evaluated, splits)
+    np.testing.assert_allclose(rep.acquisition_cost, acq, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rep.eval_cost, ev, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "exc", "match"),
+    [
+        (
+            -3,
+            {},
+            ValueError,
+            r"The 'budget' parameter of BudgetPrune must be a positive finite number\. Got -3\.0",
+        ),
+        (0, {}, ValueError, "positive finite number"),
+        (np.inf, {}, ValueError, "Got inf"),
+        ("3", {}, TypeError, "Got '3'"),
+        (-1, {"allow_zero": True}, ValueError, ">= 0"),
+    ],
+)
+def test_check_positive(value, kwargs, exc, match):
+    from budget_extras._validation import check_positive
+
+    with pytest.raises(exc, match=match):
+        check_positive(value, name="budget", owner="BudgetPrune", **kwargs)
+    assert check_positive(2, name="budget") == 2.0
+    assert check_positive(0, name="budget", allow_zero=True) == 0.0
