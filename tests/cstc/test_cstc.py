@@ -430,3 +430,12 @@ def test_input_errors(rng, grouped_fit):
         CSTC(task="binary").fit(X[:30], np.arange(30) % 3)
     with pytest.raises(ValueError, match="one entry per row"):
         CSTC().fit(X[:30], np.arange(20))
+
+
+def test_pickle_round_trip(grouped_fit):
+    import pickle
+
+    model, X, _ = grouped_fit
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.predict(X), model.predict(X))
+    np.testing.assert_allclose(copy.cost_report(X).total_cost, model.cost_report(X).total_cost)
