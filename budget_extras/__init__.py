@@ -10,6 +10,11 @@ from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
 from ._report import CostReport, cost_report, features_used
 
+# --- CSTC (branch cstc) ---
+from ._cstc import CSTC, CSTCCostReport, CSTCResult
+
+# --- end CSTC ---
+
 __version__ = "0.1.0"
 
 # --- core (branch core) ---
@@ -22,5 +27,10 @@ __all__ = [
     "cost_report",
     "features_used",
     "predict_acquiring",
+    # --- CSTC (branch cstc) ---
+    "CSTC",
+    "CSTCCostReport",
+    "CSTCResult",
+    # --- end CSTC ---
 ]
 # --- end core ---

@@ -38,6 +38,11 @@ def _frozen(a: Any, dtype: Any) -> np.ndarray:
     return arr
 
 
+def _rebuild(kwargs: dict[str, Any]) -> TreeEnsemble:
+    """Unpickle a TreeEnsemble."""
+    return TreeEnsemble(**kwargs)
+
+
 class TreeEnsemble:
     """An immutable LightGBM tree ensemble stored as flat numpy arrays.
 
@@ -308,6 +313,10 @@ class TreeEnsemble:
                 f"TreeEnsemble is immutable; cannot set {name!r}. Build a new ensemble instead."
             )
         object.__setattr__(self, name, val)
+
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # rebuild through the validating constructor: arrays come back read-only
+        return (_rebuild, (self._arrays(),))
 
     def _arrays(self) -> dict[str, Any]:
         """Keyword arguments that rebuild this ensemble (arrays are shared, read-only)."""

@@ -134,9 +134,8 @@ def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
     Returns
     -------
     TreeEnsemble
-        Each tree keeps its class (``tree_class``). Note that LightGBM's model text assigns
-        classes by position, so :func:`to_model_string` requires ``tree_class[t] == t %
-        num_tree_per_iteration`` (select whole iterations for multiclass models).
+        Each tree keeps its class (``tree_class``). LightGBM's model text assigns classes by
+        position; see :func:`to_model_string` for how other orders are written.
     """
     from ._ensemble import TreeEnsemble
 
@@ -287,6 +286,35 @@ def _tree_text(ens: TreeEnsemble, t: int) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+_ZERO_TREE = (
+    "num_leaves=1\nnum_cat=0\nsplit_feature=\nsplit_gain=\nthreshold=\ndecision_type=\nleft_child=\n"
+    "right_child=\nleaf_value=0\nleaf_weight=\nleaf_count=0\ninternal_value=\ninternal_weight=\n"
+    "internal_count=\nis_linear=0\nshrinkage=1\n\n"
+)
+
+
+def _iteration_layout(ens: TreeEnsemble) -> list[int]:
+    """Tree written at each position of the model text (-1: a zero-output single-leaf tree).
+
+    LightGBM assigns position ``p`` to class ``p % num_tree_per_iteration``. Trees already in
+    that pattern are written as they are; otherwise each class's trees keep their relative
+    order and missing slots are filled with zero trees (which changes no raw score).
+    """
+    k = ens.num_tree_per_iteration
+    n = ens.n_trees
+    if n % k == 0 and np.array_equal(ens.tree_class, np.arange(n) % k):
+        return list(range(n))
+    if ens.average_output:
+        raise ValueError(
+            "LightGBM model text assigns tree t to class t % num_tree_per_iteration; this random forest's "
+            f"trees (num_tree_per_iteration={k}, n_trees={n}) do not follow that pattern, and padding with "
+            "zero trees would change the average. Select whole iterations (all classes, in class order)."
+        )
+    queues = [np.flatnonzero(ens.tree_class == c).tolist() for c in range(k)]
+    n_iter = max(len(q) for q in queues)
+    return [queues[c][it] if it < len(queues[c]) else -1 for it in range(n_iter) for c in range(k)]
+
+
 def to_model_string(ens: TreeEnsemble) -> str:
     """LightGBM model text for ``ens`` (loadable by upstream LightGBM and the fork).
 
@@ -298,23 +326,25 @@ def to_model_string(ens: TreeEnsemble) -> str:
     -------
     str
 
+    Notes
+    -----
+    LightGBM assigns tree ``t`` of the text to class ``t % num_tree_per_iteration``. When this
+    ensemble's trees do not follow that pattern (trees of a multiclass model dropped or
+    reordered), each class keeps its trees in order and empty slots get zero-output
+    single-leaf trees, so the raw scores are unchanged (``pred_leaf`` then has extra columns).
+
     Raises
     ------
     ValueError
-        If the trees' classes are not in LightGBM's positional pattern
-        (``tree_class[t] == t % num_tree_per_iteration``) or the tree count is not a multiple
-        of ``num_tree_per_iteration``.
+        For a random forest (``average_output``) whose trees are not in the positional
+        pattern: padding would change the average.
     """
     k = ens.num_tree_per_iteration
-    if ens.n_trees % k != 0 or not np.array_equal(ens.tree_class, np.arange(ens.n_trees) % k):
-        raise ValueError(
-            "LightGBM model text assigns tree t to class t % num_tree_per_iteration; this ensemble's "
-            f"trees (num_tree_per_iteration={k}, n_trees={ens.n_trees}) do not follow that pattern. "
-            "Select whole iterations (all classes of an iteration, in class order)."
-        )
+    layout = _iteration_layout(ens)
     blocks = []
-    for t in range(ens.n_trees):
-        blocks.append(f"Tree={t}\n" + _tree_text(ens, t) + "\n")
+    for pos, t in enumerate(layout):
+        body = _tree_text(ens, t) if t >= 0 else _ZERO_TREE
+        blocks.append(f"Tree={pos}\n" + body + "\n")
     head = [
         "tree",
         f"version={ens.version or 'v4'}",

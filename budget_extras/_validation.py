@@ -21,6 +21,7 @@ __all__ = [
     "check_index_array",
     "check_n_trees",
     "check_nonnegative_scalar",
+    "check_positive",
     "check_tree_order",
 ]
 
@@ -140,6 +141,34 @@ def check_nonnegative_scalar(x: Any, *, name: str) -> float:
     value = float(x)
     if not np.isfinite(value) or value < 0:
         raise ValueError(f"The {name!r} parameter must be a finite number >= 0. Got {value!r} instead.")
+    return value
+
+
+def check_positive(x: Any, *, name: str, owner: str | None = None, allow_zero: bool = False) -> float:
+    """Return ``x`` as a float after checking it is a finite number > 0 (>= 0 with ``allow_zero``).
+
+    Parameters
+    ----------
+    x : object
+        The value.
+    name : str
+        Parameter name for the message.
+    owner : str, optional
+        Class or function name for the message ("The 'budget' parameter of BudgetPrune ...").
+    allow_zero : bool, default False
+        Accept 0.
+
+    Returns
+    -------
+    float
+    """
+    what = f"The {name!r} parameter" + (f" of {owner}" if owner else "")
+    expected = "a finite number >= 0" if allow_zero else "a positive finite number"
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{what} must be {expected}. Got {_describe(x)} instead.")
+    value = float(x)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{what} must be {expected}. Got {value!r} instead.")
     return value
 
 

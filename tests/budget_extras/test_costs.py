@@ -246,3 +246,50 @@ def test_worked_example_of_docs():
     np.testing.assert_allclose(rep.total_cost, [49.93, 24.00, 49.94])
     assert rep.coupled_cost == 5.0
     np.testing.assert_allclose(ens.predict_raw(X), [-0.8, -0.7, 0.6])
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    lazy=st.lists(st.floats(0, 100), min_size=5, max_size=5),
+    groups=st.lists(st.sampled_from([None, "a", "b"]), min_size=5, max_size=5),
+    split=st.floats(0, 1),
+    tree=st.floats(0, 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_property_cost_report_matches_brute_force(lazy, groups, split, tree, seed):
+    ens = TreeEnsemble.from_booster(get_booster("categorical"))
+    costs = FeatureCosts(lazy, groups=groups, split=split, tree=tree)
+    X = hard_rows(np.random.default_rng(seed), 6)
+    rep = cost_report(ens, X, costs)
+    _, splits, acq, ev = brute_force(ens, X, costs)
+    np.testing.assert_array_equal(rep.splits_evaluated, splits)
+    np.testing.assert_allclose(rep.acquisition_cost, acq, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rep.eval_cost, ev, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("value", "kwargs", "exc", "match"),
+    [
+        (
+            -3,
+            {},
+            ValueError,
+            r"The 'budget' parameter of BudgetPrune must be a positive finite number\. Got -3\.0",
+        ),
+        (0, {}, ValueError, "positive finite number"),
+        (np.inf, {}, ValueError, "Got inf"),
+        ("3", {}, TypeError, "Got '3'"),
+        (-1, {"allow_zero": True}, ValueError, ">= 0"),
+    ],
+)
+def test_check_positive(value, kwargs, exc, match):
+    from budget_extras._validation import check_positive
+
+    with pytest.raises(exc, match=match):
+        check_positive(value, name="budget", owner="BudgetPrune", **kwargs)
+    assert check_positive(2, name="budget") == 2.0
+    assert check_positive(0, name="budget", allow_zero=True) == 0.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
@@ -315,3 +317,42 @@ def test_cat_feature_is_categorical_in_fixture():
     ens = TreeEnsemble.from_booster(get_booster("categorical"))
     assert ens.is_categorical.any()
     assert (ens.feature[ens.is_categorical] == CAT_FEATURE).all()
+
+
+def test_pickle_and_deepcopy_round_trip(rng):
+    import copy
+    import pickle
+
+    ens = TreeEnsemble.from_booster(get_booster("categorical"))
+    X = hard_rows(rng, 20)
+    for other in (pickle.loads(pickle.dumps(ens)), copy.deepcopy(ens)):
+        np.testing.assert_array_equal(other.predict_raw(X), ens.predict_raw(X))
+        assert not other.value.flags.writeable
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("name", ["stump", "categorical", "multiclass", "rf"])
+def test_checked_in_model_fixtures(name, rng):
+    # Tiny model files written by LightGBM 4.7.0 (parameters block removed), loaded by the
+    # LightGBM under test (upstream or fork) as the oracle.
+    path = FIXTURES / f"{name}.txt"
+    ens = TreeEnsemble.from_model_file(path)
+    booster = lgb.Booster(model_file=str(path))
+    X = hard_rows(rng, 100)
+    assert_raw_equal(ens.predict_raw(X), booster.predict(X, raw_score=True))
+    np.testing.assert_array_equal(ens.apply_leaf_index(X), booster.predict(X, pred_leaf=True))
+    assert ens.to_model_string() == TreeEnsemble.from_model_string(ens.to_model_string()).to_model_string()
+
+
+def test_thresholds_clamped_to_1e300(rng):
+    text = (FIXTURES / "stump.txt").read_text()
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("threshold="))
+    lines[i] = "threshold=1.0000000000000001e+300"
+    lines = [line for line in lines if not line.startswith("tree_sizes=")]  # sizes changed
+    ens = TreeEnsemble.from_model_string("\n".join(lines) + "\n")
+    booster = lgb.Booster(model_str="\n".join(lines) + "\n")
+    X = np.array([[1e300, 0, 0, 0, 0], [np.inf, 0, 0, 0, 0], [2e300, 0, 0, 0, 0], [-np.inf, 0, 0, 0, 0]])
+    assert_raw_equal(ens.predict_raw(X), booster.predict(X, raw_score=True))

@@ -125,8 +125,25 @@ def test_select_whole_iterations_multiclass(rng):
     iters = np.array([3, 0, 5])
     sub = ens.select_trees((iters[:, None] * k + np.arange(k)).ravel())
     assert_lightgbm_agrees(sub, hard_rows(rng, 50))
-    with pytest.raises(ValueError, match="do not follow that pattern"):
-        ens.select_trees([1, 0, 2]).to_model_string()
+
+
+@pytest.mark.parametrize("pick", [[1, 0, 2], [0, 3, 6, 9], [2, 5, 4, 8, 1]])
+def test_multiclass_partial_iterations_are_padded(pick, rng):
+    ens = TreeEnsemble.from_booster(get_booster("multiclass"))
+    sub = ens.select_trees(pick)
+    X = hard_rows(rng, 60)
+    booster = lgb.Booster(model_str=sub.to_model_string())
+    np.testing.assert_array_equal(sub.predict_raw(X), booster.predict(X, raw_score=True))
+    back = TreeEnsemble.from_model_string(sub.to_model_string())
+    np.testing.assert_array_equal(back.predict_raw(X), sub.predict_raw(X))
+
+
+def test_rf_multiclass_out_of_pattern_is_refused():
+    ens = TreeEnsemble.from_booster(get_booster("multiclass"))
+    kw = ens.select_trees([1, 0, 2])._arrays()
+    kw["average_output"] = True
+    with pytest.raises(ValueError, match="would change the average"):
+        TreeEnsemble(**kw).to_model_string()
 
 
 def test_save_model_and_errors(tmp_path, rng):

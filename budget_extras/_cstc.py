@@ -1,0 +1,736 @@
+"""CSTC: the Cost-Sensitive Tree of Classifiers (Xu, Kusner, Weinberger, Chen, ICML 2013).
+
+A tree of linear classifiers on the outputs of boosted regression trees. Every input follows
+one root-to-leaf path and pays only for the weak learners (and their features) with nonzero
+weight on the nodes of that path. Training minimizes the relaxed objective of
+:mod:`budget_extras._cstc_objective` node by node: closed-form Lemma 1 updates of the auxiliary
+variables alternate with scipy's L-BFGS-B on ``(beta^k, b^k, theta^k)``; the tree is
+initialized top-down, pruned on validation data and its leaves are fine-tuned with the
+zero-weight dimensions clamped.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from ._cstc_features import (
+    _CostModel,
+    _costs_iv,
+    _group_usage,
+    _leaf_rows,
+    _read_weak_learners,
+    _tree_eval_costs,
+    _tree_outputs,
+    _WeakLearners,
+)
+from ._cstc_objective import (
+    _aux_update,
+    _evaluate,
+    _loss,
+    _n_nodes,
+    _Problem,
+    _Structure,
+)
+from ._report import features_used
+
+__all__ = ["CSTC", "CSTCCostReport", "CSTCResult"]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class CSTCResult:
+    """Outcome of the CSTC optimization (scipy-style result object).
+
+    Attributes
+    ----------
+    status : int
+        0: the relative decrease of the objective fell below ``tol``; 1: ``n_cycles`` reached.
+    success : bool
+        ``status == 0``.
+    message : str
+        Human-readable description of ``status``.
+    fun : float
+        Final value of the relaxed objective (before pruning and fine-tuning).
+    nit : int
+        Optimization cycles over all nodes (after the top-down initialization).
+    history : tuple of float
+        Relaxed objective after the initialization and after every cycle.
+    n_pruned : int
+        Nodes removed by validation pruning.
+    """
+
+    status: int
+    success: bool
+    message: str
+    fun: float
+    nit: int
+    history: tuple[float, ...]
+    n_pruned: int
+
+
+@dataclass(frozen=True)
+class CSTCCostReport:
+    """Per-row test-time cost of a fitted CSTC tree.
+
+    Attributes
+    ----------
+    acquired : scipy.sparse.csr_matrix of bool, shape (n_rows, n_features)
+        Features each row acquires: those tested on its paths through the weak learners with
+        nonzero weight on the CSTC nodes it visits.
+    acquisition_cost : ndarray of float64, shape (n_rows,)
+        Cost of ``acquired`` under the cost model (``FeatureCosts.row_cost`` when given).
+    trees_evaluated : ndarray of int64, shape (n_rows,)
+        Weak learners evaluated per row.
+    eval_cost : ndarray of float64, shape (n_rows,)
+        Evaluation cost (cost per tree plus split costs along the row's path in each tree).
+    total_cost : ndarray of float64, shape (n_rows,)
+        ``acquisition_cost + eval_cost``.
+    """
+
+    acquired: sp.csr_matrix
+    acquisition_cost: FloatArray
+    trees_evaluated: npt.NDArray[np.int64]
+    eval_cost: FloatArray
+    total_cost: FloatArray
+
+    def summary(self) -> dict[str, float]:
+        """Mean and percentiles of the total cost, and mean of its parts."""
+        tc = self.total_cost
+        return {
+            "mean_total_cost": float(tc.mean()) if tc.size else 0.0,
+            "mean_acquisition_cost": float(self.acquisition_cost.mean()) if tc.size else 0.0,
+            "mean_eval_cost": float(self.eval_cost.mean()) if tc.size else 0.0,
+            "mean_trees_evaluated": float(self.trees_evaluated.mean()) if tc.size else 0.0,
+            "p50_total_cost": float(np.percentile(tc, 50)) if tc.size else 0.0,
+            "p90_total_cost": float(np.percentile(tc, 90)) if tc.size else 0.0,
+            "max_total_cost": float(tc.max()) if tc.size else 0.0,
+        }
+
+
+def _check_X(X: Any, name: str, n_features: int | None = None) -> tuple[FloatArray, list[str] | None]:
+    names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"The '{name}' argument of CSTC must be a numeric 2-D array. Got {type(X)}."
+        ) from exc
+    if arr.ndim != 2 or arr.shape[0] == 0:
+        raise ValueError(
+            f"The '{name}' argument of CSTC must be a non-empty 2-D array. Got shape {arr.shape} instead."
+        )
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(
+            f"The '{name}' argument of CSTC must have {n_features} columns, as in fit. "
+            f"Got {arr.shape[1]} instead."
+        )
+    return arr, names
+
+
+def _cstc_iv(est: CSTC) -> None:
+    """Validate the hyperparameters of a CSTC estimator."""
+    if not isinstance(est.depth, numbers.Integral) or not 1 <= int(est.depth) <= 8:
+        raise ValueError(
+            f"The 'depth' parameter of CSTC must be an integer in [1, 8]. Got {est.depth!r} instead."
+        )
+    for name in ("lam", "rho"):
+        v = getattr(est, name)
+        if not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
+            raise ValueError(
+                f"The '{name}' parameter of CSTC must be a non-negative finite number. Got {v!r} instead."
+            )
+    for name in ("sharpness", "weak_learning_rate", "tol", "eps"):
+        v = getattr(est, name)
+        if not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
+            raise ValueError(
+                f"The '{name}' parameter of CSTC must be a positive finite number. Got {v!r} instead."
+            )
+    for name in ("n_weak", "weak_max_depth", "n_cycles", "n_alternations", "max_iter"):
+        v = getattr(est, name)
+        lo = 0 if name == "n_cycles" else 1
+        if not isinstance(v, numbers.Integral) or int(v) < lo:
+            raise ValueError(f"The '{name}' parameter of CSTC must be an integer >= {lo}. Got {v!r} instead.")
+    if est.risk not in ("all", "leaves"):
+        raise ValueError(
+            f"The 'risk' parameter of CSTC must be 'all' or 'leaves'. Got {est.risk!r} instead."
+        )
+    if est.task not in ("regression", "binary"):
+        raise ValueError(
+            f"The 'task' parameter of CSTC must be 'regression' or 'binary'. Got {est.task!r} instead."
+        )
+
+
+class CSTC:
+    """Cost-Sensitive Tree of Classifiers on boosted-tree features.
+
+    Parameters
+    ----------
+    depth : int, default=3
+        Levels of the tree of classifiers (``2**depth - 1`` nodes before pruning).
+    lam : float, default=0.01
+        Weight of the expected test-time cost against the expected risk (``lambda``).
+    rho : float, default=1e-3
+        Weight of the l1 regularization of every node's weights (``rho``).
+    task : {"regression", "binary"}, default="regression"
+        Squared loss on standardized targets (the paper) or logistic loss on two classes.
+    sharpness : float, default=5.0
+        Routing sharpness ``a`` of the soft traversal ``sigmoid(a (f - theta))`` during
+        training (in standardized target units for regression, logits for binary). The paper
+        uses ``a = 1`` on raw targets; training moves towards the hard test-time routing as
+        ``a`` grows.
+    risk : {"leaves", "all"}, default="leaves"
+        Where the expected risk is counted: at the leaves, where test-time predictions are
+        made (internal nodes then learn to route), or at every node weighted by its traversal
+        probability (every internal node is then also trained as a predictor; its weights
+        are paid by every path below it, which on the paper's synthetic data makes ancestors
+        buy the experts' features; see docs/cstc.md).
+    n_weak, weak_max_depth, weak_learning_rate : int, int, float
+        The LightGBM regression ensemble (squared loss) whose tree outputs form ``phi(x)``
+        when ``fit`` receives no ``booster``: number of trees, their maximum depth, shrinkage.
+    weak_params : dict or None
+        Extra LightGBM parameters for that ensemble.
+    n_cycles : int, default=5
+        Cycles of node-by-node optimization after the top-down initialization.
+    n_alternations : int, default=4
+        Lemma 1 updates alternating with L-BFGS-B per visit of a node.
+    max_iter : int, default=25
+        L-BFGS-B iterations per node solve.
+    tol : float, default=1e-4
+        Stop the cycles when the relaxed objective decreases by less than ``tol`` (relative).
+    eps : float, default=1e-3
+        Floor of the auxiliary variables (a norm below it counts as unused); weights below
+        ``eps`` in magnitude (standardized units) are set to zero after training.
+    prune, fine_tune : bool, default=True
+        Validation pruning (needs ``X_valid``) and fine-tuning of the leaves.
+    random_state : int or None
+        Seed of the LightGBM ensemble.
+
+    Attributes
+    ----------
+    booster_ : lightgbm.Booster
+        The ensemble that defines ``phi``.
+    coef_ : ndarray of float64, shape (n_nodes, n_trees)
+        Weights of every node on the raw tree outputs (zero rows for inactive nodes).
+    intercept_, threshold_ : ndarray of float64, shape (n_nodes,)
+        Node ``k`` predicts ``phi(x) @ coef_[k] + intercept_[k]`` and routes to ``2k+2`` when
+        that exceeds ``threshold_[k]``, else to ``2k+1``.
+    active_, is_leaf_ : ndarray of bool, shape (n_nodes,)
+        Nodes kept after pruning; those that predict.
+    tree_features_ : ndarray of bool, shape (n_features, n_trees)
+        Features of each weak learner.
+    tree_costs_ : ndarray of float64, shape (n_trees,)
+        Expected evaluation cost ``e_t`` of each weak learner.
+    result_ : CSTCResult
+        Optimization outcome.
+    """
+
+    def __init__(
+        self,
+        *,
+        depth: int = 3,
+        lam: float = 0.01,
+        rho: float = 1e-3,
+        task: str = "regression",
+        sharpness: float = 5.0,
+        risk: str = "leaves",
+        n_weak: int = 100,
+        weak_max_depth: int = 3,
+        weak_learning_rate: float = 0.1,
+        weak_params: dict[str, Any] | None = None,
+        n_cycles: int = 5,
+        n_alternations: int = 4,
+        max_iter: int = 25,
+        tol: float = 1e-4,
+        eps: float = 1e-3,
+        prune: bool = True,
+        fine_tune: bool = True,
+        random_state: int | None = None,
+    ) -> None:
+        self.depth = depth
+        self.lam = lam
+        self.rho = rho
+        self.task = task
+        self.sharpness = sharpness
+        self.risk = risk
+        self.n_weak = n_weak
+        self.weak_max_depth = weak_max_depth
+        self.weak_learning_rate = weak_learning_rate
+        self.weak_params = weak_params
+        self.n_cycles = n_cycles
+        self.n_alternations = n_alternations
+        self.max_iter = max_iter
+        self.tol = tol
+        self.eps = eps
+        self.prune = prune
+        self.fine_tune = fine_tune
+        self.random_state = random_state
+
+    # -- scikit-learn conventions -------------------------------------------------------
+    _PARAMS = (
+        "depth", "lam", "rho", "task", "sharpness", "risk", "n_weak", "weak_max_depth", "weak_learning_rate",
+        "weak_params", "n_cycles", "n_alternations", "max_iter", "tol", "eps", "prune", "fine_tune",
+        "random_state",
+    )
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Hyperparameters of the estimator (scikit-learn convention)."""
+        return {p: getattr(self, p) for p in self._PARAMS}
+
+    def set_params(self, **params: Any) -> CSTC:
+        """Set hyperparameters (scikit-learn convention); returns self."""
+        for k, v in params.items():
+            if k not in self._PARAMS:
+                raise ValueError(f"Invalid parameter {k!r} for CSTC. Valid parameters: {self._PARAMS}.")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        return f"CSTC(depth={self.depth}, lam={self.lam}, rho={self.rho}, task={self.task!r})"
+
+    # -- fitting --------------------------------------------------------------------------
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        costs: Any = None,
+        X_valid: Any = None,
+        y_valid: Any = None,
+        *,
+        booster: Any = None,
+    ) -> CSTC:
+        """Train the feature map (unless given) and the tree of classifiers.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Training inputs (a pandas DataFrame keeps its column names for ``costs``).
+        y : array-like of shape (n_rows,)
+            Targets: real values (``task="regression"``) or two classes (``"binary"``).
+        costs : FeatureCosts, array-like, dict, pandas Series or None
+            Feature acquisition costs (None: each feature costs 1). A ``FeatureCosts``
+            object also brings its groups and its per-tree and per-split evaluation costs.
+        X_valid, y_valid : array-like or None
+            Validation data for pruning and for accepting fine-tuned leaves.
+        booster : lightgbm.Booster, LGBMModel, TreeEnsemble or None
+            A trained ensemble to use as ``phi``; by default a LightGBM regression ensemble
+            (squared loss) of ``n_weak`` trees of depth ``weak_max_depth`` is trained on ``X``.
+
+        Returns
+        -------
+        CSTC
+            self.
+        """
+        _cstc_iv(self)
+        Xa, names = _check_X(X, "X")
+        ya_raw = np.asarray(y).reshape(-1)
+        if ya_raw.shape[0] != Xa.shape[0]:
+            raise ValueError(
+                f"The 'y' argument of CSTC.fit must have one entry per row of X ({Xa.shape[0]}). "
+                f"Got {ya_raw.shape[0]} instead."
+            )
+        y_gbrt, y_int = self._encode_y(ya_raw, fitting=True)
+        Xv = yv = None
+        if X_valid is not None:
+            if y_valid is None:
+                raise ValueError("The 'y_valid' argument of CSTC.fit is required with 'X_valid'. Got None.")
+            Xv, _ = _check_X(X_valid, "X_valid", Xa.shape[1])
+            yv = self._encode_y(np.asarray(y_valid).reshape(-1), fitting=False)[1]
+            if yv.shape[0] != Xv.shape[0]:
+                raise ValueError(
+                    f"The 'y_valid' argument of CSTC.fit must have {Xv.shape[0]} entries. Got {yv.shape[0]}."
+                )
+
+        if booster is None:
+            import lightgbm as lgb
+
+            params = {
+                "objective": "regression",
+                "learning_rate": float(self.weak_learning_rate),
+                "max_depth": int(self.weak_max_depth),
+                "num_leaves": 2 ** int(self.weak_max_depth),
+                "min_data_in_leaf": 5,
+                "verbose": -1,
+                "seed": 0 if self.random_state is None else int(self.random_state),
+                "deterministic": True,
+                "num_threads": 1,
+            }
+            params.update(self.weak_params or {})
+            booster = lgb.train(params, lgb.Dataset(Xa, y_gbrt), num_boost_round=int(self.n_weak))
+        self.booster_ = booster
+        self._wl: _WeakLearners = _read_weak_learners(booster)
+        if self._wl.n_features != Xa.shape[1]:
+            raise ValueError(
+                f"The 'booster' of CSTC.fit uses {self._wl.n_features} features; X has {Xa.shape[1]}."
+            )
+        self.n_features_in_ = Xa.shape[1]
+        self.feature_names_in_ = names
+        self._cm: _CostModel = _costs_iv(costs, Xa.shape[1], names)
+        self._leaf_eval, e = _tree_eval_costs(self._wl, self._cm)
+        self.tree_costs_ = e
+        self.tree_features_ = self._wl.tree_features.copy()
+        G = _group_usage(self._wl, self._cm)
+
+        Phi_raw = self._phi(Xa)
+        mu = Phi_raw.mean(axis=0)
+        sd = Phi_raw.std(axis=0)
+        usable = sd > 1e-12 * (1.0 + np.abs(mu))
+        scale = np.where(usable, sd, 1.0)
+        Phi = np.where(usable[None, :], (Phi_raw - mu) / scale, 0.0)
+        if self.task == "regression":
+            y_mu, y_sd = float(y_int.mean()), float(y_int.std()) or 1.0
+        else:
+            y_mu, y_sd = 0.0, 1.0
+        ys = (y_int - y_mu) / y_sd
+        pb = _Problem(Phi, ys, self.task, e, G, self._cm.group_cost, float(self.lam), float(self.rho),
+                      float(self.sharpness), self.risk == "leaves")
+        with _single_thread_blas():
+            B, b, theta, result_hist, nit, status = self._optimize(pb)
+        B[np.abs(B) < self.eps] = 0.0
+        B[:, ~usable] = 0.0
+        active = np.ones(_n_nodes(int(self.depth)), dtype=bool)
+
+        # back to raw units: f_raw = Phi_raw @ coef + intercept; routing on f_raw vs threshold
+        def to_raw(
+            B: FloatArray, b: FloatArray, theta: FloatArray
+        ) -> tuple[FloatArray, FloatArray, FloatArray]:
+            coef = B / scale[None, :] * y_sd
+            inter = (b - B @ (mu / scale)) * y_sd + y_mu
+            return coef, inter, theta * y_sd + y_mu
+
+        self.coef_, self.intercept_, self.threshold_ = to_raw(B, b, theta)
+        self.active_ = active
+        n_pruned = 0
+        if self.prune and Xv is not None and yv is not None:
+            n_pruned = self._prune(self._phi(Xv), yv)
+        if self.fine_tune:
+            self._fine_tune(Phi_raw, y_int, Xv, yv)
+        st = _Structure(int(self.depth), self.active_)
+        self.is_leaf_ = st.is_leaf
+        self.coef_[~self.active_] = 0.0
+        msg = ("relative decrease of the objective below tol" if status == 0 else "n_cycles reached")
+        self.result_ = CSTCResult(
+            status, status == 0, msg, result_hist[-1], nit, tuple(result_hist), n_pruned
+        )
+        return self
+
+    def _encode_y(self, y: npt.NDArray[Any], *, fitting: bool) -> tuple[FloatArray, FloatArray]:
+        """Targets for the GBRT (squared loss) and for the CSTC loss."""
+        if self.task == "regression":
+            try:
+                yf = y.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(
+                    "The 'y' argument of CSTC.fit must be numeric for task='regression'."
+                ) from exc
+            if not np.all(np.isfinite(yf)):
+                raise ValueError("The 'y' argument of CSTC.fit must be finite for task='regression'.")
+            return yf, yf
+        if fitting:
+            classes = np.unique(y)
+            if classes.shape[0] != 2:
+                raise ValueError(
+                    f"The 'y' argument of CSTC.fit must hold exactly two classes for task='binary'. "
+                    f"Got {classes.shape[0]} classes instead."
+                )
+            self.classes_ = classes
+        pos = y == self.classes_[1]
+        if not np.all(pos | (y == self.classes_[0])):
+            raise ValueError(f"The labels of CSTC must be among the fitted classes {self.classes_.tolist()}.")
+        return pos.astype(np.float64), np.where(pos, 1.0, -1.0)
+
+    def _phi(self, X: FloatArray) -> FloatArray:
+        return _tree_outputs(self._wl, X)
+
+    # -- optimization ---------------------------------------------------------------------
+    def _solve_node(
+        self, k: int, st: _Structure, pb: _Problem, B: FloatArray, b: FloatArray, theta: FloatArray,
+        F: FloatArray,
+    ) -> None:
+        """Alternate Lemma 1 closed-form updates with L-BFGS-B on node k (in place on B, b, theta, F)."""
+        T = B.shape[1]
+        rho = pb.rho
+        for _ in range(int(self.n_alternations)):
+            aux = _aux_update(st, pb, B, float(self.eps))
+
+            def fun(x: FloatArray, aux: tuple[FloatArray, FloatArray] = aux) -> tuple[float, FloatArray]:
+                beta = x[:T] - x[T:2 * T]
+                B[k] = beta
+                b[k] = x[2 * T]
+                theta[k] = x[2 * T + 1]
+                F[:, k] = pb.Phi @ beta + b[k]
+                ev = _evaluate(st, pb, F, B, theta, aux)
+                g = pb.Phi.T @ ev.dF[:, k] + ev.dB_cost[k]
+                val = ev.value - rho * np.abs(beta).sum() + rho * x[:2 * T].sum()
+                grad = np.concatenate([g + rho, -g + rho, [ev.dF[:, k].sum(), ev.dtheta[k]]])
+                return val, grad
+
+            x0 = np.concatenate([np.maximum(B[k], 0), np.maximum(-B[k], 0), [b[k], theta[k]]])
+            bounds = [(0.0, None)] * (2 * T) + [(None, None)] * 2
+            res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                           options={"maxiter": int(self.max_iter)})
+            fun(res.x)
+
+    def _init_node(self, k: int, pb: _Problem, w: FloatArray, B: FloatArray, b: FloatArray) -> None:
+        """Weighted ridge fit of node k on rows weighted by their traversal probability."""
+        sw = w.sum()
+        if sw <= 0:
+            return
+        Phi = pb.Phi
+        m = (w @ Phi) / sw
+        ybar = float(w @ pb.y) / sw
+        Xc = Phi - m
+        A = Xc.T @ (Xc * w[:, None]) + 1e-2 * sw * np.eye(Phi.shape[1])
+        beta = np.linalg.solve(A, Xc.T @ (w * (pb.y - ybar)))
+        B[k] = beta
+        b[k] = ybar - m @ beta
+
+    def _optimize(self, pb: _Problem) -> tuple[FloatArray, FloatArray, FloatArray, list[float], int, int]:
+        D = int(self.depth)
+        K = _n_nodes(D)
+        n, T = pb.Phi.shape
+        B = np.zeros((K, T))
+        b = np.zeros(K)
+        theta = np.zeros(K)
+        F = np.zeros((n, K))
+        # top-down initialization: level d is trained with its descendants cut off
+        for d in range(D):
+            active = np.zeros(K, dtype=bool)
+            active[: 2 ** (d + 1) - 1] = True
+            st = _Structure(D, active)
+            for k in range(2**d - 1, 2 ** (d + 1) - 1):
+                P = _evaluate(st, pb, F, B, theta).P
+                self._init_node(k, pb, P[:, k], B, b)
+                F[:, k] = pb.Phi @ B[k] + b[k]
+                self._solve_node(k, st, pb, B, b, theta, F)
+                P = _evaluate(st, pb, F, B, theta).P
+                theta[k] = _weighted_median(F[:, k], P[:, k])
+        st = _Structure(D, np.ones(K, dtype=bool))
+        hist = [_evaluate(st, pb, F, B, theta).value]
+        status, nit = 1, 0
+        for _ in range(int(self.n_cycles)):
+            for k in range(K):
+                self._solve_node(k, st, pb, B, b, theta, F)
+            nit += 1
+            hist.append(_evaluate(st, pb, F, B, theta).value)
+            if hist[-2] - hist[-1] <= self.tol * max(abs(hist[-2]), 1e-12):
+                status = 0
+                break
+        return B, b, theta, hist, nit, status
+
+    # -- pruning and fine-tuning ------------------------------------------------------------
+    def _node_outputs(self, Phi_raw: FloatArray) -> FloatArray:
+        return Phi_raw @ self.coef_.T + self.intercept_[None, :]
+
+    def _route(self, Fr: FloatArray, active: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """Hard traversal: visited node at each level, -1 once the row has stopped (n x depth)."""
+        n = Fr.shape[0]
+        D = int(self.depth)
+        K = _n_nodes(D)
+        visited = -np.ones((n, D), dtype=np.int64)
+        node = np.zeros(n, dtype=np.int64)
+        alive = np.ones(n, dtype=bool)
+        for d in range(D):
+            visited[alive, d] = node[alive]
+            lo = 2 * node + 1
+            can = alive & (lo + 1 < K)
+            can[can] = active[lo[can]] & active[lo[can] + 1]
+            up = Fr[np.arange(n), node] > self.threshold_[node]
+            node = np.where(can, np.where(up, lo + 1, lo), node)
+            alive = can
+        return visited
+
+    def _loss_raw(self, y_int: FloatArray, f: FloatArray) -> FloatArray:
+        return _loss(self.task, y_int, f[:, None])[0][:, 0]
+
+    def _prune(self, Phi_v: FloatArray, yv: FloatArray) -> int:
+        """Collapse, bottom-up, every subtree whose validation loss is not below its root's alone."""
+        Fr = self._node_outputs(Phi_v)
+        active = self.active_.copy()
+        K = active.shape[0]
+        n_pruned = 0
+        for k in reversed(range(K)):
+            lo = 2 * k + 1
+            if lo + 1 >= K or not (active[k] and active[lo] and active[lo + 1]):
+                continue
+            visited = self._route(Fr, active)
+            rows = (visited == k).any(axis=1)
+            leaf = visited.max(axis=1)
+            if rows.any():
+                sub = self._loss_raw(yv[rows], Fr[rows, leaf[rows]]).sum()
+                alone = self._loss_raw(yv[rows], Fr[rows, k]).sum()
+                if sub < alone:
+                    continue
+            stack = [lo, lo + 1]
+            while stack:
+                j = stack.pop()
+                if j < K and active[j]:
+                    active[j] = False
+                    n_pruned += 1
+                    stack.extend([2 * j + 1, 2 * j + 2])
+        self.active_ = active
+        return n_pruned
+
+    def _fine_tune(self, Phi_raw: FloatArray, y_int: FloatArray, Xv: FloatArray | None,
+                   yv: FloatArray | None) -> None:
+        """Refit every leaf on the training rows routed to it, only on weak learners already paid for."""
+        st = _Structure(int(self.depth), self.active_)
+        Fr = self._node_outputs(Phi_raw)
+        visited = self._route(Fr, self.active_)
+        leaf_of = visited.max(axis=1)
+        if Xv is not None and yv is not None:
+            Phi_v = self._phi(Xv)
+            vis_v = self._route(self._node_outputs(Phi_v), self.active_).max(axis=1)
+        for r, leaf in enumerate(st.leaves):
+            used = np.flatnonzero((self.coef_[st.path[r]] != 0).any(axis=0))
+            rows = leaf_of == leaf
+            if used.size == 0 or rows.sum() < 2 * used.size + 2:
+                continue
+            Xs = Phi_raw[rows][:, used]
+            ys = y_int[rows]
+            mu, sd = Xs.mean(axis=0), Xs.std(axis=0)
+            sd = np.where(sd > 0, sd, 1.0)
+            Z = (Xs - mu) / sd
+            y_mu = float(ys.mean()) if self.task == "regression" else 0.0
+            y_sd = (float(ys.std()) or 1.0) if self.task == "regression" else 1.0
+            yz = (ys - y_mu) / y_sd
+            m = used.size
+            rho = float(self.rho)
+
+            def fun(x: FloatArray, Z: FloatArray = Z, yz: FloatArray = yz, m: int = m,
+                    rho: float = rho) -> tuple[float, FloatArray]:
+                beta = x[:m] - x[m:2 * m]
+                f = Z @ beta + x[2 * m]
+                L, dL = _loss(self.task, yz, f[:, None])
+                nr = f.shape[0]
+                g = Z.T @ dL[:, 0] / nr
+                val = float(L.sum() / nr + rho * x[: 2 * m].sum())
+                return val, np.concatenate([g + rho, -g + rho, [dL[:, 0].sum() / nr]])
+
+            res = minimize(fun, np.zeros(2 * m + 1), jac=True, method="L-BFGS-B",
+                           bounds=[(0.0, None)] * (2 * m) + [(None, None)], options={"maxiter": 500})
+            bz = res.x[:m] - res.x[m : 2 * m]
+            coef = np.zeros_like(self.coef_[leaf])
+            coef[used] = bz / sd * y_sd
+            inter = (res.x[2 * m] - bz @ (mu / sd)) * y_sd + y_mu
+            if Xv is not None and yv is not None:
+                vr = vis_v == leaf
+                if vr.any():
+                    old = self._loss_raw(yv[vr], Phi_v[vr] @ self.coef_[leaf] + self.intercept_[leaf]).sum()
+                    new = self._loss_raw(yv[vr], Phi_v[vr] @ coef + inter).sum()
+                    if new > old:
+                        continue
+            self.coef_[leaf] = coef
+            self.intercept_[leaf] = inter
+
+    # -- prediction -------------------------------------------------------------------------
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise ValueError("This CSTC instance is not fitted yet. Call 'fit' first.")
+
+    def _leaf_and_outputs(self, X: Any) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
+        self._check_fitted()
+        Xa, _ = _check_X(X, "X", self.n_features_in_)
+        Fr = self._node_outputs(self._phi(Xa))
+        visited = self._route(Fr, self.active_)
+        return Xa, visited, Fr
+
+    def apply(self, X: Any) -> npt.NDArray[np.int64]:
+        """Index of the leaf node each row reaches (hard traversal)."""
+        _, visited, _ = self._leaf_and_outputs(X)
+        return visited.max(axis=1)
+
+    def path(self, X: Any) -> sp.csr_matrix:
+        """Nodes visited by each row: boolean CSR matrix (n_rows, n_nodes), root to leaf."""
+        _, visited, _ = self._leaf_and_outputs(X)
+        n = visited.shape[0]
+        rows, cols = np.nonzero(visited >= 0)
+        data = np.ones(rows.shape[0], dtype=bool)
+        return sp.csr_matrix((data, (rows, visited[rows, cols])), shape=(n, self.coef_.shape[0]), dtype=bool)
+
+    def decision_function(self, X: Any) -> FloatArray:
+        """Output of the leaf reached: the regression value, or the logit for ``task="binary"``."""
+        _, visited, Fr = self._leaf_and_outputs(X)
+        leaf = visited.max(axis=1)
+        return Fr[np.arange(Fr.shape[0]), leaf]
+
+    def predict(self, X: Any) -> npt.NDArray[Any]:
+        """Predicted values (regression) or class labels (binary)."""
+        f = self.decision_function(X)
+        if self.task == "regression":
+            return f
+        return np.where(f > 0, self.classes_[1], self.classes_[0])
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        """Class probabilities ``(n_rows, 2)`` for ``task="binary"``."""
+        if self.task != "binary":
+            raise ValueError("CSTC.predict_proba needs task='binary'. Got task='regression'.")
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def cost_report(self, X: Any) -> CSTCCostReport:
+        """Per-row test-time cost: features and weak learners paid along each row's path.
+
+        A row evaluates every weak learner with nonzero weight on a node its path visits;
+        it acquires the features tested on its own path through each such tree, priced by the
+        cost model (``FeatureCosts.row_cost`` when one was given to ``fit``), and pays each
+        tree's evaluation cost (per tree plus split costs along that path).
+        """
+        Xa, visited, _ = self._leaf_and_outputs(X)
+        n = Xa.shape[0]
+        leaf_rows = _leaf_rows(self._wl, Xa)
+        nz = self.coef_ != 0
+        st = _Structure(int(self.depth), self.active_)
+        leaf = visited.max(axis=1)
+        acquired = sp.lil_matrix((n, self.n_features_in_), dtype=bool)
+        eval_cost = np.zeros(n)
+        n_trees = np.zeros(n, dtype=np.int64)
+        for r, l_node in enumerate(st.leaves):
+            rows = np.flatnonzero(leaf == l_node)
+            order = np.flatnonzero(nz[st.path[r]].any(axis=0))
+            if rows.size == 0 or order.size == 0:
+                continue
+            # the core's path rule: features on each row's paths through the trees it evaluates
+            acquired[rows] = features_used(self._wl.ensemble, Xa[rows], tree_order=order)
+            eval_cost[rows] = self._leaf_eval[leaf_rows[np.ix_(rows, order)]].sum(axis=1)
+            n_trees[rows] = order.size
+        acquired = acquired.tocsr()
+        acq = self._cm.acquisition_cost(acquired)
+        return CSTCCostReport(
+            acquired=acquired,
+            acquisition_cost=acq,
+            trees_evaluated=n_trees,
+            eval_cost=eval_cost,
+            total_cost=acq + eval_cost,
+        )
+
+
+def _single_thread_blas() -> Any:
+    """Limit BLAS to one thread: the many small products of the node solves only lose to threading."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _weighted_median(v: FloatArray, w: FloatArray) -> float:
+    if w.sum() <= 0:
+        return float(np.median(v))
+    order = np.argsort(v)
+    vs = v[order]
+    cw = np.cumsum(w[order])
+    i = int(np.searchsorted(cw, 0.5 * cw[-1]))
+    above = vs[i + 1 :][vs[i + 1 :] > vs[i]]
+    # halfway to the next distinct value, so that ties do not sit on the threshold
+    return float(0.5 * (vs[i] + above[0])) if above.size else float(vs[i])
