@@ -59,14 +59,18 @@ def run_demo(*, rounds: int = 150, tradeoffs: Sequence[float] = (0.002, 0.01, 0.
     print(f"thyroid: {data.X_train.shape[0]} training and {data.X_test.shape[0]} test patients, "
           f"{len(names)} features; full test panel costs {costs.row_cost(np.ones((1, len(names)), bool))[0]:.2f}",
           file=out)
-    lazy = np.asarray(costs.lazy, dtype=float)
-    groups = np.asarray(costs.group_ids, dtype=int)
+    # Per-feature costs (what upstream LightGBM's CEGB takes): a grouped feature bought alone
+    # costs its whole group (FTI needs TT4 and T4U). With the fork's groups, the group's price
+    # is charged once for all its features.
+    group = np.asarray(costs.group, dtype=int)
+    group_price = np.asarray(costs.group_cost, dtype=float)
+    lazy = np.where(group >= 0, group_price[np.maximum(group, 0)], np.asarray(costs.lazy, dtype=float))
     models: list[tuple[str, dict[str, Any]]] = [("LightGBM (no cost penalty)", {})]
     for t in tradeoffs:
         models.append((f"CEGB tradeoff={t:g}", {"cegb_tradeoff": t, "cegb_penalty_feature_lazy": lazy.tolist()}))
         if is_fork:
             models.append((f"CEGB+groups tradeoff={t:g}", {"cegb_tradeoff": t, "cegb_penalty_feature_lazy":
-                                                           lazy.tolist(), "cegb_feature_group": groups.tolist()}))
+                                                           lazy.tolist(), "cegb_feature_group": group.tolist()}))
     rows = []
     print(f"\n{'model':32s} {'accuracy':>9s} {'mean cost':>10s} {'features':>9s} {'seconds':>8s}", file=out)
     for label, params in models:
