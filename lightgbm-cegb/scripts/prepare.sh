@@ -33,8 +33,9 @@ if ! echo "$sha  $sdist" | sha256sum -c --status; then
 fi
 
 # Fingerprint of everything the work tree is made from: pin, patches, whole files.
-fingerprint=$(cd "$root" && { cat lightgbm-cegb/UPSTREAM; { find lightgbm-cegb/patches lightgbm-cegb/src \
-  python-package/lightgbm -type f 2>/dev/null || true; } | LC_ALL=C sort | xargs -r sha256sum; } | sha256sum | cut -d' ' -f1)
+# shellcheck source=lightgbm-cegb/scripts/fingerprint.sh
+source "$here/scripts/fingerprint.sh"
+fingerprint=$(cegb_fingerprint "$root")
 if [ -d "$work/.git" ]; then
   recorded=$(cat "$work/.git/cegb-fingerprint" 2>/dev/null || true)
   if [ $force = 0 ]; then

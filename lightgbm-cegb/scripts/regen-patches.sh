@@ -28,5 +28,9 @@ for f in "${ours[@]}"; do
   excludes+=(":(exclude)$f")
 done
 rm -f "$here"/patches/[0-9][0-9][0-9][0-9]-*.patch
-git format-patch -q --zero-commit --no-signature -o "$here/patches" overlay..HEAD -- . "${excludes[@]}"
+git format-patch -q -N --zero-commit --no-signature -o "$here/patches" overlay..HEAD -- . "${excludes[@]}"
+# the work tree now matches the series exactly: record that for prepare.sh
+# shellcheck source=lightgbm-cegb/scripts/fingerprint.sh
+source "$here/scripts/fingerprint.sh"
+echo "$(cegb_fingerprint "$root") $(git rev-parse HEAD)" > .git/cegb-fingerprint
 ls "$here/patches"

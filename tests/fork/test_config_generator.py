@@ -210,3 +210,20 @@ def test_missing_work_tree_is_a_clear_error(tmp_path: Path) -> None:
     proc = _run(tmp_path)
     assert proc.returncode == 2
     assert "config.h not found" in proc.stderr
+
+
+def test_patched_config_auto_is_the_generator_output(tmp_path: Path) -> None:
+    """The fork's config_auto.cpp (after the patch series) is exactly what the generator writes
+    from the fork's config.h: it was regenerated, never edited by hand."""
+    work = ROOT / "build" / "lightgbm-src"
+    if not (work / CONFIG_H).is_file():
+        pytest.fail(f"{work} not found: run `bash lightgbm-cegb/scripts/prepare.sh`")
+    tree = tmp_path / "tree"
+    for rel in (CONFIG_H, CONFIG_AUTO):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_bytes((work / rel).read_bytes())
+    patched = (tree / CONFIG_AUTO).read_text()
+    assert "cegb_feature_group" in patched
+    proc = _run(tree)
+    assert proc.returncode == 0, proc.stderr
+    assert (tree / CONFIG_AUTO).read_text() == patched, _diff(patched, (tree / CONFIG_AUTO).read_text())

@@ -2,13 +2,16 @@
  * lightgbm-cegb: Cost-Efficient Gradient Boosting (Peter et al., NeurIPS 2017) for LightGBM's
  * serial tree learner. Replaces upstream's src/treelearner/cost_effective_gradient_boosting.hpp.
  *
- * Gain of a candidate split s of leaf L on feature f (every term scaled by cegb_tradeoff):
+ * Gain of a candidate split s of leaf L on feature f of group g (every term scaled by
+ * cegb_tradeoff; docs/cegb.md has the whole story):
  *
- *   gain'(s) = gain(s) - tradeoff * ( cegb_penalty_split * n_L
- *                                   + coupled[f] * [f not yet used by the model]
- *                                   + lazy[f] * #{rows i in L : f not yet paid for row i} )
+ *   gain'(s) = gain(s) - tradeoff * ( (cegb_penalty_split + split[f]) * n_L
+ *                                   + coupled[g] * [no split of the model uses group g yet]
+ *                                   + lazy[g] * #{rows i in L : row i has not paid group g} )
  *
- * and, for monotone splits, LightGBM's monotone penalty factor multiplies gain'(s).
+ * and, for monotone splits, LightGBM's monotone penalty factor multiplies gain'(s). A group's
+ * cost is the largest cost among its features; without cegb_feature_group every feature is its
+ * own group, which is exactly per-feature CEGB.
  *
  * Differences from upstream 4.7.0 (each has a regression test in tests/fork):
  *  a. the coupled refund restores exactly what was deducted (upstream cached the split before
@@ -18,13 +21,16 @@
  *     cached splits of a leaf are dropped when the leaf is split (no stale parent splits);
  *  c. the "already paid" bits are indexed by the GLOBAL row id (bagging subset mode and GOSS
  *     used bag positions), and after each tree every training row, in-bag or not, is routed
- *     through the tree and marked for the features on its path;
- *  d. state is (re)allocated for the current parameters on every reset (num_leaves can grow,
- *     lazy penalties can be added after coupled-only training);
+ *     through the tree and marked for the groups on its path;
+ *  d. state is (re)allocated for the current parameters on every reset;
  *  e. the state is rebuilt from the model's existing trees when they change behind the
  *     learner's back (init_model / merged models, RollbackOneIter, parameter resets);
- *  h. bit indices are 64-bit (rows x features >= 2^31 works).
- * Penalty vectors are validated in Config::CheckParamConflict (defect f).
+ *  h. bit indices are 64-bit.
+ * Beyond upstream: feature groups, per-feature split costs, named / file cost specifications
+ * (cegb_costs.hpp), GreedyMiser mode (cegb_independent_branches) and an incremental lazy
+ * charge: per-leaf per-group counts of rows that have not paid, counted for the smaller child
+ * and derived for the larger one by subtraction (cegb_lazy_reference_scan=true recomputes them
+ * by scanning, the straightforward reference used by the tests).
  */
 #ifndef LIGHTGBM_SRC_TREELEARNER_CEGB_COST_EFFICIENT_GRADIENT_BOOSTING_HPP_
 #define LIGHTGBM_SRC_TREELEARNER_CEGB_COST_EFFICIENT_GRADIENT_BOOSTING_HPP_
@@ -36,6 +42,7 @@
 #include <LightGBM/utils/openmp_wrapper.h>
 #include <LightGBM/utils/threading.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -44,6 +51,7 @@
 #include "../data_partition.hpp"
 #include "../serial_tree_learner.h"
 #include "../split_info.hpp"
+#include "cegb_costs.hpp"
 
 namespace LightGBM {
 
@@ -54,37 +62,51 @@ class CostEfficientGradientBoosting {
 
   static bool IsEnable(const Config* config) {
     return !(config->cegb_tradeoff >= 1.0f && config->cegb_penalty_split <= 0.0f &&
-             config->cegb_penalty_feature_coupled.empty() &&
-             config->cegb_penalty_feature_lazy.empty());
+             !CEGBCosts::AnyGiven(*config));
   }
 
   /*! \brief Size the state for the current config; called on init and on every config reset. */
   void Init() {
     const Config* config = tree_learner_->config_;
-    const Dataset* train_data = tree_learner_->train_data_;
     if (full_data_ == nullptr) {
-      full_data_ = train_data;
+      full_data_ = tree_learner_->train_data_;
     }
-    num_features_ = train_data->num_features();
-    CheckVectorSize(config->cegb_penalty_feature_coupled, "cegb_penalty_feature_coupled");
-    CheckVectorSize(config->cegb_penalty_feature_lazy, "cegb_penalty_feature_lazy");
+    CEGBCosts costs = CEGBCosts::Resolve(*config, full_data_->feature_names());
+    const bool groups_changed = costs.group != costs_.group;
+    costs_ = std::move(costs);
+    num_features_ = full_data_->num_features();
+    inner_group_.assign(num_features_, 0);
+    for (int f = 0; f < num_features_; ++f) {
+      inner_group_[f] = costs_.group[full_data_->RealFeatureIndex(f)];
+    }
     const size_t cache_size = static_cast<size_t>(config->num_leaves) * num_features_;
     if (splits_per_leaf_.size() != cache_size) {
       splits_per_leaf_.assign(cache_size, SplitInfo());
       pending_refund_.assign(cache_size, 0.0);
       refund_.assign(cache_size, 0.0);
     }
-    if (is_feature_used_in_split_.size() != static_cast<size_t>(num_features_)) {
-      is_feature_used_in_split_.assign(num_features_, false);
+    if (groups_changed || is_group_used_.size() != static_cast<size_t>(costs_.num_groups)) {
+      is_group_used_.assign(costs_.num_groups, false);
+      paid_.clear();
       models_dirty_ = true;
     }
-    const bool lazy = !config->cegb_penalty_feature_lazy.empty();
+    const bool lazy = !costs_.lazy.empty();
     if (lazy && paid_.empty()) {
       AllocatePaidBits();
-      models_dirty_ = true;  // rows may already have paid for features of existing trees
+      models_dirty_ = true;  // rows may already have paid for groups of existing trees
     } else if (!lazy) {
       paid_.clear();
       paid_.shrink_to_fit();
+    }
+    // active lazy groups (positive cost) as a bit mask per word
+    active_.assign(words_per_row_, 0);
+    if (lazy) {
+      for (int g = 0; g < costs_.num_groups; ++g) {
+        if (costs_.group_lazy[g] > 0.0) active_[g >> 6] |= uint64_t(1) << (g & 63);
+      }
+      unpaid_.assign(static_cast<size_t>(config->num_leaves) * costs_.num_groups, 0);
+    } else {
+      unpaid_.clear();
     }
   }
 
@@ -93,7 +115,8 @@ class CostEfficientGradientBoosting {
     full_data_ = full_data;
     bag_indices_ = nullptr;
     paid_.clear();
-    is_feature_used_in_split_.clear();
+    is_group_used_.clear();
+    costs_ = CEGBCosts();
     Init();
     models_dirty_ = true;
   }
@@ -102,8 +125,8 @@ class CostEfficientGradientBoosting {
   void SetBagging(const data_size_t* subset_used_indices) { bag_indices_ = subset_used_indices; }
 
   /*!
-   * \brief Make the state reflect exactly the trees of the model (coupled: features used by any
-   *        tree are paid; lazy: every training row is marked for the features on its paths).
+   * \brief Make the state reflect exactly the trees of the model (coupled: groups used by any
+   *        tree are paid; lazy: every training row is marked for the groups on its paths).
    *        Cheap when nothing changed since the last call.
    */
   void SyncWithModels(const std::vector<std::unique_ptr<Tree>>& models) {
@@ -112,7 +135,7 @@ class CostEfficientGradientBoosting {
       same = models[i].get() == accounted_[i];
     }
     if (same) return;
-    std::fill(is_feature_used_in_split_.begin(), is_feature_used_in_split_.end(), false);
+    std::fill(is_group_used_.begin(), is_group_used_.end(), false);
     std::fill(paid_.begin(), paid_.end(), 0);
     accounted_.clear();
     for (const auto& tree : models) {
@@ -131,20 +154,25 @@ class CostEfficientGradientBoosting {
         pending_refund_[i] = 0.0;
       }
     });
+    if (!paid_.empty() && !cfg().cegb_lazy_reference_scan) {
+      CountUnpaid(0, UnpaidOf(0));
+    }
   }
 
   /*! \brief Penalty subtracted from the gain of a split of `leaf_index` on `feature_index`. */
   double DeltaGain(int feature_index, int real_fidx, int leaf_index, int num_data_in_leaf) {
-    const Config* config = tree_learner_->config_;
-    double delta = config->cegb_tradeoff * config->cegb_penalty_split * num_data_in_leaf;
+    const Config& config = cfg();
+    double split_cost = config.cegb_penalty_split;
+    if (!costs_.split.empty()) split_cost += costs_.split[real_fidx];
+    double delta = config.cegb_tradeoff * split_cost * num_data_in_leaf;
+    const int g = inner_group_[feature_index];
     double coupled = 0.0;
-    if (!config->cegb_penalty_feature_coupled.empty() &&
-        !is_feature_used_in_split_[feature_index]) {
-      coupled = config->cegb_tradeoff * config->cegb_penalty_feature_coupled[real_fidx];
+    if (!costs_.coupled.empty() && !is_group_used_[g]) {
+      coupled = config.cegb_tradeoff * costs_.group_coupled[g];
       delta += coupled;
     }
-    if (!config->cegb_penalty_feature_lazy.empty()) {
-      delta += config->cegb_tradeoff * LazyCost(feature_index, real_fidx, leaf_index);
+    if (!paid_.empty() && costs_.group_lazy[g] > 0.0) {
+      delta += config.cegb_tradeoff * costs_.group_lazy[g] * UnpaidCount(g, leaf_index);
     }
     pending_refund_[Slot(leaf_index, feature_index)] = coupled;
     return delta;
@@ -170,35 +198,57 @@ class CostEfficientGradientBoosting {
   /*! \brief Called right before `best_leaf` is split with `best_split_info`. */
   void UpdateLeafBestSplits(Tree* tree, int best_leaf, const SplitInfo* best_split_info,
                             std::vector<SplitInfo>* best_split_per_leaf) {
-    const Config* config = tree_learner_->config_;
-    const Dataset* train_data = tree_learner_->train_data_;
-    const int inner_feature_index = train_data->InnerFeatureIndex(best_split_info->feature);
-    auto& best = *best_split_per_leaf;
-    if (!config->cegb_penalty_feature_coupled.empty() &&
-        !is_feature_used_in_split_[inner_feature_index]) {
-      is_feature_used_in_split_[inner_feature_index] = true;
-      for (int i = 0; i < tree->num_leaves(); ++i) {
-        if (i == best_leaf) continue;
-        const size_t slot = Slot(i, inner_feature_index);
-        SplitInfo* split = &splits_per_leaf_[slot];
-        if (split->gain <= kMinScore || best[i].gain <= kMinScore) continue;
-        split->gain += refund_[slot];
-        refund_[slot] = 0.0;
-        if (*split > best[i]) {
-          best[i] = *split;
-        }
-      }
-    }
-    if (!config->cegb_penalty_feature_lazy.empty()) {
-      data_size_t cnt = 0;
-      const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(best_leaf, &cnt);
-      for (data_size_t j = 0; j < cnt; ++j) {
-        SetPaid(inner_feature_index, GlobalRow(idx[j]));
-      }
-    }
+    const int inner_feature_index = full_data_->InnerFeatureIndex(best_split_info->feature);
+    const int g = inner_group_[inner_feature_index];
     // The split leaf becomes two new leaves: its cached splits are stale.
     InvalidateLeaf(best_leaf);
     InvalidateLeaf(tree->num_leaves());
+    if (cfg().cegb_independent_branches) {
+      return;  // GreedyMiser: what this tree uses becomes free only once the tree is finished
+    }
+    auto& best = *best_split_per_leaf;
+    if (!costs_.coupled.empty() && !is_group_used_[g]) {
+      is_group_used_[g] = true;
+      for (int member : costs_.group_members[g]) {
+        const int f = full_data_->InnerFeatureIndex(member);
+        if (f < 0) continue;
+        for (int i = 0; i < tree->num_leaves(); ++i) {
+          if (i == best_leaf) continue;
+          const size_t slot = Slot(i, f);
+          SplitInfo* split = &splits_per_leaf_[slot];
+          if (split->gain <= kMinScore || best[i].gain <= kMinScore) continue;
+          split->gain += refund_[slot];
+          refund_[slot] = 0.0;
+          if (*split > best[i]) {
+            best[i] = *split;
+          }
+        }
+      }
+    }
+    if (!paid_.empty()) {
+      data_size_t cnt = 0;
+      const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(best_leaf, &cnt);
+      #pragma omp parallel for num_threads(OMP_NUM_THREADS()) schedule(static, 4096) if (cnt >= 16384)
+      for (data_size_t j = 0; j < cnt; ++j) {
+        SetPaid(g, GlobalRow(idx[j]));
+      }
+      if (!unpaid_.empty()) UnpaidOf(best_leaf)[g] = 0;
+    }
+  }
+
+  /*! \brief Called right after `left_leaf` (the split leaf's id) was split into it and `right_leaf`. */
+  void AfterSplit(int left_leaf, int right_leaf) {
+    if (paid_.empty() || cfg().cegb_lazy_reference_scan) return;
+    const DataPartition* partition = tree_learner_->data_partition_.get();
+    const bool left_smaller = partition->leaf_count(left_leaf) < partition->leaf_count(right_leaf);
+    const int smaller = left_smaller ? left_leaf : right_leaf;
+    const int larger = left_smaller ? right_leaf : left_leaf;
+    // parent counts live in the left (= parent) slot until overwritten
+    std::vector<data_size_t> parent(UnpaidOf(left_leaf), UnpaidOf(left_leaf) + costs_.num_groups);
+    CountUnpaid(smaller, UnpaidOf(smaller));
+    data_size_t* big = UnpaidOf(larger);
+    const data_size_t* small = UnpaidOf(smaller);
+    for (int g = 0; g < costs_.num_groups; ++g) big[g] = parent[g] - small[g];
   }
 
   /*! \brief Called with every finished tree: every training row pays for its path. */
@@ -207,10 +257,9 @@ class CostEfficientGradientBoosting {
     accounted_.push_back(tree);
   }
 
-  /*! \brief Bytes held by the per-row "already paid" bits. */
-  size_t PaidBitsBytes() const { return paid_.size() * sizeof(uint64_t); }
-
  private:
+  inline const Config& cfg() const { return *tree_learner_->config_; }
+
   inline size_t Slot(int leaf, int feature) const {
     return static_cast<size_t>(leaf) * num_features_ + feature;
   }
@@ -223,46 +272,65 @@ class CostEfficientGradientBoosting {
     }
   }
 
-  void CheckVectorSize(const std::vector<double>& v, const char* name) const {
-    if (!v.empty() && v.size() != static_cast<size_t>(full_data_->num_total_features())) {
-      Log::Fatal("%s should have one entry per feature: got %d entries for %d features", name,
-                 static_cast<int>(v.size()), full_data_->num_total_features());
-    }
-  }
-
   inline data_size_t GlobalRow(data_size_t partition_index) const {
     return bag_indices_ == nullptr ? partition_index : bag_indices_[partition_index];
   }
 
-  // Paid bits: feature-major, each feature's row block padded to a multiple of 64 rows, so
-  // threads that own disjoint 64-aligned row ranges never share a word.
+  // Paid bits: row-major, `words_per_row_` 64-bit words per row, bit g of a row's words = the
+  // row has paid group g. Threads that own disjoint rows never share a word.
   void AllocatePaidBits() {
     num_rows_ = full_data_->num_data();
-    row_stride_ = (static_cast<size_t>(num_rows_) + 63) / 64 * 64;
-    paid_.assign(row_stride_ / 64 * static_cast<size_t>(num_features_), 0);
+    words_per_row_ = (static_cast<size_t>(costs_.num_groups) + 63) / 64;
+    paid_.assign(static_cast<size_t>(num_rows_) * words_per_row_, 0);
   }
-  inline size_t BitIndex(int inner_feature, data_size_t row) const {
-    return static_cast<size_t>(inner_feature) * row_stride_ + static_cast<size_t>(row);
+  inline bool IsPaid(int group, data_size_t row) const {
+    return (paid_[static_cast<size_t>(row) * words_per_row_ + (group >> 6)] >> (group & 63)) & 1;
   }
-  inline bool IsPaid(int inner_feature, data_size_t row) const {
-    const size_t b = BitIndex(inner_feature, row);
-    return (paid_[b >> 6] >> (b & 63)) & 1;
-  }
-  inline void SetPaid(int inner_feature, data_size_t row) {
-    const size_t b = BitIndex(inner_feature, row);
-    paid_[b >> 6] |= (uint64_t(1) << (b & 63));
+  inline void SetPaid(int group, data_size_t row) {
+    paid_[static_cast<size_t>(row) * words_per_row_ + (group >> 6)] |= uint64_t(1) << (group & 63);
   }
 
-  double LazyCost(int feature_index, int real_fidx, int leaf_index) const {
-    const double penalty = tree_learner_->config_->cegb_penalty_feature_lazy[real_fidx];
-    if (penalty == 0.0) return 0.0;
+  inline data_size_t* UnpaidOf(int leaf) { return unpaid_.data() + static_cast<size_t>(leaf) * costs_.num_groups; }
+
+  data_size_t UnpaidCount(int group, int leaf) {
+    if (!cfg().cegb_lazy_reference_scan) return UnpaidOf(leaf)[group];
+    // reference: scan every row of the leaf
     data_size_t cnt = 0;
-    const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(leaf_index, &cnt);
+    const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(leaf, &cnt);
     data_size_t unpaid = 0;
     for (data_size_t j = 0; j < cnt; ++j) {
-      unpaid += !IsPaid(feature_index, GlobalRow(idx[j]));
+      unpaid += !IsPaid(group, GlobalRow(idx[j]));
     }
-    return penalty * unpaid;
+    return unpaid;
+  }
+
+  /*! \brief out[g] = rows of `leaf` that have not paid active group g. */
+  void CountUnpaid(int leaf, data_size_t* out) {
+    const int num_groups = costs_.num_groups;
+    std::fill(out, out + num_groups, 0);
+    data_size_t cnt = 0;
+    const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(leaf, &cnt);
+    const int nthreads = cnt >= 16384 ? OMP_NUM_THREADS() : 1;
+    std::vector<data_size_t> local(static_cast<size_t>(nthreads) * num_groups, 0);
+    #pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (int t = 0; t < nthreads; ++t) {
+      data_size_t* mine = local.data() + static_cast<size_t>(t) * num_groups;
+      const data_size_t begin = static_cast<data_size_t>(static_cast<int64_t>(cnt) * t / nthreads);
+      const data_size_t end = static_cast<data_size_t>(static_cast<int64_t>(cnt) * (t + 1) / nthreads);
+      for (data_size_t j = begin; j < end; ++j) {
+        const uint64_t* words = paid_.data() + static_cast<size_t>(GlobalRow(idx[j])) * words_per_row_;
+        for (size_t w = 0; w < words_per_row_; ++w) {
+          uint64_t m = ~words[w] & active_[w];
+          while (m) {
+            mine[(w << 6) + __builtin_ctzll(m)] += 1;
+            m &= m - 1;
+          }
+        }
+      }
+    }
+    for (int t = 0; t < nthreads; ++t) {
+      for (int g = 0; g < num_groups; ++g) out[g] += local[static_cast<size_t>(t) * num_groups + g];
+    }
   }
 
   /*! \brief Account for one tree of the model: coupled flags, and lazy bits for every row. */
@@ -273,8 +341,9 @@ class CostEfficientGradientBoosting {
     std::vector<int> inner(num_internal);
     for (int node = 0; node < num_internal; ++node) {
       inner[node] = data->InnerFeatureIndex(tree.split_feature(node));
-      if (inner[node] >= 0 && !is_feature_used_in_split_.empty()) {
-        is_feature_used_in_split_[inner[node]] = true;
+      const int real = tree.split_feature(node);
+      if (real >= 0 && real < static_cast<int>(costs_.group.size()) && !is_group_used_.empty()) {
+        is_group_used_[costs_.group[real]] = true;
       }
     }
     if (paid_.empty()) return;
@@ -282,8 +351,7 @@ class CostEfficientGradientBoosting {
     // (exact for thresholds learned on this binning, which are always bin upper bounds).
     const data_size_t n = num_rows_;
     const int nthreads = OMP_NUM_THREADS();
-    const data_size_t block = std::max<data_size_t>(
-        64, (n / std::max(1, nthreads * 4) + 63) / 64 * 64);
+    const data_size_t block = std::max<data_size_t>(4096, n / std::max(1, nthreads * 4) + 1);
     const int num_blocks = static_cast<int>((n + block - 1) / block);
     OMP_INIT_EX();
     #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
@@ -313,7 +381,7 @@ class CostEfficientGradientBoosting {
             } else {
               value = mapper->BinToValue(bin);
             }
-            SetPaid(f, row);
+            SetPaid(inner_group_[f], row);
           }
           node = tree.NextNode(value, node);
         }
@@ -326,14 +394,18 @@ class CostEfficientGradientBoosting {
   const SerialTreeLearner* tree_learner_;
   const Dataset* full_data_ = nullptr;
   const data_size_t* bag_indices_ = nullptr;
+  CEGBCosts costs_;
+  std::vector<int> inner_group_;
   int num_features_ = 0;
   data_size_t num_rows_ = 0;
-  size_t row_stride_ = 0;
+  size_t words_per_row_ = 0;
   std::vector<SplitInfo> splits_per_leaf_;
   std::vector<double> pending_refund_;
   std::vector<double> refund_;
-  std::vector<bool> is_feature_used_in_split_;
+  std::vector<bool> is_group_used_;
   std::vector<uint64_t> paid_;
+  std::vector<uint64_t> active_;
+  std::vector<data_size_t> unpaid_;
   std::vector<const Tree*> accounted_;
   bool models_dirty_ = true;
 };
