@@ -27,7 +27,7 @@ def _fit(lgb: Any, params: dict[str, Any], X: np.ndarray, y: np.ndarray, names: 
     return lgb.train({**base, **params}, lgb.Dataset(X, y, feature_name=names), num_boost_round=rounds)
 
 
-def run_demo(*, rounds: int = 150, tradeoffs: Sequence[float] = (0.002, 0.01, 0.05), out: Any = None) -> list[dict]:
+def run_demo(*, rounds: int = 150, tradeoffs: Sequence[float] = (0.001, 0.005, 0.02), out: Any = None) -> list[dict]:
     """Train the models and print the accuracy / cost table; return its rows.
 
     Parameters
@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m budget_extras.demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=150, help="boosting rounds per model (default 150)")
-    parser.add_argument("--tradeoffs", type=float, nargs="+", default=[0.002, 0.01, 0.05],
+    parser.add_argument("--tradeoffs", type=float, nargs="+", default=[0.001, 0.005, 0.02],
                         help="cegb_tradeoff values to try")
     args = parser.parse_args(argv)
     if args.rounds < 1:
