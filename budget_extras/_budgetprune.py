@@ -305,18 +305,16 @@ class BudgetPrune:
     def _params_iv(self) -> None:
         if (self.lam is None) == (self.budget is None):
             raise ValueError(
-                f"BudgetPrune needs exactly one of 'lam' and 'budget'. Got lam={self.lam!r}, budget={self.budget!r}."
+                "BudgetPrune needs exactly one of 'lam' and 'budget'. "
+                f"Got lam={self.lam!r}, budget={self.budget!r}."
             )
-        if self.lam is not None and not (np.isscalar(self.lam) and np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(
-                f"The 'lam' parameter of BudgetPrune must be a finite number >= 0. Got {self.lam!r} instead."
-            )
-        if self.budget is not None and not (
-            np.isscalar(self.budget) and np.isfinite(self.budget) and self.budget >= 0
-        ):
-            raise ValueError(
-                f"The 'budget' parameter of BudgetPrune must be a finite number >= 0. Got {self.budget!r} instead."
-            )
+        for name in ("lam", "budget"):
+            value = getattr(self, name)
+            if value is not None and not _finite_nonneg(value):
+                raise ValueError(
+                    f"The {name!r} parameter of BudgetPrune must be a finite number >= 0. "
+                    f"Got {value!r} instead."
+                )
         if not (isinstance(self.bisect_steps, int) and self.bisect_steps >= 1):
             raise ValueError(
                 f"The 'bisect_steps' parameter must be an integer >= 1. Got {self.bisect_steps!r} instead."
@@ -397,14 +395,21 @@ class BudgetPrune:
         total = float(problem.pair_cost.sum() + problem.node_eval.max(initial=0.0))
         lam_hi = 1.0 / max(total, 1e-12)
         hi = self._solve(problem, lam_hi, None, show)
-        lam_lo = 0.0
-        for _ in range(200):
-            if cost(hi) <= budget:
-                break
-            lam_lo, lam_hi = lam_hi, lam_hi * 4.0
-            hi = self._solve(problem, lam_hi, hi.beta, show)
-        if lam_lo == 0.0:
+        if cost(hi) <= budget:  # bracket from above: shrink lambda until the budget is missed
             lam_lo = lam_hi / 4.0
+            for _ in range(60):
+                lo = self._solve(problem, lam_lo, hi.beta, show)
+                if cost(lo) > budget:
+                    break
+                lam_hi, hi, lam_lo = lam_lo, lo, lam_lo / 4.0
+            else:
+                return hi
+        else:  # bracket from below: grow lambda until the budget is met
+            for _ in range(200):
+                lam_lo, lam_hi = lam_hi, lam_hi * 4.0
+                hi = self._solve(problem, lam_hi, hi.beta, show)
+                if cost(hi) <= budget:
+                    break
         for _ in range(self.bisect_steps):
             mid = float(np.sqrt(lam_lo * lam_hi))
             r = self._solve(problem, mid, hi.beta, show)
@@ -417,7 +422,7 @@ class BudgetPrune:
         return hi
 
     def predict_raw(self, X: Any) -> np.ndarray:
-        """Raw scores of the pruned model (LightGBM semantics, equal to ``booster_.predict(raw_score=True)``)."""
+        """Raw scores of the pruned model, as ``booster_.predict(X, raw_score=True)``."""
         setup = self.setup_
         leaves = leaf_nodes(setup.forest, setup.booster, X)
         return raw_from_leaves(setup.forest, pruned_leaf_map(setup.forest, self.collapsed_)[leaves])
@@ -444,6 +449,11 @@ class BudgetPrune:
         return out / np.maximum(out.sum(axis=1, keepdims=True), 1e-300)
 
 
+def _finite_nonneg(value: Any) -> bool:
+    numeric = isinstance(value, int | float | np.integer | np.floating)
+    return numeric and bool(np.isfinite(value) and value >= 0)
+
+
 def raw_from_leaves(forest: Forest, leaves: np.ndarray) -> np.ndarray:
     """Raw scores from the (pruned) leaf of every row in every tree.
 
@@ -458,7 +468,7 @@ def raw_from_leaves(forest: Forest, leaves: np.ndarray) -> np.ndarray:
 
 
 def _core_collapse(booster: Any, collapsed: np.ndarray) -> Any:
-    """The core's ``TreeEnsemble.collapse`` when the core is installed, else None."""
+    """Return the core's ``TreeEnsemble.collapse`` result when the core is installed, else None."""
     try:
         from ._ensemble import TreeEnsemble  # type: ignore[import-not-found,unused-ignore]
     except ImportError:

@@ -57,7 +57,7 @@ def _positive(forest: Forest, y: np.ndarray) -> np.ndarray:
 
 
 def train_counts(forest: Forest, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Counts ``[negatives, positives]`` of the given rows at every node.
+    """Count ``[negatives, positives]`` of the given rows at every node.
 
     Parameters
     ----------
@@ -103,6 +103,7 @@ def inbag_counts(forest: Forest, y: np.ndarray, *, tol: float = 1e-3) -> np.ndar
             f"objective='binary'); got objective={forest.objective!r} with "
             f"num_tree_per_iteration={forest.num_tree_per_iteration}. Use error_source='train'."
         )
+
     def param(name: str) -> float:
         value = model_parameter(forest, name)
         return float(value) if value is not None else 0.0
@@ -149,7 +150,7 @@ def inbag_counts(forest: Forest, y: np.ndarray, *, tol: float = 1e-3) -> np.ndar
 
 
 def forest_error(forest: Forest, counts: np.ndarray) -> np.ndarray:
-    """Normalized error term of a random forest from per-node class counts.
+    """Compute the normalized error term of a random forest from per-node class counts.
 
     ``e_h = (n_h - max_class n_{h,c}) / (n_root(t) * n_trees)``.
     """
@@ -171,7 +172,8 @@ def _loss(
         picked = np.take_along_axis(raw_all, y[:, None].astype(np.int64), axis=1)[:, 0]
         return np.logaddexp.reduce(raw_all, axis=1) - picked
     raise ValueError(
-        f"The GBDT surrogate error supports objectives binary, regression (l2) and multiclass; got {objective!r}."
+        "The GBDT surrogate error supports objectives binary, regression (l2) and multiclass; "
+        f"got {objective!r}."
     )
 
 

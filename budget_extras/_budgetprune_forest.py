@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Forest", "export_collapsed", "forest_from_booster", "leaf_nodes", "model_parameter", "pruned_leaf_map"]
+__all__ = [
+    "Forest",
+    "export_collapsed",
+    "forest_from_booster",
+    "leaf_nodes",
+    "model_parameter",
+    "pruned_leaf_map",
+]
 
 _TREE_KEYS_INTERNAL = (
     "split_feature",
@@ -144,7 +151,14 @@ def forest_from_booster(booster: Any) -> Forest:
     names = tuple((_header_value(head, "feature_names") or "").split())
     objective = (_header_value(head, "objective") or "").split(" ")[0]
     average_output = _header_value(head, "average_output") is not None
-    parent, left, right, feature, value, count, lgb_index, dtype = ([] for _ in range(8))
+    parent: list[int] = []
+    left: list[int] = []
+    right: list[int] = []
+    feature: list[int] = []
+    value: list[float] = []
+    count: list[int] = []
+    lgb_index: list[int] = []
+    dtype: list[int] = []
     offsets = [0]
     for t, kv in enumerate(trees):
         n_leaves = int(kv.get("num_leaves", "0"))
@@ -156,7 +170,7 @@ def forest_from_booster(booster: Any) -> Forest:
                 return np.zeros(0, dtype=dtype)
             if key not in kv:
                 raise ValueError(f"Ill-formed LightGBM model text: tree {t} needs {key}.")
-            out = np.array(kv[key].split(), dtype=dtype)
+            out: np.ndarray = np.array(kv[key].split(), dtype=dtype)
             if out.shape[0] != size:
                 raise ValueError(
                     f"Ill-formed LightGBM model text: tree {t}, {key} has {out.shape[0]} entries, "
@@ -287,7 +301,11 @@ def _rebuild_tree(kv: dict[str, str], forest: Forest, root: int, is_col: np.ndar
     """Key=value lines of one tree with the nodes marked in ``is_col`` turned into leaves."""
     split = {k: kv[k].split() for k in _TREE_KEYS_INTERNAL if k in kv}
     leafv = {k: kv[k].split() for k in _TREE_KEYS_LEAF if k in kv}
-    from_internal = {"leaf_value": "internal_value", "leaf_weight": "internal_weight", "leaf_count": "internal_count"}
+    from_internal = {
+        "leaf_value": "internal_value",
+        "leaf_weight": "internal_weight",
+        "leaf_count": "internal_count",
+    }
     lc = [int(v) for v in kv["left_child"].split()]
     rc = [int(v) for v in kv["right_child"].split()]
     cat_b = [int(v) for v in kv.get("cat_boundaries", "0").split()]

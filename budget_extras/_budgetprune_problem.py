@@ -135,7 +135,7 @@ class PruneProblem:
 
 
 def kept_from_leaves(problem: PruneProblem, leaf_mask: np.ndarray) -> np.ndarray:
-    """Internal nodes that still split after pruning, given the leaves ``z`` of the pruned forest."""
+    """Return the internal nodes that still split, given the leaves ``z`` of the pruned forest."""
     kept = np.zeros(problem.n_nodes, dtype=bool)
     reached = problem.parent < 0
     for nodes in problem.levels():
