@@ -221,12 +221,14 @@ def build_problem(
     n_groups = int(group_cost.shape[0])
     first = first_group_nodes(parent, node_group, n_groups)
     ptr_parts, node_parts, group_parts, row_parts = [], [], [], []
+    node_tree = np.searchsorted(tree_offset, np.arange(parent.shape[0]), side="right") - 1
     for g in range(n_groups):
-        if group_cost[g] <= 0 or not np.any(node_group == g):
+        trees = np.unique(node_tree[node_group == g])
+        if group_cost[g] <= 0 or trees.size == 0:
             continue  # free or unused groups never change the objective
         table = first[:, g]
         for start in range(0, n_rows, chunk_rows):
-            block = table[leaf_nodes[start : start + chunk_rows]]  # (rows, trees)
+            block = table[leaf_nodes[start : start + chunk_rows][:, trees]]  # (rows, trees using g)
             hit = block >= 0
             counts = hit.sum(axis=1)
             rows = np.flatnonzero(counts)

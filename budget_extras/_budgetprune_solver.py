@@ -21,6 +21,7 @@ theorem) the Lagrangian dual has no gap, and the solver stops when
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from ._budgetprune_problem import PruneProblem
 __all__ = ["PruneResult", "lp_highs", "solve_primal_dual"]
 
 _TIE = 1e-12
+_CHUNK = 1 << 22  # triples per pass chunk (bounds temporary memory)
+_BIG = 50_000_000  # above this many triples: float32 multipliers, no polishing
 
 
 @dataclass
@@ -202,8 +205,9 @@ def solve_primal_dual(
         pair's cost ``lam * pair_cost`` is split evenly over its trees.
     polish_every : int, default 10
         Every this many iterations (and at the end) re-prune each tree as the exact best
-        response to the other trees; 0 disables. Skipped on problems with more than
-        ``5e7`` triples (it needs the triples sorted by tree).
+        response to the other trees; 0 disables. Problems with more than ``5e7`` triples skip
+        it (it needs the triples sorted by tree) and keep the multipliers in float32 (sums are
+        accumulated in float64), to stay within memory.
     patience : int, default 10
         Halve the step factor after this many iterations without a better lower bound.
     progress : callable, optional
@@ -222,23 +226,26 @@ def solve_primal_dual(
     ptr = problem.pair_ptr
     counts = np.diff(ptr)
     node = problem.pair_node
-    pair_of = np.repeat(np.arange(problem.n_pairs, dtype=np.int32), counts)
-    starts = ptr[:-1]
+    big = problem.n_triples > _BIG
+    dtype = np.float32 if big else np.float64
     if beta0 is None:
-        beta = (b / np.maximum(counts, 1))[pair_of]
+        beta = np.repeat((b / np.maximum(counts, 1)).astype(dtype), counts)
     else:
-        beta = np.maximum(np.asarray(beta0, dtype=np.float64), 0.0)
+        beta = np.maximum(np.asarray(beta0, dtype=dtype), 0.0)
         if beta.shape != (problem.n_triples,):
             raise ValueError(
                 f"The 'beta0' parameter must have shape ({problem.n_triples},). Got {beta.shape} instead."
             )
     has_pairs = problem.n_pairs > 0
-    if problem.n_triples > 50_000_000:
+    if big:
         polish_every = 0
+    chunks = _pair_chunks(ptr, _CHUNK)
 
     def upper_of(kept: np.ndarray) -> tuple[float, np.ndarray]:
         leaves = forest.leaves_of(kept)
-        acq = float(b @ np.maximum.reduceat(kept[node], starts)) if has_pairs else 0.0
+        acq = 0.0
+        for p0, p1, lo, hi in chunks:
+            acq += float(b[p0:p1] @ np.maximum.reduceat(kept[node[lo:hi]], ptr[p0:p1] - lo))
         return float(c @ leaves) + acq, leaves
 
     best_upper, best_leaves = np.inf, np.zeros(problem.n_nodes, dtype=bool)
@@ -246,20 +253,18 @@ def solve_primal_dual(
     lower = -np.inf
     theta, stall = 1.5, 0
     status, it = 1, 0
+    beta_sum = np.zeros(problem.n_pairs)
     for it in range(1, max_iter + 1):
-        reward = (
-            np.bincount(node, weights=beta, minlength=problem.n_nodes)
-            if has_pairs
-            else np.zeros(problem.n_nodes)
-        )
+        # pass 1 over the triples: rewards per node and multiplier sums per pair
+        reward = np.zeros(problem.n_nodes)
+        for p0, p1, lo, hi in chunks:
+            part = beta[lo:hi]
+            reward += np.bincount(node[lo:hi], weights=part, minlength=problem.n_nodes)
+            beta_sum[p0:p1] = np.add.reduceat(part, ptr[p0:p1] - lo, dtype=np.float64)
         kept, tree_value = forest.best_pruning(c - forest.subtree_sums(reward))
-        if has_pairs:
-            slack = b - np.add.reduceat(beta, starts)
-            w = slack < 0
-            dual = tree_value + float(beta.sum()) + float(np.minimum(slack, 0.0).sum())
-        else:
-            w = np.zeros(0, dtype=bool)
-            dual = tree_value
+        slack = b - beta_sum
+        w = slack < 0
+        dual = tree_value + float(beta_sum.sum()) + float(np.minimum(slack, 0.0).sum())
         if not np.isfinite(lower) or dual > lower + _TIE * max(abs(lower), 1.0):
             lower, stall = max(lower, dual), 0
         else:
@@ -270,7 +275,7 @@ def solve_primal_dual(
         if upper < best_upper:
             best_upper, best_leaves, best_kept = upper, leaves, kept
         if polish_every and it % polish_every == 1 % polish_every:
-            best_kept = _polish(problem, forest, c, b, pair_of, best_kept)
+            best_kept = _polish(problem, forest, c, b, best_kept)
             upper, leaves = upper_of(best_kept)
             if upper < best_upper:
                 best_upper, best_leaves = upper, leaves
@@ -284,16 +289,25 @@ def solve_primal_dual(
             break
         if not has_pairs:
             continue
-        grad = kept[node].astype(np.float64) - w[pair_of]
-        norm2 = float(grad @ grad)
+        # pass 2: squared norm of the subgradient w^t - w (entries in {-1, 0, 1})
+        norm2 = 0.0
+        for p0, p1, lo, hi in chunks:
+            norm2 += np.count_nonzero(kept[node[lo:hi]] != np.repeat(w[p0:p1], counts[p0:p1]))
         if norm2 == 0.0:  # beta is dual optimal and the relaxed pruning is feasible
             lower = max(lower, upper)
             continue
-        step = theta * (best_upper - dual) / norm2
-        beta += step * grad
-        np.maximum(beta, 0.0, out=beta)
+        step = dtype(theta * (best_upper - dual) / norm2)
+        # pass 3: projected step
+        for p0, p1, lo, hi in chunks:
+            used = kept[node[lo:hi]]
+            w_t = np.repeat(w[p0:p1], counts[p0:p1])
+            part = beta[lo:hi]
+            np.add(part, step, out=part, where=used & ~w_t)
+            down = w_t & ~used
+            np.subtract(part, step, out=part, where=down)
+            np.maximum(part, 0.0, out=part, where=down)
     if polish_every and status != 0:
-        best_kept = _polish(problem, forest, c, b, pair_of, best_kept)
+        best_kept = _polish(problem, forest, c, b, best_kept)
         upper, leaves = upper_of(best_kept)
         if upper < best_upper:
             best_upper, best_leaves = upper, leaves
@@ -321,12 +335,21 @@ def solve_primal_dual(
     )
 
 
+def _pair_chunks(ptr: np.ndarray, size: int) -> list[tuple[int, int, int, int]]:
+    """Split the pairs into runs of about ``size`` triples: ``(p0, p1, t0, t1)``."""
+    n_pairs = ptr.shape[0] - 1
+    if n_pairs == 0:
+        return []
+    cuts = np.searchsorted(ptr, np.arange(0, int(ptr[-1]), size), side="right") - 1
+    bounds = np.unique(np.concatenate([cuts, [n_pairs]]))
+    return [(int(p0), int(p1), int(ptr[p0]), int(ptr[p1])) for p0, p1 in itertools.pairwise(bounds)]
+
+
 def _polish(
     problem: PruneProblem,
     forest: _Forest,
     c: np.ndarray,
     b: np.ndarray,
-    pair_of: np.ndarray,
     kept: np.ndarray,
 ) -> np.ndarray:
     """One sweep of exact per-tree best responses (never increases the objective)."""
@@ -335,22 +358,30 @@ def _polish(
         return kept
     kept = kept.copy()
     node = problem.pair_node
-    tree_of = np.searchsorted(problem.tree_offset, node, side="right") - 1
-    order = np.argsort(tree_of, kind="stable")
-    bounds = np.searchsorted(tree_of[order], np.arange(problem.n_trees + 1))
+    pair_of = np.repeat(np.arange(problem.n_pairs, dtype=np.int32), np.diff(problem.pair_ptr))
+    if "tree_bounds" not in problem._cache:  # triples sorted by tree, computed once per problem
+        tree_of = np.searchsorted(problem.tree_offset, node, side="right") - 1
+        order = np.argsort(tree_of, kind="stable")
+        problem._cache["tree_bounds"] = np.searchsorted(tree_of[order], np.arange(problem.n_trees + 1))
+        problem._cache["tree_node"] = node[order]
+        problem._cache["tree_pair"] = pair_of[order]
+        del order, tree_of
+    bounds = problem._cache["tree_bounds"]
+    node_t, pair_t = problem._cache["tree_node"], problem._cache["tree_pair"]
     usage = np.bincount(pair_of, weights=kept[node], minlength=problem.n_pairs)
     for t in range(problem.n_trees):
-        tri = order[bounds[t] : bounds[t + 1]]
+        tri_node = node_t[bounds[t] : bounds[t + 1]]
+        tri_pair = pair_t[bounds[t] : bounds[t + 1]]
         lo, hi = problem.tree_offset[t], problem.tree_offset[t + 1]
-        own = kept[node[tri]]
-        others = usage[pair_of[tri]] - own
-        free = others > 0.5
-        marginal = np.bincount(node[tri][~free] - lo, weights=b[pair_of[tri][~free]], minlength=hi - lo)
+        own = kept[tri_node]
+        paid = usage[tri_pair] - own < 0.5  # no other tree uses the pair: this tree pays for it
+        marginal = np.bincount(tri_node[paid] - lo, weights=b[tri_pair[paid]], minlength=hi - lo)
         new = _best_tree(problem.parent[lo:hi] - lo, forest.is_leaf[lo:hi], c[lo:hi], marginal)
         kept[lo:hi] = new
-        usage += np.bincount(
-            pair_of[tri], weights=new[node[tri] - lo].astype(np.float64) - own, minlength=problem.n_pairs
-        )
+        changed = new[tri_node - lo] != own
+        if np.any(changed):
+            delta = np.where(own[changed], -1.0, 1.0)
+            usage += np.bincount(tri_pair[changed], weights=delta, minlength=problem.n_pairs)
     return kept
 
 
