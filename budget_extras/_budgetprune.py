@@ -12,6 +12,7 @@ from ._budgetprune_errors import forest_error, gbdt_surrogate_error, inbag_count
 from ._budgetprune_forest import Forest, export_collapsed, forest_from_booster, leaf_nodes, pruned_leaf_map
 from ._budgetprune_problem import PruneProblem, build_problem
 from ._budgetprune_solver import PruneResult, solve_primal_dual
+from ._ensemble import TreeEnsemble
 
 __all__ = ["BudgetPrune", "BudgetPruneSetup", "prepare", "resolve_costs"]
 
@@ -45,9 +46,12 @@ def resolve_costs(
     Parameters
     ----------
     costs : FeatureCosts, array-like, dict, pandas.Series or None
-        ``None``: every feature costs 1. A core ``FeatureCosts`` (read through its ``lazy``,
-        ``groups``, ``group_cost`` and ``split`` attributes), per-feature costs as an array, or a
-        mapping from feature name to cost.
+        ``None``: every feature costs 1. A :class:`FeatureCosts` (its acquisition units
+        ``unit``/``unit_cost``, so groups are bought once per row, and its per-split cost
+        ``split``; ``coupled`` and ``tree`` costs do not depend on the pruning's per-row
+        choices and are not part of the program), any object with ``lazy`` (and optionally
+        ``groups``) attributes, per-feature costs as an array, or a mapping from feature name
+        to cost.
     feature_names : tuple of str
     n_features : int
 
@@ -62,6 +66,16 @@ def resolve_costs(
     split: Any = 0.0
     if costs is None:
         lazy = np.ones(n_features)
+    elif hasattr(costs, "unit") and hasattr(costs, "unit_cost"):  # the core's FeatureCosts
+        if getattr(costs, "feature_names", None) is not None and feature_names:
+            costs = costs.aligned(list(feature_names))
+        if costs.n_features != n_features:
+            raise ValueError(
+                f"The 'costs' argument describes {costs.n_features} features but the model has {n_features}."
+            )
+        split_cost = np.broadcast_to(np.asarray(costs.split, dtype=np.float64), (n_features,)).copy()
+        unit = np.asarray(costs.unit, dtype=np.int64)
+        return unit, np.asarray(costs.unit_cost, dtype=np.float64), split_cost
     elif hasattr(costs, "lazy"):
         lazy = np.asarray(costs.lazy, dtype=np.float64)
         groups = getattr(costs, "groups", None)
@@ -241,9 +255,8 @@ class BudgetPrune:
         The pruned model as LightGBM model text.
     booster_ : lightgbm.Booster
         The pruned model loaded in LightGBM.
-    ensemble_ : TreeEnsemble or None
-        The pruned model as the core's TreeEnsemble (``collapse`` of the original), when the core
-        is installed.
+    ensemble_ : TreeEnsemble
+        The pruned model: ``TreeEnsemble.from_booster(model).collapse(collapsed_)``.
     setup_ : BudgetPruneSetup
         The program and routing, for re-solving at other lambdas.
     path_ : list of tuple
@@ -467,10 +480,6 @@ def raw_from_leaves(forest: Forest, leaves: np.ndarray) -> np.ndarray:
     return np.stack([vals[:, forest.tree_class == c].sum(axis=1) for c in range(k)], axis=1)
 
 
-def _core_collapse(booster: Any, collapsed: np.ndarray) -> Any:
-    """Return the core's ``TreeEnsemble.collapse`` result when the core is installed, else None."""
-    try:
-        from ._ensemble import TreeEnsemble  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
+def _core_collapse(booster: Any, collapsed: np.ndarray) -> TreeEnsemble:
+    """Collapse the nodes (same pre-order numbering as the core's) with ``TreeEnsemble.collapse``."""
     return TreeEnsemble.from_booster(booster).collapse(collapsed)

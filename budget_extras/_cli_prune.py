@@ -5,53 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._budgetprune import BudgetPrune
+from ._costs import FeatureCosts
 
-__all__ = ["read_costs_csv", "register", "run"]
-
-
-def read_costs_csv(path: str) -> Any:
-    """Read a costs CSV (columns ``feature`` and ``cost`` or ``lazy``, optional ``group``).
-
-    Uses the core's ``FeatureCosts.from_csv`` when the core is installed.
-    """
-    try:
-        from ._costs import FeatureCosts  # type: ignore[import-not-found,unused-ignore]
-
-        return FeatureCosts.from_csv(path)
-    except ImportError:
-        pass
-    table = pd.read_csv(path)
-    col = "cost" if "cost" in table.columns else "lazy" if "lazy" in table.columns else None
-    if "feature" not in table.columns or col is None:
-        raise ValueError(
-            f"The costs file {path!r} must have a 'feature' column and a 'cost' (or 'lazy') column. "
-            f"Got columns {list(table.columns)}."
-        )
-    return SimpleNamespace(
-        names=list(table["feature"].astype(str)),
-        lazy=table[col].to_numpy(dtype=np.float64),
-        groups=table["group"].to_numpy() if "group" in table.columns else None,
-    )
-
-
-def _align_costs(costs: Any, feature_names: list[str]) -> Any:
-    names = getattr(costs, "names", None)
-    if names is None:
-        return costs
-    index = {n: i for i, n in enumerate(names)}
-    missing = [f for f in feature_names if f not in index]
-    if missing:
-        raise ValueError(f"The costs file has no line for features {missing[:5]}.")
-    order = np.array([index[f] for f in feature_names])
-    groups = None if costs.groups is None else costs.groups[order]
-    return SimpleNamespace(lazy=costs.lazy[order], groups=groups)
+__all__ = ["register", "run"]
 
 
 def _features(table: pd.DataFrame, names: list[str], label: str) -> pd.DataFrame:
@@ -76,7 +38,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--model", required=True, help="LightGBM model file")
     p.add_argument("--train", required=True, help="training CSV with a label column")
     p.add_argument("--valid", required=True, help="validation CSV (features; a label column is ignored)")
-    p.add_argument("--costs", default=None, help="costs CSV: feature,cost[,group] (default: uniform)")
+    p.add_argument("--costs", default=None, help="costs CSV read by FeatureCosts.from_csv (default: uniform)")
     p.add_argument("--label", default="label", help="name of the label column (default: label)")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--lambda", dest="lam", type=float, help="error/cost trade-off")
@@ -104,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     valid = pd.read_csv(args.valid)
     X_train = _features(train, names, args.label).to_numpy(dtype=np.float64)
     X_valid = _features(valid, names, args.label).to_numpy(dtype=np.float64)
-    costs = _align_costs(read_costs_csv(args.costs), names) if args.costs else None
+    costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
     est = BudgetPrune(
         lam=args.lam,
         budget=args.budget,

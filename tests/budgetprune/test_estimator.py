@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
 import pytest
 
-from budget_extras import BudgetPrune
+from budget_extras import BudgetPrune, FeatureCosts, cost_report
 from budget_extras._budgetprune_errors import inbag_counts, train_counts
 from budget_extras._budgetprune_forest import forest_from_booster, leaf_nodes
-from budget_extras._cli_prune import register
+from budget_extras._cli import main
 
 
 @pytest.fixture
@@ -57,6 +55,8 @@ def test_exported_model_loads_in_lightgbm_and_predicts_like_our_predictor(rng, b
     bp = BudgetPrune(lam=lam, max_iter=50).fit(booster, X, y, Xv)
     loaded = lgb.Booster(model_str=bp.model_string_)
     np.testing.assert_allclose(loaded.predict(Xv, raw_score=True), bp.predict_raw(Xv), rtol=0, atol=1e-12)
+    # the core's TreeEnsemble.collapse of the same nodes is the same model
+    np.testing.assert_allclose(bp.ensemble_.predict_raw(Xv), loaded.predict(Xv, raw_score=True), atol=1e-9)
     # pruning only removes nodes: every pruned tree has at most the original number of leaves
     original = booster.dump_model()["tree_info"]
     pruned = loaded.dump_model()["tree_info"]
@@ -119,14 +119,14 @@ def test_feature_groups_and_costs_mapping(rng):
     booster, X, y, Xv = _model(rng)
     names = booster.feature_name()
 
-    class Costs:  # the shape of the core's FeatureCosts
-        lazy = np.array([1.0, 2.0, 2.0, 1.0, 1.0, 3.0])
-        groups = np.array([0, 1, 1, 2, 3, 4])  # features 1 and 2 are bought together
-        split = 0.0
-
-    grouped = BudgetPrune(lam=0.0).fit(booster, X, y, Xv, Costs())
-    single = BudgetPrune(lam=0.0).fit(booster, X, y, Xv, dict(zip(names, Costs.lazy, strict=True)))
+    lazy = np.array([1.0, 2.0, 2.0, 1.0, 1.0, 3.0])
+    grouped_costs = FeatureCosts(lazy, groups=[-1, "panel", "panel", -1, -1, -1])  # 1 and 2 bought together
+    grouped = BudgetPrune(lam=0.0).fit(booster, X, y, Xv, grouped_costs)
+    single = BudgetPrune(lam=0.0).fit(booster, X, y, Xv, dict(zip(names, lazy, strict=True)))
     assert grouped.result_.acquisition_term < single.result_.acquisition_term
+    # the pruned forest's cost under the core's single accounting rule equals the solver's term
+    report = cost_report(grouped.ensemble_, Xv, grouped_costs)
+    assert report.acquisition_cost.mean() == pytest.approx(grouped.result_.acquisition_term)
 
 
 def test_predict_proba_is_the_average_leaf_class_distribution(rng):
@@ -175,29 +175,10 @@ def test_cli_output_equals_library(rng, tmp_path):
     pd.DataFrame(Xv, columns=names).to_csv(tmp_path / "valid.csv", index=False)
     costs = np.array([1.0, 2.0, 1.0, 1.0, 0.5, 1.5])
     pd.DataFrame({"feature": names, "cost": costs}).to_csv(tmp_path / "costs.csv", index=False)
-    parser = argparse.ArgumentParser(prog="budget-extras")
-    register(parser.add_subparsers())
     out = tmp_path / "pruned.txt"
-    args = parser.parse_args(
-        [
-            "prune",
-            "--model",
-            str(model),
-            "--train",
-            str(tmp_path / "train.csv"),
-            "--valid",
-            str(tmp_path / "valid.csv"),
-            "--costs",
-            str(tmp_path / "costs.csv"),
-            "--budget",
-            "1.2",
-            "-q",
-            "-o",
-            str(out),
-            "--json",
-            str(tmp_path / "r.json"),
-        ]
-    )
-    assert args.func(args) == 0
+    argv = ["prune", "--model", str(model), "--train", str(tmp_path / "train.csv"),
+            "--valid", str(tmp_path / "valid.csv"), "--costs", str(tmp_path / "costs.csv"),
+            "--budget", "1.2", "-q", "-o", str(out), "--json", str(tmp_path / "r.json")]
+    assert main(argv) == 0
     lib = BudgetPrune(budget=1.2).fit(lgb.Booster(model_file=str(model)), X, y, Xv, costs)
     assert out.read_text() == lib.model_string_
