@@ -72,9 +72,18 @@ def split(X, y, sizes, seed):
 
 def train_rf(X, y, n_trees, *, num_leaves, seed=0):
     d = X.shape[1]
-    params = dict(objective="binary", boosting="rf", bagging_fraction=0.632, bagging_freq=1,
-                  feature_fraction_bynode=float(min(1.0, np.sqrt(d) / d * 2)), num_leaves=num_leaves,
-                  min_data_in_leaf=2, verbose=-1, seed=seed, num_threads=1)
+    params = dict(
+        objective="binary",
+        boosting="rf",
+        bagging_fraction=0.632,
+        bagging_freq=1,
+        feature_fraction_bynode=float(min(1.0, np.sqrt(d) / d * 2)),
+        num_leaves=num_leaves,
+        min_data_in_leaf=2,
+        verbose=-1,
+        seed=seed,
+        num_threads=1,
+    )
     return lgb.train(params, lgb.Dataset(X, y), num_boost_round=n_trees)
 
 
@@ -82,7 +91,7 @@ def train_rf(X, y, n_trees, *, num_leaves, seed=0):
 class Method:
     name = ""
 
-    def setup(self, ctx):  # noqa: B027
+    def setup(self, ctx):
         pass
 
     def run(self, ctx):
@@ -111,8 +120,9 @@ class BudgetPruneMethod(Method):
                 beta = beta * (lam / prev)  # warm start, rescaled to the new lambda
             r = solve_primal_dual(ctx[self.problem_key], lam, max_iter=self.max_iter, beta0=beta)
             beta, prev = r.beta, lam
-            self.stats.append(dict(lam=lam, status=r.status, rel_gap=r.rel_gap, iterations=r.iterations,
-                                   seconds=r.elapsed))
+            self.stats.append(
+                dict(lam=lam, status=r.status, rel_gap=r.rel_gap, iterations=r.iterations, seconds=r.elapsed)
+            )
             out.append((lam, r.leaf_mask))
         return out
 
@@ -165,20 +175,37 @@ def curves(name, X, y, sizes, args, seed=0):
     setup = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error_source="train")
     forest, problem = setup.forest, setup.problem
     test_leaves = leaf_nodes(forest, booster, Xte)
-    test_problem = build_problem(tree_offset=forest.tree_offset, parent=forest.parent,
-                                 node_group=forest.feature, node_error=problem.node_error,
-                                 leaf_nodes=test_leaves, group_cost=np.ones(X.shape[1]))
+    test_problem = build_problem(
+        tree_offset=forest.tree_offset,
+        parent=forest.parent,
+        node_group=forest.feature,
+        node_error=problem.node_error,
+        leaf_nodes=test_leaves,
+        group_cost=np.ones(X.shape[1]),
+    )
     # correctness gate: our routing of the unpruned forest is LightGBM's
     ref = booster.predict(Xte, raw_score=True)
     assert np.allclose(raw_from_leaves(forest, test_leaves), ref, atol=1e-9)
     oob = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error_source="oob").problem
-    ctx = dict(forest=forest, problem=problem, problem_oob=oob, test_problem=test_problem, test_leaves=test_leaves,
-               y_test=yte, counts=setup.counts, node_group=forest.feature)
+    ctx = dict(
+        forest=forest,
+        problem=problem,
+        problem_oob=oob,
+        test_problem=test_problem,
+        test_leaves=test_leaves,
+        y_test=yte,
+        counts=setup.counts,
+        node_group=forest.feature,
+    )
     methods = [
         Unpruned(),
         BudgetPruneMethod(np.geomspace(args.lam_min, args.lam_max, args.points), args.max_iter),
-        BudgetPruneMethod(np.geomspace(args.lam_min, args.lam_max, args.points), args.max_iter,
-                          problem_key="problem_oob", name="BudgetPrune (OOB error)"),
+        BudgetPruneMethod(
+            np.geomspace(args.lam_min, args.lam_max, args.points),
+            args.max_iter,
+            problem_key="problem_oob",
+            name="BudgetPrune (OOB error)",
+        ),
         CCPMethod(np.geomspace(1e-7, 1e-2, args.points)),
         GreedyMethod(),
         ThresholdMethod(np.linspace(0.0, 0.5, args.points)),
@@ -192,20 +219,44 @@ def curves(name, X, y, sizes, args, seed=0):
         rows = []
         for param, z in pts:
             acc, tc, vc = evaluate(ctx, z)
-            rows.append(dict(param=param if isinstance(param, str) else float(param), accuracy=acc,
-                             test_cost=tc, valid_cost=vc))
-        results[m.name] = dict(points=rows, seconds=secs, **({"solver": m.stats} if hasattr(m, "stats") else {}))
+            rows.append(
+                dict(
+                    param=param if isinstance(param, str) else float(param),
+                    accuracy=acc,
+                    test_cost=tc,
+                    valid_cost=vc,
+                )
+            )
+        results[m.name] = dict(
+            points=rows, seconds=secs, **({"solver": m.stats} if hasattr(m, "stats") else {})
+        )
         print(f"  {name}: {m.name:20s} {len(rows):3d} points in {secs:7.1f}s", flush=True)
     base = results["Unpruned RF"]["points"][0]
     summary = dict(unpruned_accuracy=base["accuracy"], unpruned_cost=base["test_cost"])
-    for key in ("BudgetPrune", "BudgetPrune (OOB error)", "CCP (per tree)", "GreedyPrune", "BudgetRF threshold"):
+    for key in (
+        "BudgetPrune",
+        "BudgetPrune (OOB error)",
+        "CCP (per tree)",
+        "GreedyPrune",
+        "BudgetRF threshold",
+    ):
         ok = [p for p in results[key]["points"] if p["accuracy"] >= base["accuracy"] - 0.001]
         best = min(ok, key=lambda p: p["test_cost"]) if ok else None
-        summary[key] = dict(best_within_0_1pt=best,
-                            cost_reduction=(1 - best["test_cost"] / base["test_cost"]) if best else None)
-    info = dict(n_train=len(ytr), n_valid=len(yva), n_test=len(yte), n_features=X.shape[1], trees=args.trees,
-                num_leaves=args.num_leaves, n_nodes=forest.n_nodes, n_triples=problem.n_triples,
-                train_seconds=train_s)
+        summary[key] = dict(
+            best_within_0_1pt=best,
+            cost_reduction=(1 - best["test_cost"] / base["test_cost"]) if best else None,
+        )
+    info = dict(
+        n_train=len(ytr),
+        n_valid=len(yva),
+        n_test=len(yte),
+        n_features=X.shape[1],
+        trees=args.trees,
+        num_leaves=args.num_leaves,
+        n_nodes=forest.n_nodes,
+        n_triples=problem.n_triples,
+        train_seconds=train_s,
+    )
     return dict(info=info, methods=results, summary=summary)
 
 
@@ -247,17 +298,32 @@ def speed(X, y, configs, args):
         lam = args.speed_lam
         trace = []
         t0 = time.perf_counter()
-        pd_res = solve_primal_dual(prob, lam, gap_tol=1e-4, max_iter=5000,
-                                   progress=lambda i, u, lo: trace.append((time.perf_counter() - t0, u, lo)))
+        pd_res = solve_primal_dual(
+            prob,
+            lam,
+            gap_tol=1e-4,
+            max_iter=5000,
+            progress=lambda i, u, lo, trace=trace, t0=t0: trace.append((time.perf_counter() - t0, u, lo)),
+        )
         pd_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         lp, x = lp_highs(prob, lam, time_limit=args.highs_limit)
         hi_s = time.perf_counter() - t1
-        row = dict(trees=n_trees, valid_rows=n_valid, n_triples=prob.n_triples, lam=lam,
-                   pd_seconds=pd_s, pd_status=pd_res.status, pd_rel_gap=pd_res.rel_gap,
-                   pd_iterations=pd_res.iterations, pd_objective=pd_res.objective,
-                   highs_seconds=hi_s, highs_status=lp.status, highs_message=lp.message,
-                   highs_objective=lp.objective)
+        row = dict(
+            trees=n_trees,
+            valid_rows=n_valid,
+            n_triples=prob.n_triples,
+            lam=lam,
+            pd_seconds=pd_s,
+            pd_status=pd_res.status,
+            pd_rel_gap=pd_res.rel_gap,
+            pd_iterations=pd_res.iterations,
+            pd_objective=pd_res.objective,
+            highs_seconds=hi_s,
+            highs_status=lp.status,
+            highs_message=lp.message,
+            highs_objective=lp.objective,
+        )
         if lp.status == 0:
             row["lp_max_fractionality"] = float(np.abs(x - np.round(x)).max())
             row["pd_matches_highs"] = bool(abs(pd_res.objective - lp.objective) <= 1e-6 * abs(lp.objective))
@@ -283,16 +349,104 @@ def scale_child(args):
     r = solve_primal_dual(setup.problem, args.speed_lam, gap_tol=1e-4, max_iter=10**6, time_limit=left)
     total = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
-    out = dict(trees=args.scale_trees, valid_rows=args.scale_rows, n_triples=setup.problem.n_triples,
-               train_seconds=train_s, build_seconds=build_s, total_seconds=total, peak_traced_gb=peak / 2**30,
-               status=r.status, message=r.message, rel_gap=r.rel_gap, iterations=r.iterations)
+    out = dict(
+        trees=args.scale_trees,
+        valid_rows=args.scale_rows,
+        n_triples=setup.problem.n_triples,
+        train_seconds=train_s,
+        build_seconds=build_s,
+        total_seconds=total,
+        peak_traced_gb=peak / 2**30,
+        status=r.status,
+        message=r.message,
+        rel_gap=r.rel_gap,
+        iterations=r.iterations,
+    )
     print(json.dumps(out))
+
+
+def report(paths):
+    """Markdown tables of the recorded results (for docs/budgetprune.md)."""
+    res = {}
+    for path in paths:
+        if Path(path).exists():
+            res.update(json.loads(Path(path).read_text()))
+    lines = []
+    for name, c in res.get("curves", {}).items():
+        info, summ = c["info"], c["summary"]
+        lines.append(
+            f"### {name}: {info['n_train']} train / {info['n_valid']} validation / "
+            f"{info['n_test']} test rows, "
+            f"{info['n_features']} features, {info['trees']} trees x {info['num_leaves']} leaves "
+            f"({info['n_nodes']} nodes, {info['n_triples']} triples)\n"
+        )
+        lines.append(
+            f"Unpruned: test accuracy {100 * summ['unpruned_accuracy']:.2f}%, "
+            f"average cost {summ['unpruned_cost']:.2f} features per row.\n"
+        )
+        lines.append(
+            "| method | lowest cost within 0.1 pt of unpruned accuracy | reduction | accuracy there | "
+            "method time (s) |"
+        )
+        lines.append("|---|---|---|---|---|")
+        for m, v in summ.items():
+            if not isinstance(v, dict):
+                continue
+            b = v["best_within_0_1pt"]
+            secs = c["methods"][m]["seconds"]
+            if b is None:
+                lines.append(f"| {m} | none | - | - | {secs:.1f} |")
+            else:
+                lines.append(
+                    f"| {m} | {b['test_cost']:.2f} | {100 * v['cost_reduction']:.1f}% | "
+                    f"{100 * b['accuracy']:.2f}% | {secs:.1f} |"
+                )
+        lines.append("")
+        lines.append("| method | (test cost, test accuracy %) along the sweep |")
+        lines.append("|---|---|")
+        for m, v in c["methods"].items():
+            pts = sorted(v["points"], key=lambda p: -p["test_cost"])
+            lines.append(
+                f"| {m} | "
+                + ", ".join(f"({p['test_cost']:.1f}, {100 * p['accuracy']:.1f})" for p in pts)
+                + " |"
+            )
+        for m, v in c["methods"].items():
+            if "solver" in v:
+                st = v["solver"]
+                n_opt = sum(1 for r in st if r["status"] == 0)
+                lines.append(
+                    f"\n{m}: {n_opt}/{len(st)} solves certified (gap <= 1e-4 relative); largest final gap "
+                    f"{max(r['rel_gap'] for r in st):.1e}; iterations {min(r['iterations'] for r in st)}-"
+                    f"{max(r['iterations'] for r in st)}."
+                )
+        lines.append("")
+    if "speed" in res:
+        lines.append(
+            "| trees x validation rows | triples | primal-dual (s) | status, gap | to HiGHS's optimum (s) | "
+            "HiGHS (s) | HiGHS status | LP integral | speed-up |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for r in res["speed"]:
+            frac = r.get("lp_max_fractionality")
+            speedup = r["highs_seconds"] / r["pd_seconds"]
+            lines.append(
+                f"| {r['trees']} x {r['valid_rows']} | {r['n_triples']} | {r['pd_seconds']:.1f} | "
+                f"{r['pd_status']}, {r['pd_rel_gap']:.1e} | {r.get('pd_seconds_to_optimal_primal')} | "
+                f"{r['highs_seconds']:.1f} | {r['highs_status']} | "
+                f"{'yes' if frac is not None and frac <= 1e-7 else frac} | {speedup:.1f}x |"
+            )
+    if "scale" in res:
+        lines.append("\n" + json.dumps(res["scale"], indent=1))
+    print("\n".join(lines))
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", required=True)
-    p.add_argument("--part", choices=("curves", "speed", "scale", "all", "_scale_child"), default="all")
+    p.add_argument(
+        "--part", choices=("curves", "speed", "scale", "all", "report", "_scale_child"), default="all"
+    )
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "budgetprune.json"))
     p.add_argument("--img-dir", default=str(ROOT / "docs" / "img"))
     p.add_argument("--trees", type=int, default=40)
@@ -312,12 +466,21 @@ def main(argv=None):
     if args.part == "_scale_child":
         scale_child(args)
         return 0
+    if args.part == "report":
+        out = Path(args.out)
+        report([out, out.with_name(out.stem + "_speed.json"), out.with_name(out.stem + "_scale.json")])
+        return 0
     data = Path(args.data_dir)
     out_path = Path(args.out)
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
-    results["environment"] = dict(python=sys.version.split()[0], numpy=np.__version__, scipy=scipy.__version__,
-                                  lightgbm=lgb.__version__, platform=platform.platform(),
-                                  cpu_count=os.cpu_count())
+    results["environment"] = dict(
+        python=sys.version.split()[0],
+        numpy=np.__version__,
+        scipy=scipy.__version__,
+        lightgbm=lgb.__version__,
+        platform=platform.platform(),
+        cpu_count=os.cpu_count(),
+    )
     if args.part in ("curves", "all"):
         Xf, yf = load_forest(data)
         Xm, ym = load_magic(data)
@@ -339,9 +502,22 @@ def main(argv=None):
         results["speed"] = speed(Xf, yf, configs, args)
         out_path.write_text(json.dumps(results, indent=1))
     if args.part in ("scale", "all"):
-        cmd = [sys.executable, __file__, "--data-dir", str(data), "--part", "_scale_child",
-               "--scale-trees", str(args.scale_trees), "--scale-rows", str(args.scale_rows),
-               "--scale-train", str(args.scale_train), "--speed-lam", str(args.speed_lam)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--data-dir",
+            str(data),
+            "--part",
+            "_scale_child",
+            "--scale-trees",
+            str(args.scale_trees),
+            "--scale-rows",
+            str(args.scale_rows),
+            "--scale-train",
+            str(args.scale_train),
+            "--speed-lam",
+            str(args.speed_lam),
+        ]
         t = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         line = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from budget_extras import BudgetPrune, FeatureCosts, cost_report
+from budget_extras import BudgetPrune, FeatureCosts, TreeEnsemble, cost_report
 from budget_extras._budgetprune_errors import inbag_counts, train_counts
 from budget_extras._budgetprune_forest import forest_from_booster, leaf_nodes
 from budget_extras._cli import main
@@ -182,3 +182,16 @@ def test_cli_output_equals_library(rng, tmp_path):
     assert main(argv) == 0
     lib = BudgetPrune(budget=1.2).fit(lgb.Booster(model_file=str(model)), X, y, Xv, costs)
     assert out.read_text() == lib.model_string_
+
+
+def test_tree_ensemble_input_and_evaluation_cost_match_the_core_accounting(rng):
+    booster, X, y, Xv = _model(rng)
+    costs = FeatureCosts(np.array([1.0, 2.0, 1.0, 1.0, 0.5, 1.5]), split=0.25)
+    from_booster = BudgetPrune(lam=0.01, eval_cost=True, max_iter=50).fit(booster, X, y, Xv, costs)
+    from_ensemble = BudgetPrune(lam=0.01, eval_cost=True, max_iter=50).fit(
+        TreeEnsemble.from_booster(booster), X, y, Xv, costs
+    )
+    np.testing.assert_array_equal(from_booster.collapsed_, from_ensemble.collapsed_)
+    report = cost_report(from_booster.ensemble_, Xv, costs)
+    assert report.eval_cost.mean() == pytest.approx(from_booster.result_.evaluation_term)
+    assert report.acquisition_cost.mean() == pytest.approx(from_booster.result_.acquisition_term)
