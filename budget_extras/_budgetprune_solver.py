@@ -444,7 +444,8 @@ def lp_highs(
 
     Variables ``z`` (nodes), ``w^t`` (triples) and ``w`` (pairs); path equalities for every
     original leaf, ``w^t + sum_{path to f} z = 1`` per triple and ``w^t <= w``. This is an
-    independent oracle for :func:`solve_primal_dual`.
+    independent oracle for :func:`solve_primal_dual`. The objective is rescaled for HiGHS so
+    that its smallest nonzero coefficient is 1 (HiGHS's tolerances are absolute).
 
     Parameters
     ----------
@@ -484,11 +485,15 @@ def lp_highs(
     cost = np.concatenate(
         [problem.node_error + lam * problem.node_eval, np.zeros(m), lam * problem.pair_cost]
     )
+    # HiGHS's optimality tolerances are absolute (1e-7): scale the objective so that its smallest
+    # nonzero coefficient is 1 (costs lam * c / N are often far below 1e-7), then scale back
+    nonzero = np.abs(cost[cost != 0])
+    scale = float(min(1.0 / nonzero.min(), 1e9)) if nonzero.size else 1.0
     options: dict[str, object] = {}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     res = linprog(
-        cost,
+        cost * scale,
         A_ub=a_ub if m else None,
         b_ub=np.zeros(m) if m else None,
         A_eq=a_eq,
@@ -505,7 +510,7 @@ def lp_highs(
     else:
         x = res.x
         leaf_mask = x[:n] > 0.5
-        obj = float(res.fun)
+        obj = float(cost @ x)
     status = 0 if res.status == 0 else 3
     return (
         _finish(
