@@ -167,7 +167,7 @@ def evaluate(ctx, leaf_mask):
     return acc, test_cost, valid_cost
 
 
-def curves(name, X, y, sizes, args, seed=0):
+def curves(name, X, y, sizes, args, seed=0, previous=None):
     Xtr, ytr, Xva, yva, Xte, yte = split(X, y, sizes, seed)
     t0 = time.perf_counter()
     booster = train_rf(Xtr, ytr, args.trees, num_leaves=args.num_leaves, seed=seed)
@@ -187,10 +187,12 @@ def curves(name, X, y, sizes, args, seed=0):
     ref = booster.predict(Xte, raw_score=True)
     assert np.allclose(raw_from_leaves(forest, test_leaves), ref, atol=1e-9)
     oob = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error_source="oob").problem
+    loss = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error="loss").problem
     ctx = dict(
         forest=forest,
         problem=problem,
         problem_oob=oob,
+        problem_loss=loss,
         test_problem=test_problem,
         test_leaves=test_leaves,
         y_test=yte,
@@ -206,11 +208,19 @@ def curves(name, X, y, sizes, args, seed=0):
             problem_key="problem_oob",
             name="BudgetPrune (OOB error)",
         ),
+        BudgetPruneMethod(
+            np.geomspace(args.loss_lam_min, args.loss_lam_max, args.points),
+            args.max_iter,
+            problem_key="problem_loss",
+            name="BudgetPrune (loss error)",
+        ),
         CCPMethod(np.geomspace(1e-7, 1e-2, args.points)),
         GreedyMethod(),
         ThresholdMethod(np.linspace(0.0, 0.5, args.points)),
     ]
-    results = {}
+    if args.only:
+        methods = [m for m in methods if m.name in args.only or m.name == "Unpruned RF"]
+    results = dict(previous or {})
     for m in methods:  # one pass each; curves are not timings
         m.setup(ctx)
         t = time.perf_counter()
@@ -233,13 +243,9 @@ def curves(name, X, y, sizes, args, seed=0):
         print(f"  {name}: {m.name:20s} {len(rows):3d} points in {secs:7.1f}s", flush=True)
     base = results["Unpruned RF"]["points"][0]
     summary = dict(unpruned_accuracy=base["accuracy"], unpruned_cost=base["test_cost"])
-    for key in (
-        "BudgetPrune",
-        "BudgetPrune (OOB error)",
-        "CCP (per tree)",
-        "GreedyPrune",
-        "BudgetRF threshold",
-    ):
+    for key in results:
+        if key == "Unpruned RF":
+            continue
         ok = [p for p in results[key]["points"] if p["accuracy"] >= base["accuracy"] - 0.001]
         best = min(ok, key=lambda p: p["test_cost"]) if ok else None
         summary[key] = dict(
@@ -455,6 +461,9 @@ def main(argv=None):
     p.add_argument("--lam-min", type=float, default=1e-4)
     p.add_argument("--lam-max", type=float, default=3e-2)
     p.add_argument("--max-iter", type=int, default=60)
+    p.add_argument("--loss-lam-min", type=float, default=1e-4)
+    p.add_argument("--loss-lam-max", type=float, default=3.0)
+    p.add_argument("--only", nargs="*", default=None, help="run only these methods (merged into the results)")
     p.add_argument("--speed-lam", type=float, default=3e-4)
     p.add_argument("--speed-train", type=int, default=20000)
     p.add_argument("--highs-limit", type=float, default=900.0)
@@ -486,10 +495,11 @@ def main(argv=None):
         Xm, ym = load_magic(data)
         sizes_f = (4000, 2000, 4000) if args.quick else (40000, 5000, 40000)
         sizes_m = (2000, 1000, 2000) if args.quick else (9510, 4755, 4755)
-        results["curves"] = {}
+        results.setdefault("curves", {})
         for name, X, y, sizes in (("MAGIC", Xm, ym, sizes_m), ("Forest", Xf, yf, sizes_f)):
             print(f"curves: {name}", flush=True)
-            res = curves(name, X, y, sizes, args)
+            prev = results["curves"].get(name, {}).get("methods") if args.only else None
+            res = curves(name, X, y, sizes, args, previous=prev)
             results["curves"][name] = res
             Path(args.img_dir).mkdir(parents=True, exist_ok=True)
             plot(name, res, Path(args.img_dir) / f"budgetprune_{name.lower()}.png")

@@ -144,6 +144,7 @@ def prepare(
     costs: Any = None,
     *,
     error_source: str = "train",
+    error: str = "misclassification",
     eval_cost: bool = False,
 ) -> BudgetPruneSetup:
     """Build BudgetPrune's program for a LightGBM model (see :class:`BudgetPrune`)."""
@@ -157,6 +158,10 @@ def prepare(
     if y.ndim != 1:
         raise ValueError(f"The 'y_train' argument must be one-dimensional. Got shape {y.shape} instead.")
     counts = None
+    if error not in ("misclassification", "loss"):
+        raise ValueError(
+            f"The 'error' parameter must be 'misclassification' or 'loss'. Got {error!r} instead."
+        )
     if forest.average_output:
         if error_source == "inbag":
             counts = inbag_counts(forest, y)
@@ -174,6 +179,10 @@ def prepare(
                         "some node has more in-bag rows than rows passed."
                     )
         node_error = forest_error(forest, counts)
+        if error == "loss":
+            if error_source != "train":
+                raise ValueError("error='loss' uses the training rows passed: it needs error_source='train'.")
+            node_error = gbdt_surrogate_error(forest, booster, X_train, y, tr)
     else:
         if error_source != "train":
             raise ValueError(
@@ -230,6 +239,10 @@ class BudgetPrune:
         Target average acquisition (plus evaluation, with ``eval_cost``) cost per validation row.
     error_source : {"train", "inbag", "oob"}, default "train"
         Which training rows define the error terms (see ``_budgetprune_errors``).
+    error : {"misclassification", "loss"}, default "misclassification"
+        Random forests: the paper's 0-1 majority error per node, or the loss surrogate (training
+        loss of the forest's averaged output with one tree collapsed at the node; needs
+        ``error_source="train"``). Boosted models always use the loss surrogate.
     eval_cost : bool, default False
         Add the split-evaluation cost of the costs object (``split``) to the cost term.
     gap_tol : float, default 1e-4
@@ -269,6 +282,7 @@ class BudgetPrune:
         *,
         budget: float | None = None,
         error_source: str = "train",
+        error: str = "misclassification",
         eval_cost: bool = False,
         gap_tol: float = 1e-4,
         max_iter: int = 500,
@@ -279,6 +293,7 @@ class BudgetPrune:
         self.lam = lam
         self.budget = budget
         self.error_source = error_source
+        self.error = error
         self.eval_cost = eval_cost
         self.gap_tol = gap_tol
         self.max_iter = max_iter
@@ -295,6 +310,7 @@ class BudgetPrune:
                 "lam",
                 "budget",
                 "error_source",
+                "error",
                 "eval_cost",
                 "gap_tol",
                 "max_iter",
@@ -353,7 +369,14 @@ class BudgetPrune:
         """
         self._params_iv()
         setup = prepare(
-            model, X_train, y_train, X_valid, costs, error_source=self.error_source, eval_cost=self.eval_cost
+            model,
+            X_train,
+            y_train,
+            X_valid,
+            costs,
+            error_source=self.error_source,
+            error=self.error,
+            eval_cost=self.eval_cost,
         )
         self.setup_ = setup
         show = self.progress if self.progress is not None else setup.problem.n_triples > 10_000_000

@@ -20,7 +20,10 @@ Which training rows count (``error_source``):
 
 GBDT (``average_output`` false) has no class counts: the surrogate ``e_h`` is the training loss of
 the full model when tree ``t`` alone is collapsed at ``h`` (its other nodes and all other trees
-unchanged), summed over the rows reaching ``h``, divided by the number of rows. It is additive over
+unchanged), summed over the rows reaching ``h``, divided by the number of rows. The same
+surrogate is available for random forests (``error="loss"``; the forest's output is the average
+of its trees): unlike the 0-1 majority error it values splits that refine leaf probabilities,
+which a forest that averages leaf outputs (as LightGBM's does) uses. It is additive over
 a tree's leaves, hence fits the program exactly, but ignores interactions between trees: the
 pruning is exact for this surrogate, heuristic for the true loss.
 """
@@ -199,6 +202,8 @@ def gbdt_surrogate_error(
     """
     y = np.asarray(y, dtype=np.float64)
     raw = np.asarray(booster.predict(X, raw_score=True), dtype=np.float64)
+    # a random forest's raw score is the sum of its trees; LightGBM transforms the average
+    scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
     n_rows = y.shape[0]
     err = np.zeros(forest.n_nodes)
     for t in range(forest.n_trees):
@@ -218,7 +223,11 @@ def gbdt_surrogate_error(
             if raw.ndim == 2:
                 raw_all = raw[live].copy()
                 raw_all[:, cls] = base[live] + v
-            loss = _loss(forest.objective, y[live], base[live] + v, cls if raw.ndim == 2 else None, raw_all)
+            if raw_all is not None:
+                raw_all = raw_all / scale
+            loss = _loss(
+                forest.objective, y[live], (base[live] + v) / scale, cls if raw.ndim == 2 else None, raw_all
+            )
             err += np.bincount(node[live], weights=loss, minlength=forest.n_nodes)
             node[live] = forest.parent[node[live]]
     return err / max(n_rows, 1)

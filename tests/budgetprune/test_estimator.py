@@ -195,3 +195,17 @@ def test_tree_ensemble_input_and_evaluation_cost_match_the_core_accounting(rng):
     report = cost_report(from_booster.ensemble_, Xv, costs)
     assert report.eval_cost.mean() == pytest.approx(from_booster.result_.evaluation_term)
     assert report.acquisition_cost.mean() == pytest.approx(from_booster.result_.acquisition_term)
+
+
+def test_loss_error_of_a_forest_is_the_loss_of_its_averaged_output(rng):
+    booster, X, y, Xv = _model(rng)
+    bp = BudgetPrune(lam=0.0, error="loss").fit(booster, X, y, Xv)
+    # unpruned at lambda = 0 (every split lowers the training loss): the error term is
+    # n_trees x the forest's training logloss, since each tree's term is the full model's loss
+    p = booster.predict(X)
+    logloss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    leaves_only = bp.setup_.forest.is_leaf
+    err = float(bp.setup_.problem.node_error @ leaves_only)
+    assert err == pytest.approx(bp.setup_.forest.n_trees * logloss, rel=1e-9)
+    with pytest.raises(ValueError, match="'error' parameter must be"):
+        BudgetPrune(lam=0.0, error="hinge").fit(booster, X, y, Xv)
