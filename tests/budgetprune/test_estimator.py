@@ -209,3 +209,16 @@ def test_loss_error_of_a_forest_is_the_loss_of_its_averaged_output(rng):
     assert err == pytest.approx(bp.setup_.forest.n_trees * logloss, rel=1e-9)
     with pytest.raises(ValueError, match="'error' parameter must be"):
         BudgetPrune(lam=0.0, error="hinge").fit(booster, X, y, Xv)
+
+
+@pytest.mark.parametrize("n_class", [2, 3])
+def test_gbdt_surrogate_error_of_the_full_model_is_its_training_loss(rng, n_class):
+    booster, X, y, Xv = _model(rng, "gbdt", n_class)
+    bp = BudgetPrune(lam=0.0, max_iter=5).fit(booster, X, y, Xv)
+    p = booster.predict(X)
+    if n_class == 2:
+        loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    else:
+        loss = -np.mean(np.log(p[np.arange(len(y)), y]))
+    err = float(bp.setup_.problem.node_error @ bp.setup_.forest.is_leaf)
+    assert err == pytest.approx(bp.setup_.forest.n_trees * loss, rel=1e-9)
