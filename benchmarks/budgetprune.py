@@ -312,6 +312,22 @@ def speed(X, y, configs, args):
             progress=lambda i, u, lo, trace=trace, t0=t0: trace.append((time.perf_counter() - t0, u, lo)),
         )
         pd_s = time.perf_counter() - t0
+        if prob.n_triples > args.highs_max_triples:
+            row = dict(
+                trees=n_trees,
+                valid_rows=n_valid,
+                n_triples=prob.n_triples,
+                lam=lam,
+                pd_seconds=pd_s,
+                pd_status=pd_res.status,
+                pd_rel_gap=pd_res.rel_gap,
+                pd_iterations=pd_res.iterations,
+                pd_objective=pd_res.objective,
+                highs_skipped=args.highs_skip_note,
+            )
+            rows.append(row)
+            print(f"  speed {n_trees} trees x {n_valid} rows: {row}", flush=True)
+            continue
         t1 = time.perf_counter()
         lp, x = lp_highs(prob, lam, time_limit=args.highs_limit)
         hi_s = time.perf_counter() - t1
@@ -434,13 +450,19 @@ def report(paths):
         )
         lines.append("|---|---|---|---|---|---|---|---|---|")
         for r in res["speed"]:
-            frac = r.get("lp_max_fractionality")
-            speedup = r["highs_seconds"] / r["pd_seconds"]
-            lines.append(
+            head = (
                 f"| {r['trees']} x {r['valid_rows']} | {r['n_triples']} | {r['pd_seconds']:.1f} | "
-                f"{r['pd_status']}, {r['pd_rel_gap']:.1e} | {r.get('pd_seconds_to_optimal_primal')} | "
-                f"{r['highs_seconds']:.1f} | {r['highs_status']} | "
-                f"{'yes' if frac is not None and frac <= 1e-7 else frac} | {speedup:.1f}x |"
+                f"{r['pd_status']}, {r['pd_rel_gap']:.1e} | "
+            )
+            if "highs_skipped" in r:
+                lines.append(head + f"- | {r['highs_skipped']} | - | - | - |")
+                continue
+            frac = r.get("lp_max_fractionality")
+            to_opt = r.get("pd_seconds_to_optimal_primal")
+            lines.append(
+                head + f"{'-' if to_opt is None else f'{to_opt:.2f}'} | {r['highs_seconds']:.1f} | "
+                f"{r['highs_status']} | {'yes' if frac is not None and frac <= 1e-7 else frac} | "
+                f"{r['highs_seconds'] / r['pd_seconds']:.0f}x |"
             )
     if "scale" in res:
         lines.append("\n" + json.dumps(res["scale"], indent=1))
@@ -467,6 +489,10 @@ def main(argv=None):
     p.add_argument("--speed-lam", type=float, default=3e-4)
     p.add_argument("--speed-train", type=int, default=20000)
     p.add_argument("--highs-limit", type=float, default=900.0)
+    p.add_argument("--highs-max-triples", type=float, default=float("inf"), help="skip HiGHS above this size")
+    p.add_argument("--highs-skip-note", default="HiGHS not run at this size")
+    p.add_argument("--speed-configs", nargs="*", default=None, help="TREESxROWS, e.g. 100x10000")
+    p.add_argument("--append", action="store_true", help="append speed rows to the existing results")
     p.add_argument("--scale-trees", type=int, default=500)
     p.add_argument("--scale-rows", type=int, default=100000)
     p.add_argument("--scale-train", type=int, default=20000)
@@ -509,7 +535,10 @@ def main(argv=None):
     if args.part in ("speed", "all"):
         Xf, yf = load_forest(data)
         configs = [(10, 1000), (25, 2500)] if args.quick else [(20, 2000), (50, 5000), (100, 10000)]
-        results["speed"] = speed(Xf, yf, configs, args)
+        if args.speed_configs:
+            configs = [tuple(int(v) for v in c.split("x")) for c in args.speed_configs]
+        rows = speed(Xf, yf, configs, args)
+        results["speed"] = [*results.get("speed", []), *rows] if args.append else rows
         out_path.write_text(json.dumps(results, indent=1))
     if args.part in ("scale", "all"):
         cmd = [
