@@ -1,0 +1,571 @@
+"""BudgetPrune benchmark: accuracy-cost curves (paper, section 5) and solver speed against HiGHS.
+
+Usage::
+
+    python benchmarks/budgetprune.py --data-dir DATA [--part curves|speed|scale|all] [--quick]
+
+``DATA`` holds ``covertype/covertype_sample_397k.csv.gz`` and ``magic04/magic04.data`` (UCI).
+Results go to ``benchmarks/results/budgetprune.json`` and plots to ``docs/img/``.
+
+Curves: Forest (Covertype classes 1 vs 2) and MAGIC (stand-in for MiniBooNE), a 40-tree LightGBM
+random forest, uniform feature costs; methods: BudgetPrune (lambda sweep), cost-complexity pruning
+(alpha sweep), GreedyPrune (its removal path), BudgetRF-style Gini threshold (tau sweep) and the
+unpruned forest. Every method returns the leaves of a pruned forest, scored by one accounting:
+test accuracy of the pruned LightGBM model and average number of distinct features a test row
+acquires.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import scipy
+
+from budget_extras import build_problem, lp_highs, solve_primal_dual
+from budget_extras._budgetprune import prepare, raw_from_leaves
+from budget_extras._budgetprune_baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
+from budget_extras._budgetprune_forest import leaf_nodes, pruned_leaf_map
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ----------------------------------------------------------------------------- data
+def load_forest(data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    d = pd.read_csv(data_dir / "covertype" / "covertype_sample_397k.csv.gz")
+    d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
+    y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
+    num = d.iloc[:, :10].copy()
+    for i, w in enumerate(sorted(d.Wilderness_Area.unique()), 1):
+        num[f"Wilderness_Area{i}"] = (d.Wilderness_Area == w).astype(np.int8)
+    for i, s in enumerate(sorted(d.Soil_Type.unique()), 1):
+        num[f"Soil_Type{i}"] = (d.Soil_Type == s).astype(np.int8)
+    return num.to_numpy(dtype=np.float64), y
+
+
+def load_magic(data_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    d = pd.read_csv(data_dir / "magic04" / "magic04.data", header=None)
+    y = (d.pop(10) == "g").astype(int).to_numpy()
+    return d.to_numpy(dtype=np.float64), y
+
+
+def split(X, y, sizes, seed):
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))
+    out, start = [], 0
+    for s in sizes:
+        part = idx[start : start + s]
+        out += [X[part], y[part]]
+        start += s
+    return out
+
+
+def train_rf(X, y, n_trees, *, num_leaves, seed=0):
+    d = X.shape[1]
+    params = dict(
+        objective="binary",
+        boosting="rf",
+        bagging_fraction=0.632,
+        bagging_freq=1,
+        feature_fraction_bynode=float(min(1.0, np.sqrt(d) / d * 2)),
+        num_leaves=num_leaves,
+        min_data_in_leaf=2,
+        verbose=-1,
+        seed=seed,
+        num_threads=1,
+    )
+    return lgb.train(params, lgb.Dataset(X, y), num_boost_round=n_trees)
+
+
+# -------------------------------------------------------------------------- methods
+class Method:
+    name = ""
+
+    def setup(self, ctx):
+        pass
+
+    def run(self, ctx):
+        raise NotImplementedError
+
+
+class Unpruned(Method):
+    name = "Unpruned RF"
+
+    def run(self, ctx):
+        return [("-", ctx["problem"].is_leaf.copy())]
+
+
+class BudgetPruneMethod(Method):
+    name = "BudgetPrune"
+
+    def __init__(self, lams, max_iter, *, problem_key="problem", name=None):
+        self.lams, self.max_iter, self.problem_key = lams, max_iter, problem_key
+        if name:
+            self.name = name
+
+    def run(self, ctx):
+        out, beta, prev, self.stats = [], None, None, []
+        for lam in self.lams:
+            if beta is not None:
+                beta = beta * (lam / prev)  # warm start, rescaled to the new lambda
+            r = solve_primal_dual(ctx[self.problem_key], lam, max_iter=self.max_iter, beta0=beta)
+            beta, prev = r.beta, lam
+            self.stats.append(
+                dict(lam=lam, status=r.status, rel_gap=r.rel_gap, iterations=r.iterations, seconds=r.elapsed)
+            )
+            out.append((lam, r.leaf_mask))
+        return out
+
+
+class CCPMethod(Method):
+    name = "CCP (per tree)"
+
+    def __init__(self, alphas):
+        self.alphas = alphas
+
+    def run(self, ctx):
+        return [(a, ccp_prune(ctx["problem"], a)) for a in self.alphas]
+
+
+class GreedyMethod(Method):
+    name = "GreedyPrune"
+
+    def run(self, ctx):
+        return greedy_prune_path(ctx["problem"], ctx["node_group"])
+
+
+class ThresholdMethod(Method):
+    name = "BudgetRF threshold"
+
+    def __init__(self, taus):
+        self.taus = taus
+
+    def run(self, ctx):
+        imp = gini(ctx["counts"])
+        return [(t, threshold_prune(ctx["problem"], imp, t)) for t in self.taus]
+
+
+# ---------------------------------------------------------------------------- curves
+def evaluate(ctx, leaf_mask):
+    forest = ctx["forest"]
+    collapsed = np.flatnonzero(leaf_mask & ~forest.is_leaf)
+    mapping = pruned_leaf_map(forest, collapsed)
+    raw = raw_from_leaves(forest, mapping[ctx["test_leaves"]])
+    acc = float(np.mean((raw > 0).astype(int) == ctx["y_test"]))
+    test_cost = ctx["test_problem"].primal_terms(leaf_mask)[1]
+    valid_cost = ctx["problem"].primal_terms(leaf_mask)[1]
+    return acc, test_cost, valid_cost
+
+
+def curves(name, X, y, sizes, args, seed=0, previous=None):
+    Xtr, ytr, Xva, yva, Xte, yte = split(X, y, sizes, seed)
+    t0 = time.perf_counter()
+    booster = train_rf(Xtr, ytr, args.trees, num_leaves=args.num_leaves, seed=seed)
+    train_s = time.perf_counter() - t0
+    setup = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error_source="train")
+    forest, problem = setup.forest, setup.problem
+    test_leaves = leaf_nodes(forest, booster, Xte)
+    test_problem = build_problem(
+        tree_offset=forest.tree_offset,
+        parent=forest.parent,
+        node_group=forest.feature,
+        node_error=problem.node_error,
+        leaf_nodes=test_leaves,
+        group_cost=np.ones(X.shape[1]),
+    )
+    # correctness gate: our routing of the unpruned forest is LightGBM's
+    ref = booster.predict(Xte, raw_score=True)
+    assert np.allclose(raw_from_leaves(forest, test_leaves), ref, atol=1e-9)
+    oob = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error_source="oob").problem
+    loss = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]), error="loss").problem
+    ctx = dict(
+        forest=forest,
+        problem=problem,
+        problem_oob=oob,
+        problem_loss=loss,
+        test_problem=test_problem,
+        test_leaves=test_leaves,
+        y_test=yte,
+        counts=setup.counts,
+        node_group=forest.feature,
+    )
+    methods = [
+        Unpruned(),
+        BudgetPruneMethod(np.geomspace(args.lam_min, args.lam_max, args.points), args.max_iter),
+        BudgetPruneMethod(
+            np.geomspace(args.lam_min, args.lam_max, args.points),
+            args.max_iter,
+            problem_key="problem_oob",
+            name="BudgetPrune (OOB error)",
+        ),
+        BudgetPruneMethod(
+            np.geomspace(args.loss_lam_min, args.loss_lam_max, args.points),
+            args.max_iter,
+            problem_key="problem_loss",
+            name="BudgetPrune (loss error)",
+        ),
+        CCPMethod(np.geomspace(1e-7, 1e-2, args.points)),
+        GreedyMethod(),
+        ThresholdMethod(np.linspace(0.0, 0.5, args.points)),
+    ]
+    if args.only:
+        methods = [m for m in methods if m.name in args.only or m.name == "Unpruned RF"]
+    results = dict(previous or {})
+    for m in methods:  # one pass each; curves are not timings
+        m.setup(ctx)
+        t = time.perf_counter()
+        pts = m.run(ctx)
+        secs = time.perf_counter() - t
+        rows = []
+        for param, z in pts:
+            acc, tc, vc = evaluate(ctx, z)
+            rows.append(
+                dict(
+                    param=param if isinstance(param, str) else float(param),
+                    accuracy=acc,
+                    test_cost=tc,
+                    valid_cost=vc,
+                )
+            )
+        results[m.name] = dict(
+            points=rows, seconds=secs, **({"solver": m.stats} if hasattr(m, "stats") else {})
+        )
+        print(f"  {name}: {m.name:20s} {len(rows):3d} points in {secs:7.1f}s", flush=True)
+    base = results["Unpruned RF"]["points"][0]
+    summary = dict(unpruned_accuracy=base["accuracy"], unpruned_cost=base["test_cost"])
+    for key in results:
+        if key == "Unpruned RF":
+            continue
+        ok = [p for p in results[key]["points"] if p["accuracy"] >= base["accuracy"] - 0.001]
+        best = min(ok, key=lambda p: p["test_cost"]) if ok else None
+        summary[key] = dict(
+            best_within_0_1pt=best,
+            cost_reduction=(1 - best["test_cost"] / base["test_cost"]) if best else None,
+        )
+    info = dict(
+        n_train=len(ytr),
+        n_valid=len(yva),
+        n_test=len(yte),
+        n_features=X.shape[1],
+        trees=args.trees,
+        num_leaves=args.num_leaves,
+        n_nodes=forest.n_nodes,
+        n_triples=problem.n_triples,
+        train_seconds=train_s,
+    )
+    return dict(info=info, methods=results, summary=summary)
+
+
+def plot(name, res, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for mname, r in res["methods"].items():
+        pts = sorted(r["points"], key=lambda p: p["test_cost"])
+        c = [p["test_cost"] for p in pts]
+        a = [100 * p["accuracy"] for p in pts]
+        if mname == "Unpruned RF":
+            ax.plot(c, a, "k*", ms=12, label=mname)
+        else:
+            ax.plot(c, a, "o-", ms=3, label=mname)
+    ax.set_xlabel("average feature cost per test row (uniform costs)")
+    ax.set_ylabel("test accuracy (%)")
+    base = res["summary"]["unpruned_accuracy"] * 100
+    ax.set_ylim(max(base - 12, 40), base + 1.5)
+    ax.set_title(f"{name}: {res['info']['trees']}-tree LightGBM random forest")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------- speed
+def speed(X, y, configs, args):
+    rows = []
+    for n_trees, n_valid in configs:
+        Xtr, ytr, Xva, _ = split(X, y, (args.speed_train, n_valid), 1)
+        booster = train_rf(Xtr, ytr, n_trees, num_leaves=31, seed=1)
+        setup = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]))
+        prob = setup.problem
+        lam = args.speed_lam
+        trace = []
+        t0 = time.perf_counter()
+        pd_res = solve_primal_dual(
+            prob,
+            lam,
+            gap_tol=1e-4,
+            max_iter=5000,
+            progress=lambda i, u, lo, trace=trace, t0=t0: trace.append((time.perf_counter() - t0, u, lo)),
+        )
+        pd_s = time.perf_counter() - t0
+        if prob.n_triples > args.highs_max_triples:
+            row = dict(
+                trees=n_trees,
+                valid_rows=n_valid,
+                n_triples=prob.n_triples,
+                lam=lam,
+                pd_seconds=pd_s,
+                pd_status=pd_res.status,
+                pd_rel_gap=pd_res.rel_gap,
+                pd_iterations=pd_res.iterations,
+                pd_objective=pd_res.objective,
+                highs_skipped=args.highs_skip_note,
+            )
+            rows.append(row)
+            print(f"  speed {n_trees} trees x {n_valid} rows: {row}", flush=True)
+            continue
+        t1 = time.perf_counter()
+        lp, x = lp_highs(prob, lam, time_limit=args.highs_limit)
+        hi_s = time.perf_counter() - t1
+        row = dict(
+            trees=n_trees,
+            valid_rows=n_valid,
+            n_triples=prob.n_triples,
+            lam=lam,
+            pd_seconds=pd_s,
+            pd_status=pd_res.status,
+            pd_rel_gap=pd_res.rel_gap,
+            pd_iterations=pd_res.iterations,
+            pd_objective=pd_res.objective,
+            highs_seconds=hi_s,
+            highs_status=lp.status,
+            highs_message=lp.message,
+            highs_objective=lp.objective,
+        )
+        if lp.status == 0:
+            row["lp_max_fractionality"] = float(np.abs(x - np.round(x)).max())
+            row["pd_matches_highs"] = bool(abs(pd_res.objective - lp.objective) <= 1e-6 * abs(lp.objective))
+            hit = [t for t, u, _ in trace if abs(u - lp.objective) <= 1e-6 * abs(lp.objective)]
+            row["pd_seconds_to_optimal_primal"] = hit[0] if hit else None
+        rows.append(row)
+        print(f"  speed {n_trees} trees x {n_valid} rows: {row}", flush=True)
+    return rows
+
+
+def scale_child(args):
+    """Run in a fresh process: 500 trees x 100,000 validation rows, wall time and traced memory."""
+    X, y = load_forest(Path(args.data_dir))
+    Xtr, ytr, Xva, _ = split(X, y, (args.scale_train, args.scale_rows), 2)
+    t = time.perf_counter()
+    booster = train_rf(Xtr, ytr, args.scale_trees, num_leaves=31, seed=2)
+    train_s = time.perf_counter() - t
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    setup = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]))
+    build_s = time.perf_counter() - t0
+    left = max(1.0, 60.0 - build_s)
+    r = solve_primal_dual(setup.problem, args.speed_lam, gap_tol=1e-4, max_iter=10**6, time_limit=left)
+    total = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    out = dict(
+        trees=args.scale_trees,
+        valid_rows=args.scale_rows,
+        n_triples=setup.problem.n_triples,
+        train_seconds=train_s,
+        build_seconds=build_s,
+        total_seconds=total,
+        peak_traced_gb=peak / 2**30,
+        status=r.status,
+        message=r.message,
+        rel_gap=r.rel_gap,
+        iterations=r.iterations,
+    )
+    print(json.dumps(out))
+
+
+def report(paths):
+    """Markdown tables of the recorded results (for docs/budgetprune.md)."""
+    res = {}
+    for path in paths:
+        if Path(path).exists():
+            res.update(json.loads(Path(path).read_text()))
+    lines = []
+    for name, c in res.get("curves", {}).items():
+        info, summ = c["info"], c["summary"]
+        lines.append(
+            f"### {name}: {info['n_train']} train / {info['n_valid']} validation / "
+            f"{info['n_test']} test rows, "
+            f"{info['n_features']} features, {info['trees']} trees x {info['num_leaves']} leaves "
+            f"({info['n_nodes']} nodes, {info['n_triples']} triples)\n"
+        )
+        lines.append(
+            f"Unpruned: test accuracy {100 * summ['unpruned_accuracy']:.2f}%, "
+            f"average cost {summ['unpruned_cost']:.2f} features per row.\n"
+        )
+        lines.append(
+            "| method | lowest cost within 0.1 pt of unpruned accuracy | reduction | accuracy there | "
+            "method time (s) |"
+        )
+        lines.append("|---|---|---|---|---|")
+        for m, v in summ.items():
+            if not isinstance(v, dict):
+                continue
+            b = v["best_within_0_1pt"]
+            secs = c["methods"][m]["seconds"]
+            if b is None:
+                lines.append(f"| {m} | none | - | - | {secs:.1f} |")
+            else:
+                lines.append(
+                    f"| {m} | {b['test_cost']:.2f} | {100 * v['cost_reduction']:.1f}% | "
+                    f"{100 * b['accuracy']:.2f}% | {secs:.1f} |"
+                )
+        lines.append("")
+        lines.append("| method | (test cost, test accuracy %) along the sweep |")
+        lines.append("|---|---|")
+        for m, v in c["methods"].items():
+            pts = sorted(v["points"], key=lambda p: -p["test_cost"])
+            lines.append(
+                f"| {m} | "
+                + ", ".join(f"({p['test_cost']:.1f}, {100 * p['accuracy']:.1f})" for p in pts)
+                + " |"
+            )
+        for m, v in c["methods"].items():
+            if "solver" in v:
+                st = v["solver"]
+                n_opt = sum(1 for r in st if r["status"] == 0)
+                lines.append(
+                    f"\n{m}: {n_opt}/{len(st)} solves certified (gap <= 1e-4 relative); largest final gap "
+                    f"{max(r['rel_gap'] for r in st):.1e}; iterations {min(r['iterations'] for r in st)}-"
+                    f"{max(r['iterations'] for r in st)}."
+                )
+        lines.append("")
+    if "speed" in res:
+        lines.append(
+            "| trees x validation rows | triples | primal-dual (s) | status, gap | to HiGHS's optimum (s) | "
+            "HiGHS (s) | HiGHS status | LP integral | speed-up |"
+        )
+        lines.append("|---|---|---|---|---|---|---|---|---|")
+        for r in res["speed"]:
+            head = (
+                f"| {r['trees']} x {r['valid_rows']} | {r['n_triples']} | {r['pd_seconds']:.1f} | "
+                f"{r['pd_status']}, {r['pd_rel_gap']:.1e} | "
+            )
+            if "highs_skipped" in r:
+                lines.append(head + f"- | {r['highs_skipped']} | - | - | - |")
+                continue
+            frac = r.get("lp_max_fractionality")
+            to_opt = r.get("pd_seconds_to_optimal_primal")
+            lines.append(
+                head + f"{'-' if to_opt is None else f'{to_opt:.2f}'} | {r['highs_seconds']:.1f} | "
+                f"{r['highs_status']} | {'yes' if frac is not None and frac <= 1e-7 else frac} | "
+                f"{r['highs_seconds'] / r['pd_seconds']:.0f}x |"
+            )
+    if "scale" in res:
+        lines.append("\n" + json.dumps(res["scale"], indent=1))
+    print("\n".join(lines))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data-dir", required=True)
+    p.add_argument(
+        "--part", choices=("curves", "speed", "scale", "all", "report", "_scale_child"), default="all"
+    )
+    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "budgetprune.json"))
+    p.add_argument("--img-dir", default=str(ROOT / "docs" / "img"))
+    p.add_argument("--trees", type=int, default=40)
+    p.add_argument("--num-leaves", type=int, default=255)
+    p.add_argument("--points", type=int, default=16)
+    p.add_argument("--lam-min", type=float, default=1e-4)
+    p.add_argument("--lam-max", type=float, default=3e-2)
+    p.add_argument("--max-iter", type=int, default=60)
+    p.add_argument("--loss-lam-min", type=float, default=1e-4)
+    p.add_argument("--loss-lam-max", type=float, default=3.0)
+    p.add_argument("--only", nargs="*", default=None, help="run only these methods (merged into the results)")
+    p.add_argument("--speed-lam", type=float, default=3e-4)
+    p.add_argument("--speed-train", type=int, default=20000)
+    p.add_argument("--highs-limit", type=float, default=900.0)
+    p.add_argument("--highs-max-triples", type=float, default=float("inf"), help="skip HiGHS above this size")
+    p.add_argument("--highs-skip-note", default="HiGHS not run at this size")
+    p.add_argument("--speed-configs", nargs="*", default=None, help="TREESxROWS, e.g. 100x10000")
+    p.add_argument("--append", action="store_true", help="append speed rows to the existing results")
+    p.add_argument("--scale-trees", type=int, default=500)
+    p.add_argument("--scale-rows", type=int, default=100000)
+    p.add_argument("--scale-train", type=int, default=20000)
+    p.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
+    args = p.parse_args(argv)
+    if args.part == "_scale_child":
+        scale_child(args)
+        return 0
+    if args.part == "report":
+        out = Path(args.out)
+        report([out, out.with_name(out.stem + "_speed.json"), out.with_name(out.stem + "_scale.json")])
+        return 0
+    data = Path(args.data_dir)
+    out_path = Path(args.out)
+    results = json.loads(out_path.read_text()) if out_path.exists() else {}
+    results["environment"] = dict(
+        python=sys.version.split()[0],
+        numpy=np.__version__,
+        scipy=scipy.__version__,
+        lightgbm=lgb.__version__,
+        platform=platform.platform(),
+        cpu_count=os.cpu_count(),
+    )
+    if args.part in ("curves", "all"):
+        Xf, yf = load_forest(data)
+        Xm, ym = load_magic(data)
+        sizes_f = (4000, 2000, 4000) if args.quick else (40000, 5000, 40000)
+        sizes_m = (2000, 1000, 2000) if args.quick else (9510, 4755, 4755)
+        results.setdefault("curves", {})
+        for name, X, y, sizes in (("MAGIC", Xm, ym, sizes_m), ("Forest", Xf, yf, sizes_f)):
+            print(f"curves: {name}", flush=True)
+            prev = results["curves"].get(name, {}).get("methods") if args.only else None
+            res = curves(name, X, y, sizes, args, previous=prev)
+            results["curves"][name] = res
+            Path(args.img_dir).mkdir(parents=True, exist_ok=True)
+            plot(name, res, Path(args.img_dir) / f"budgetprune_{name.lower()}.png")
+            print(f"  summary: {res['summary']}", flush=True)
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            out_path.write_text(json.dumps(results, indent=1))
+    if args.part in ("speed", "all"):
+        Xf, yf = load_forest(data)
+        configs = [(10, 1000), (25, 2500)] if args.quick else [(20, 2000), (50, 5000), (100, 10000)]
+        if args.speed_configs:
+            configs = [tuple(int(v) for v in c.split("x")) for c in args.speed_configs]
+        rows = speed(Xf, yf, configs, args)
+        results["speed"] = [*results.get("speed", []), *rows] if args.append else rows
+        out_path.write_text(json.dumps(results, indent=1))
+    if args.part in ("scale", "all"):
+        cmd = [
+            sys.executable,
+            __file__,
+            "--data-dir",
+            str(data),
+            "--part",
+            "_scale_child",
+            "--scale-trees",
+            str(args.scale_trees),
+            "--scale-rows",
+            str(args.scale_rows),
+            "--scale-train",
+            str(args.scale_train),
+            "--speed-lam",
+            str(args.speed_lam),
+        ]
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        results["scale"] = json.loads(line[-1]) if line else dict(error=proc.stderr[-2000:])
+        results["scale"]["wall_seconds_with_training"] = time.perf_counter() - t
+        print(f"scale: {results['scale']}", flush=True)
+        out_path.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
