@@ -137,6 +137,7 @@ class CostEfficientGradientBoosting {
     if (same) return;
     std::fill(is_group_used_.begin(), is_group_used_.end(), false);
     std::fill(paid_.begin(), paid_.end(), 0);
+    std::fill(paid_rows_.begin(), paid_rows_.end(), 0);
     accounted_.clear();
     for (const auto& tree : models) {
       MarkTree(*tree);
@@ -228,10 +229,12 @@ class CostEfficientGradientBoosting {
     if (!paid_.empty()) {
       data_size_t cnt = 0;
       const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(best_leaf, &cnt);
-      #pragma omp parallel for num_threads(OMP_NUM_THREADS()) schedule(static, 4096) if (cnt >= 16384)
+      data_size_t fresh = 0;
+      #pragma omp parallel for num_threads(OMP_NUM_THREADS()) schedule(static, 4096) if (cnt >= 16384) reduction(+:fresh)
       for (data_size_t j = 0; j < cnt; ++j) {
-        SetPaid(g, GlobalRow(idx[j]));
+        fresh += SetPaid(g, GlobalRow(idx[j]));
       }
+      paid_rows_[g] += fresh;
       if (!unpaid_.empty()) UnpaidOf(best_leaf)[g] = 0;
     }
   }
@@ -251,9 +254,32 @@ class CostEfficientGradientBoosting {
     for (int g = 0; g < costs_.num_groups; ++g) big[g] = parent[g] - small[g];
   }
 
-  /*! \brief Called with every finished tree: every training row pays for its path. */
+  /*!
+   * \brief Called with every finished tree: every training row pays for its path. In-bag rows
+   *        were marked while the tree grew (except in GreedyMiser mode, where they are marked
+   *        now, from their leaves); out-of-bag rows are routed through the tree.
+   */
   void AfterTrain(const Tree* tree) {
-    MarkTree(*tree);
+    MarkCoupled(*tree);
+    if (!paid_.empty()) {
+      const DataPartition* partition = tree_learner_->data_partition_.get();
+      std::vector<int8_t> in_bag;
+      data_size_t bag_count = 0;
+      for (int leaf = 0; leaf < tree->num_leaves(); ++leaf) bag_count += partition->leaf_count(leaf);
+      const bool all_in_bag = bag_count == num_rows_;
+      if (cfg().cegb_independent_branches) {
+        MarkInBagFromLeaves(*tree);
+      }
+      if (!all_in_bag) {
+        in_bag.assign(num_rows_, 0);
+        for (int leaf = 0; leaf < tree->num_leaves(); ++leaf) {
+          data_size_t cnt = 0;
+          const data_size_t* idx = partition->GetIndexOnLeaf(leaf, &cnt);
+          for (data_size_t j = 0; j < cnt; ++j) in_bag[GlobalRow(idx[j])] = 1;
+        }
+        RouteRows(*tree, &in_bag);
+      }
+    }
     accounted_.push_back(tree);
   }
 
@@ -282,12 +308,18 @@ class CostEfficientGradientBoosting {
     num_rows_ = full_data_->num_data();
     words_per_row_ = (static_cast<size_t>(costs_.num_groups) + 63) / 64;
     paid_.assign(static_cast<size_t>(num_rows_) * words_per_row_, 0);
+    paid_rows_.assign(costs_.num_groups, 0);
   }
   inline bool IsPaid(int group, data_size_t row) const {
     return (paid_[static_cast<size_t>(row) * words_per_row_ + (group >> 6)] >> (group & 63)) & 1;
   }
-  inline void SetPaid(int group, data_size_t row) {
-    paid_[static_cast<size_t>(row) * words_per_row_ + (group >> 6)] |= uint64_t(1) << (group & 63);
+  /*! \brief Set the bit; true if it was not set (callers add that to paid_rows_). */
+  inline bool SetPaid(int group, data_size_t row) {
+    uint64_t& word = paid_[static_cast<size_t>(row) * words_per_row_ + (group >> 6)];
+    const uint64_t bit = uint64_t(1) << (group & 63);
+    const bool fresh = !(word & bit);
+    word |= bit;
+    return fresh;
   }
 
   inline data_size_t* UnpaidOf(int leaf) { return unpaid_.data() + static_cast<size_t>(leaf) * costs_.num_groups; }
@@ -304,12 +336,30 @@ class CostEfficientGradientBoosting {
     return unpaid;
   }
 
-  /*! \brief out[g] = rows of `leaf` that have not paid active group g. */
+  /*!
+   * \brief out[g] = rows of `leaf` that have not paid active group g. A group no row has paid
+   *        yet counts every row of the leaf, a group every row has paid counts none; only the
+   *        partially paid groups are counted row by row.
+   */
   void CountUnpaid(int leaf, data_size_t* out) {
     const int num_groups = costs_.num_groups;
-    std::fill(out, out + num_groups, 0);
     data_size_t cnt = 0;
     const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(leaf, &cnt);
+    std::vector<uint64_t> partial(words_per_row_, 0);
+    bool any_partial = false;
+    for (int g = 0; g < num_groups; ++g) {
+      const bool active = (active_[g >> 6] >> (g & 63)) & 1;
+      if (!active || paid_rows_[g] == num_rows_) {
+        out[g] = 0;
+      } else if (paid_rows_[g] == 0) {
+        out[g] = cnt;
+      } else {
+        out[g] = 0;
+        partial[g >> 6] |= uint64_t(1) << (g & 63);
+        any_partial = true;
+      }
+    }
+    if (!any_partial) return;
     const int nthreads = cnt >= 16384 ? OMP_NUM_THREADS() : 1;
     std::vector<data_size_t> local(static_cast<size_t>(nthreads) * num_groups, 0);
     #pragma omp parallel for num_threads(nthreads) schedule(static)
@@ -320,7 +370,7 @@ class CostEfficientGradientBoosting {
       for (data_size_t j = begin; j < end; ++j) {
         const uint64_t* words = paid_.data() + static_cast<size_t>(GlobalRow(idx[j])) * words_per_row_;
         for (size_t w = 0; w < words_per_row_; ++w) {
-          uint64_t m = ~words[w] & active_[w];
+          uint64_t m = ~words[w] & partial[w];
           while (m) {
             mine[(w << 6) + __builtin_ctzll(m)] += 1;
             m &= m - 1;
@@ -335,30 +385,71 @@ class CostEfficientGradientBoosting {
 
   /*! \brief Account for one tree of the model: coupled flags, and lazy bits for every row. */
   void MarkTree(const Tree& tree) {
+    MarkCoupled(tree);
+    if (!paid_.empty()) RouteRows(tree, nullptr);
+  }
+
+  void MarkCoupled(const Tree& tree) {
+    for (int node = 0; node < tree.num_leaves() - 1; ++node) {
+      const int real = tree.split_feature(node);
+      if (real >= 0 && real < static_cast<int>(costs_.group.size()) && !is_group_used_.empty()) {
+        is_group_used_[costs_.group[real]] = true;
+      }
+    }
+  }
+
+  /*! \brief GreedyMiser mode: in-bag rows pay for the groups on their leaf's path. */
+  void MarkInBagFromLeaves(const Tree& tree) {
+    const DataPartition* partition = tree_learner_->data_partition_.get();
+    std::vector<data_size_t> fresh(costs_.num_groups, 0);
+    for (int leaf = 0; leaf < tree.num_leaves(); ++leaf) {
+      std::vector<int> groups;
+      for (int node = tree.leaf_parent(leaf); node >= 0; node = NodeParent(tree, node)) {
+        const int f = full_data_->InnerFeatureIndex(tree.split_feature(node));
+        if (f >= 0) groups.push_back(inner_group_[f]);
+      }
+      data_size_t cnt = 0;
+      const data_size_t* idx = partition->GetIndexOnLeaf(leaf, &cnt);
+      for (int g : groups) {
+        for (data_size_t j = 0; j < cnt; ++j) fresh[g] += SetPaid(g, GlobalRow(idx[j]));
+      }
+    }
+    for (int g = 0; g < costs_.num_groups; ++g) paid_rows_[g] += fresh[g];
+  }
+
+  static int NodeParent(const Tree& tree, int node) {
+    // Tree keeps leaf parents only; internal nodes are found by their children.
+    for (int p = 0; p < node; ++p) {
+      if (tree.left_child(p) == node || tree.right_child(p) == node) return p;
+    }
+    return -1;
+  }
+
+  /*!
+   * \brief Route training rows (all, or those with skip[row] == 0) through `tree` by their bins
+   *        and mark the groups on their paths. A bin's representative value is its upper bound
+   *        (exact for thresholds learned on this binning, which are always bin upper bounds).
+   */
+  void RouteRows(const Tree& tree, const std::vector<int8_t>* skip) {
     const Dataset* data = full_data_;
     const int num_internal = tree.num_leaves() - 1;
     if (num_internal <= 0) return;
     std::vector<int> inner(num_internal);
     for (int node = 0; node < num_internal; ++node) {
       inner[node] = data->InnerFeatureIndex(tree.split_feature(node));
-      const int real = tree.split_feature(node);
-      if (real >= 0 && real < static_cast<int>(costs_.group.size()) && !is_group_used_.empty()) {
-        is_group_used_[costs_.group[real]] = true;
-      }
     }
-    if (paid_.empty()) return;
-    // Route every training row with its bins; a bin's representative value is its upper bound
-    // (exact for thresholds learned on this binning, which are always bin upper bounds).
     const data_size_t n = num_rows_;
     const int nthreads = OMP_NUM_THREADS();
     const data_size_t block = std::max<data_size_t>(4096, n / std::max(1, nthreads * 4) + 1);
     const int num_blocks = static_cast<int>((n + block - 1) / block);
+    std::vector<data_size_t> fresh(static_cast<size_t>(num_blocks) * costs_.num_groups, 0);
     OMP_INIT_EX();
     #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
     for (int b = 0; b < num_blocks; ++b) {
       OMP_LOOP_EX_BEGIN();
       const data_size_t start = static_cast<data_size_t>(b) * block;
       const data_size_t end = std::min<data_size_t>(n, start + block);
+      data_size_t* my_fresh = fresh.data() + static_cast<size_t>(b) * costs_.num_groups;
       std::vector<std::unique_ptr<BinIterator>> iters(num_features_);
       for (int node = 0; node < num_internal; ++node) {
         const int f = inner[node];
@@ -368,6 +459,7 @@ class CostEfficientGradientBoosting {
         }
       }
       for (data_size_t row = start; row < end; ++row) {
+        if (skip != nullptr && (*skip)[row]) continue;
         int node = 0;
         while (node >= 0) {
           const int f = inner[node];
@@ -381,7 +473,7 @@ class CostEfficientGradientBoosting {
             } else {
               value = mapper->BinToValue(bin);
             }
-            SetPaid(inner_group_[f], row);
+            my_fresh[inner_group_[f]] += SetPaid(inner_group_[f], row);
           }
           node = tree.NextNode(value, node);
         }
@@ -389,6 +481,9 @@ class CostEfficientGradientBoosting {
       OMP_LOOP_EX_END();
     }
     OMP_THROW_EX();
+    for (int b = 0; b < num_blocks; ++b) {
+      for (int g = 0; g < costs_.num_groups; ++g) paid_rows_[g] += fresh[static_cast<size_t>(b) * costs_.num_groups + g];
+    }
   }
 
   const SerialTreeLearner* tree_learner_;
@@ -404,6 +499,7 @@ class CostEfficientGradientBoosting {
   std::vector<double> refund_;
   std::vector<bool> is_group_used_;
   std::vector<uint64_t> paid_;
+  std::vector<data_size_t> paid_rows_;  // per group: training rows that have paid it
   std::vector<uint64_t> active_;
   std::vector<data_size_t> unpaid_;
   std::vector<const Tree*> accounted_;
