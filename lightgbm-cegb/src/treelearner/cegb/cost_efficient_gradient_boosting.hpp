@@ -98,12 +98,15 @@ class CostEfficientGradientBoosting {
       paid_.clear();
       paid_.shrink_to_fit();
     }
-    // active lazy groups (positive cost) as a bit mask per word
+    // active lazy groups (positive cost) as a bit mask per word; zero-cost groups are not
+    // tracked while trees grow, so a change of the active set rebuilds the state
+    std::vector<uint64_t> previous_active = std::move(active_);
     active_.assign(words_per_row_, 0);
     if (lazy) {
       for (int g = 0; g < costs_.num_groups; ++g) {
         if (costs_.group_lazy[g] > 0.0) active_[g >> 6] |= uint64_t(1) << (g & 63);
       }
+      if (previous_active != active_) models_dirty_ = true;
       unpaid_.assign(static_cast<size_t>(config->num_leaves) * costs_.num_groups, 0);
     } else {
       unpaid_.clear();
@@ -226,7 +229,11 @@ class CostEfficientGradientBoosting {
         }
       }
     }
-    if (!paid_.empty()) {
+    // Nothing to mark when the group costs nothing or every row of the leaf has paid it (the
+    // incremental counts know; the reference scan always marks).
+    const bool counted = !cfg().cegb_lazy_reference_scan;
+    const bool active = !paid_.empty() && ((active_[g >> 6] >> (g & 63)) & 1);
+    if (!paid_.empty() && !(counted && (!active || UnpaidOf(best_leaf)[g] == 0))) {
       data_size_t cnt = 0;
       const data_size_t* idx = tree_learner_->data_partition_->GetIndexOnLeaf(best_leaf, &cnt);
       data_size_t fresh = 0;
