@@ -1,0 +1,274 @@
+"""QWYC benchmark on UCI Adult: trees evaluated and wall-clock at matched TEST disagreement.
+
+Usage: python benchmarks/qwyc.py --data-dir DATA [--out benchmarks/results/qwyc.json] [--plot docs/img/qwyc.png]
+
+DATA holds adult/adult.data and adult/adult.test (the published UCI files). The model
+(500 trees, depth 5, learning rate 0.05) is trained on the training file minus a
+calibration split; every method is fit on the (unlabeled) calibration rows and
+measured on the test file against the full ensemble.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+
+from budget_extras._qwyc import QWYC
+from budget_extras._qwyc_baselines import fan_exit, fan_fit, pred_early_stop_plan
+from budget_extras._qwyc_core import ExitTrace
+
+COLS = ["age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+        "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+        "income"]
+CATS = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
+        "native-country"]
+TARGETS = (0.001, 0.005, 0.01)
+
+
+def load_adult(data_dir: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    kw: dict[str, Any] = dict(header=None, names=COLS, sep=r",\s*", engine="python", na_values="?")
+    tr = pd.read_csv(os.path.join(data_dir, "adult", "adult.data"), **kw).dropna(subset=["income"])
+    te = pd.read_csv(os.path.join(data_dir, "adult", "adult.test"), skiprows=1, **kw).dropna(subset=["income"])
+    for c in CATS:
+        cats = pd.Categorical(tr[c]).categories
+        tr[c] = pd.Categorical(tr[c], categories=cats).codes.astype(float)
+        te[c] = pd.Categorical(te[c], categories=cats).codes.astype(float)
+        tr.loc[tr[c] < 0, c] = np.nan
+        te.loc[te[c] < 0, c] = np.nan
+    ytr = tr.pop("income").str.startswith(">50K").to_numpy(int)
+    yte = te.pop("income").str.startswith(">50K").to_numpy(int)
+    return tr.to_numpy(float), ytr, te.to_numpy(float), yte, list(tr.columns)
+
+
+@dataclass
+class Point:
+    method: str
+    setting: str
+    mean_trees: float
+    test_disagreement: float
+    accuracy: float
+    calib_disagreement: float | None = None
+    target_alpha: float | None = None
+    fit_seconds: float | None = None
+
+
+def _point(method: str, setting: str, tr: ExitTrace, full: np.ndarray, y: np.ndarray, **kw: Any) -> Point:
+    return Point(method, setting, float(tr.n_evaluated.mean()), float(np.mean(tr.labels != full)),
+                 float(np.mean(tr.labels == y)), **kw)
+
+
+class QWYCAdapter:
+    def __init__(self, name: str, **params: Any) -> None:
+        self.name, self.params = name, params
+
+    def run(self, booster: Any, Xc: np.ndarray, F3t: np.ndarray, full: np.ndarray, y: np.ndarray,
+            alpha: float) -> tuple[Point, QWYC]:
+        t0 = time.perf_counter()
+        q = QWYC(alpha, random_state=0, **self.params).fit(booster, Xc)
+        fit_s = time.perf_counter() - t0
+        res = q.predict_outputs(F3t)
+        tr = ExitTrace(res.scores, res.labels, res.positions_evaluated)
+        return _point(self.name, f"alpha={alpha}", tr, full, y, calib_disagreement=q.calibration_disagreement_,
+                      target_alpha=alpha, fit_seconds=fit_s), q
+
+
+class PredEarlyStopAdapter:
+    name = "lightgbm pred_early_stop"
+
+    def run(self, booster: Any, F3t: np.ndarray, full: np.ndarray, y: np.ndarray, freq: int,
+            margin: float) -> tuple[Point, Any]:
+        plan = pred_early_stop_plan(F3t.shape[1], freq=freq, margin=margin)
+        q = QWYC.from_plan(booster, plan)
+        res = q.predict_outputs(F3t)
+        tr = ExitTrace(res.scores, res.labels, res.positions_evaluated)
+        return _point(self.name, f"freq={freq},margin={margin}", tr, full, y), q
+
+
+class FanAdapter:
+    name = "Fan et al. 2002"
+
+    def __init__(self, Fc: np.ndarray, n_bins: int = 20) -> None:
+        self.schedule = fan_fit(Fc, n_bins=n_bins)
+        self.n_bins = n_bins
+
+    def run(self, Ft: np.ndarray, full: np.ndarray, y: np.ndarray, t: float) -> Point:
+        return _point(self.name, f"bins={self.n_bins},t={t}", fan_exit(Ft, self.schedule, t=t), full, y)
+
+
+def best_at(points: list[Point], method: str, target: float) -> Point | None:
+    ok = [p for p in points if p.method == method and p.test_disagreement <= target + 1e-12]
+    return min(ok, key=lambda p: p.mean_trees) if ok else None
+
+
+def time_predictors(cands: dict[str, Any], X: np.ndarray, repeats: int) -> dict[str, dict[str, float]]:
+    """Interleaved timings (seconds) of callables; min and median over repeats."""
+    times: dict[str, list[float]] = {k: [] for k in cands}
+    for _ in range(repeats):
+        for k, fn in cands.items():
+            t0 = time.perf_counter_ns()
+            fn(X)
+            times[k].append((time.perf_counter_ns() - t0) / 1e9)
+    return {k: {"min_s": float(np.min(v)), "median_s": float(np.median(v))} for k, v in times.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--out", default=os.path.join("benchmarks", "results", "qwyc.json"))
+    ap.add_argument("--plot", default=os.path.join("docs", "img", "qwyc.png"))
+    ap.add_argument("--n-calib", type=int, default=12000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="fewer settings (smoke run)")
+    args = ap.parse_args(argv)
+
+    Xtr, ytr, Xte, yte, names = load_adult(args.data_dir)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(Xtr))
+    ic, it = perm[:args.n_calib], perm[args.n_calib:]
+    cat_idx = [names.index(c) for c in CATS]
+    params = dict(objective="binary", learning_rate=0.05, max_depth=5, num_leaves=32, verbose=-1,
+                  num_threads=1, seed=0)
+    t0 = time.perf_counter()
+    booster = lgb.train(params, lgb.Dataset(Xtr[it], ytr[it], feature_name=names, categorical_feature=cat_idx),
+                        num_boost_round=500)
+    train_s = time.perf_counter() - t0
+    Xc = Xtr[ic]
+    raw = booster.predict(Xte, raw_score=True, num_threads=1)
+    full = raw > 0
+    acc_full = float(np.mean(full == yte))
+    print(f"trained in {train_s:.1f}s; full-ensemble test accuracy {acc_full:.4f}")
+
+    helper = QWYC.from_plan(booster, pred_early_stop_plan(500, freq=1, margin=0.0))
+    F3t = helper._outputs(Xte)
+    F3c = helper._outputs(Xc)
+    assert np.array_equal(np.cumsum(F3t[:, :, 0], axis=1)[:, -1], raw), "tree outputs differ from LightGBM"
+
+    points: list[Point] = []
+    models: dict[tuple[str, str], Any] = {}
+    alphas = [0.0005, 0.001, 0.002, 0.004, 0.006, 0.01, 0.02] if not args.quick else [0.001, 0.005]
+    in_alphas = [0.0, 0.0002, 0.0005, 0.001, 0.002, 0.005] if not args.quick else [0.0, 0.001]
+    adapters = [
+        (QWYCAdapter("QWYC greedy (held-out)", holdout=0.5), alphas),
+        (QWYCAdapter("QWYC greedy (in-sample, paper)", holdout=None), in_alphas),
+        (QWYCAdapter("QWYC filter-and-score (held-out)", holdout=0.5, mode="negative_only"), alphas[::2]),
+        (QWYCAdapter("training order (held-out)", holdout=0.5, order="training"), alphas[::2]),
+        (QWYCAdapter("random order (held-out)", holdout=0.5, order="random"), alphas[::2]),
+        (QWYCAdapter("individual MSE order (held-out)", holdout=0.5, order="individual_mse"), alphas[::2]),
+        (QWYCAdapter("greedy MSE order (held-out)", holdout=0.5, order="greedy_mse"), alphas[::2]),
+    ]
+    # interleave: alpha outer, method inner
+    for a in sorted({a for _, al in adapters for a in al}):
+        for ad, al in adapters:
+            if a in al:
+                p, q = ad.run(booster, Xc, F3t, full, yte, a)
+                points.append(p)
+                models[(p.method, p.setting)] = q
+                print(f"{p.method:36s} {p.setting:14s} trees {p.mean_trees:7.2f} test dis {p.test_disagreement:.4%} "
+                      f"calib dis {p.calib_disagreement:.4%} fit {p.fit_seconds:.1f}s")
+    pes = PredEarlyStopAdapter()
+    margins = [0.5, 1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14] if not args.quick else [2, 6]
+    for freq in ([1, 5, 10, 20] if not args.quick else [5]):
+        for m in margins:
+            p, q = pes.run(booster, F3t, full, yte, freq, m)
+            points.append(p)
+            models[(p.method, p.setting)] = q
+    fan = FanAdapter(F3c[:, :, 0])
+    for tconf in ([0.5, 1, 1.5, 2, 3, 4, 6, 8] if not args.quick else [2, 4]):
+        points.append(fan.run(F3t[:, :, 0], full, yte, tconf))
+
+    # native pred_early_stop agrees with the emulation on the test set (correctness gate)
+    for freq, m in [(5, 4.0), (10, 8.0)]:
+        nat = booster.predict(Xte, raw_score=True, num_threads=1, pred_early_stop=True,
+                              pred_early_stop_freq=freq, pred_early_stop_margin=m)
+        emu = models[("lightgbm pred_early_stop", f"freq={freq},margin={m}" if m != int(m) else
+                      f"freq={freq},margin={int(m)}")] if not args.quick else None
+        if emu is not None:
+            assert np.array_equal(emu.predict_outputs(F3t).scores, nat), "pred_early_stop emulation differs"
+
+    summary: dict[str, Any] = {}
+    methods = sorted({p.method for p in points})
+    for target in TARGETS:
+        summary[str(target)] = {m: (vars(b) if (b := best_at(points, m, target)) else None) for m in methods}
+
+    # wall-clock at matched test disagreement (numpy predictors, 1 thread)
+    timing: dict[str, Any] = {}
+    full_plan = QWYC.from_plan(booster, pred_early_stop_plan(500, freq=10**9, margin=0.0))
+    for target in TARGETS:
+        bq = best_at(points, "QWYC greedy (held-out)", target)
+        bp = best_at(points, "lightgbm pred_early_stop", target)
+        cands: dict[str, Any] = {"numpy full ensemble": full_plan.predict}
+        if bq:
+            qm = models[(bq.method, bq.setting)]
+            cands[f"numpy QWYC ({bq.setting})"] = qm.predict
+            r = qm.predict(Xte)
+            assert np.array_equal(r.scores, qm.predict_outputs(F3t).scores), "QWYC predictor gate"
+        if bp:
+            pm = models[(bp.method, bp.setting)]
+            cands[f"numpy pred_early_stop ({bp.setting})"] = pm.predict
+            fq, mg = (float(v.split("=")[1]) for v in bp.setting.split(","))
+            cands[f"native LightGBM pred_early_stop ({bp.setting})"] = (
+                lambda X, fq=int(fq), mg=mg: booster.predict(X, raw_score=True, num_threads=1, pred_early_stop=True,
+                                                             pred_early_stop_freq=fq, pred_early_stop_margin=mg))
+        cands["native LightGBM full"] = lambda X: booster.predict(X, raw_score=True, num_threads=1)
+        timing[str(target)] = time_predictors(cands, Xte, args.repeats)
+        print(target, json.dumps(timing[str(target)], indent=1))
+
+    t0 = time.perf_counter()
+    QWYC(0.005, holdout=None).fit(booster, Xtr[:30000])
+    greedy_30k_s = time.perf_counter() - t0
+
+    result = {
+        "dataset": "UCI Adult (adult.data / adult.test)",
+        "model": {**params, "num_boost_round": 500, "train_rows": int(it.size), "calib_rows": int(ic.size),
+                  "test_rows": int(len(Xte)), "full_test_accuracy": acc_full, "train_seconds": train_s},
+        "greedy_fit_seconds_500_trees_30000_rows": greedy_30k_s,
+        "points": [vars(p) for p in points],
+        "best_at_target": summary,
+        "timing": timing,
+        "versions": {"lightgbm": lgb.__version__, "numpy": np.__version__, "python": platform.python_version()},
+        "hardware": {"machine": platform.machine(), "processor": platform.processor(), "cpus": os.cpu_count()},
+    }
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(result, fh, indent=1)
+    print(f"greedy on 500 trees x 30000 rows: {greedy_30k_s:.1f}s")
+    for target in TARGETS:
+        print(f"-- best mean trees at test disagreement <= {target:.1%}")
+        for m in methods:
+            b = summary[str(target)][m]
+            print(f"   {m:36s} " + (f"{b['mean_trees']:7.2f} ({b['setting']}, dis {b['test_disagreement']:.3%})"
+                                    if b else "none"))
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for m in methods:
+            ps = sorted((p for p in points if p.method == m), key=lambda p: p.test_disagreement)
+            ax.plot([100 * p.test_disagreement for p in ps], [p.mean_trees for p in ps], "o-", label=m, ms=3)
+        ax.set_xlabel("test disagreement with the full ensemble (%)")
+        ax.set_ylabel("mean trees evaluated per row")
+        ax.set_xlim(0, 2.0)
+        ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        ax.set_title("UCI Adult, 500 trees depth 5")
+        os.makedirs(os.path.dirname(args.plot) or ".", exist_ok=True)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
