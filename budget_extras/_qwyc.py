@@ -57,17 +57,23 @@ def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold
         raise ValueError(f"The 'alpha' parameter of QWYC must be a number in [0, 1). Got {alpha!r} instead.")
     if isinstance(order, str):
         if order not in _ORDERS:
-            raise ValueError(f"The 'order' parameter of QWYC must be one of {_ORDERS} or a permutation of the "
-                             f"iterations. Got {order!r} instead.")
+            raise ValueError(
+                f"The 'order' parameter of QWYC must be one of {_ORDERS} or a permutation of the "
+                f"iterations. Got {order!r} instead."
+            )
     if mode not in _MODES:
         raise ValueError(f"The 'mode' parameter of QWYC must be one of {_MODES}. Got {mode!r} instead.")
-    if holdout is not None and (isinstance(holdout, bool) or not isinstance(holdout, int | float)
-                                or not (0.0 <= holdout < 1.0)):
-        raise ValueError(f"The 'holdout' parameter of QWYC must be None or a number in [0, 1). "
-                         f"Got {holdout!r} instead.")
+    if holdout is not None and (
+        isinstance(holdout, bool) or not isinstance(holdout, int | float) or not (0.0 <= holdout < 1.0)
+    ):
+        raise ValueError(
+            f"The 'holdout' parameter of QWYC must be None or a number in [0, 1). Got {holdout!r} instead."
+        )
     if not isinstance(decision_threshold, int | float) or not math.isfinite(decision_threshold):
-        raise ValueError(f"The 'decision_threshold' parameter of QWYC must be a finite number. "
-                         f"Got {decision_threshold!r} instead.")
+        raise ValueError(
+            f"The 'decision_threshold' parameter of QWYC must be a finite number. "
+            f"Got {decision_threshold!r} instead."
+        )
 
 
 class QWYC:
@@ -110,9 +116,18 @@ class QWYC:
         Disagreement with the full ensemble on all calibration rows.
     """
 
-    def __init__(self, alpha: float = 0.005, *, order: Any = "greedy", mode: str = "two_sided",
-                 holdout: float | None = 0.5, costs: Any = None, decision_threshold: float = 0.0,
-                 random_state: int | None = None, progress: bool = False) -> None:
+    def __init__(
+        self,
+        alpha: float = 0.005,
+        *,
+        order: Any = "greedy",
+        mode: str = "two_sided",
+        holdout: float | None = 0.5,
+        costs: Any = None,
+        decision_threshold: float = 0.0,
+        random_state: int | None = None,
+        progress: bool = False,
+    ) -> None:
         self.alpha = alpha
         self.order = order
         self.mode = mode
@@ -125,8 +140,19 @@ class QWYC:
     # scikit-learn style parameter access
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Parameters of this estimator."""
-        return {k: getattr(self, k) for k in ("alpha", "order", "mode", "holdout", "costs",
-                                              "decision_threshold", "random_state", "progress")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "alpha",
+                "order",
+                "mode",
+                "holdout",
+                "costs",
+                "decision_threshold",
+                "random_state",
+                "progress",
+            )
+        }
 
     def set_params(self, **params: Any) -> QWYC:
         """Set parameters; returns self."""
@@ -147,16 +173,20 @@ class QWYC:
             return np.ones(n_iter)
         if isinstance(self.costs, str):
             if self.costs != "splits":
-                raise ValueError(f"The 'costs' parameter of QWYC must be None, 'splits' or an array of "
-                                 f"{n_iter} per-iteration costs. Got {self.costs!r} instead.")
+                raise ValueError(
+                    f"The 'costs' parameter of QWYC must be None, 'splits' or an array of "
+                    f"{n_iter} per-iteration costs. Got {self.costs!r} instead."
+                )
             leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
             depth = self._leaf_depths()
             per_tree = np.array([depth[t][leaves[:, t]].mean() for t in range(leaves.shape[1])])
             return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
         c = np.asarray(self.costs, dtype=np.float64)
         if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
-            raise ValueError(f"The 'costs' parameter of QWYC must hold {n_iter} positive finite per-iteration "
-                             f"costs. Got an array of shape {c.shape} instead.")
+            raise ValueError(
+                f"The 'costs' parameter of QWYC must hold {n_iter} positive finite per-iteration "
+                f"costs. Got an array of shape {c.shape} instead."
+            )
         return c
 
     def _leaf_depths(self) -> list[npt.NDArray[np.float64]]:
@@ -181,19 +211,22 @@ class QWYC:
         if read_qwyc_plan(text) is not None:
             text = original_model_text(text)
         if "average_output" in text.split("Tree=", 1)[0].split("\n"):
-            raise ValueError("QWYC needs an additive ensemble; random-forest models (average_output) "
-                             "are not supported.")
+            raise ValueError(
+                "QWYC needs an additive ensemble; random-forest models (average_output) are not supported."
+            )
         if "is_linear=1" in text:
             raise ValueError("QWYC does not support linear trees (linear_tree=true).")
         self.model_text_ = text
         self.booster_ = booster_from_text(text)
         self.trees_ = FlatTrees.from_dump(self.booster_.dump_model())
         self.num_tree_per_iteration_ = self.trees_.num_tree_per_iteration
-        self._leaf_values = [self.trees_.leaf_value[self.trees_.leaf_offset[t]:self.trees_.leaf_offset[t + 1]]
-                             for t in range(self.trees_.n_trees)]
+        self._leaf_values = [
+            self.trees_.leaf_value[self.trees_.leaf_offset[t] : self.trees_.leaf_offset[t + 1]]
+            for t in range(self.trees_.n_trees)
+        ]
         return text
 
-    def fit(self, model: Any, X: Any, y: Any = None) -> QWYC:
+    def fit(self, model: Any, X: Any, y: Any = None, *, X_holdout: Any = None) -> QWYC:
         """Fit the plan on calibration rows ``X`` (no labels needed; ``y`` is ignored).
 
         Parameters
@@ -203,6 +236,10 @@ class QWYC:
         X : array-like of shape (n_rows, n_features)
             Calibration rows.
         y : ignored
+        X_holdout : array-like of shape (n_holdout, n_features), optional
+            Explicit held-out rows for the conformal correction (then ``holdout`` is not
+            used and all of ``X`` chooses the order). They should be exchangeable with
+            the rows the plan will be used on; ``X`` need not be (e.g. training rows).
 
         Returns
         -------
@@ -211,17 +248,24 @@ class QWYC:
         _qwyc_iv(self.alpha, self.order, self.mode, self.holdout, self.decision_threshold)
         self._load(model)
         F3 = self._outputs(X)
+        if X_holdout is not None:
+            F3 = np.concatenate([F3, self._outputs(X_holdout)], axis=0)
         n, n_iter, k = F3.shape
         if n < 2:
             raise ValueError(f"QWYC.fit needs at least 2 calibration rows. Got {n}.")
         rng = np.random.default_rng(self.random_state)
         costs = self._iteration_costs(X, n_iter)
         holdout = float(self.holdout or 0.0)
-        if holdout > 0:
+        if X_holdout is not None:
+            n_b = len(X_holdout)
+            idx_a, idx_b = np.arange(n - n_b), np.arange(n - n_b, n)
+        elif holdout > 0:
             perm = rng.permutation(n)
-            n_b = int(round(holdout * n))
+            n_b = round(holdout * n)
             if n_b < 1 or n - n_b < 1:
-                raise ValueError(f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows.")
+                raise ValueError(
+                    f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows."
+                )
             idx_b, idx_a = np.sort(perm[:n_b]), np.sort(perm[n_b:])
         else:
             idx_a, idx_b = np.arange(n), np.arange(0)
@@ -234,23 +278,34 @@ class QWYC:
         else:
             fixed = np.asarray(self.order, dtype=np.int64)
             if sorted(fixed.tolist()) != list(range(n_iter)):
-                raise ValueError(f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
-                                 f"Got an array of {fixed.size} values that is not.")
+                raise ValueError(
+                    f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
+                    f"Got an array of {fixed.size} values that is not."
+                )
         lam = 0.0
         if k == 1:
             F2 = FA[:, :, 0]
             neg_only = self.mode == "negative_only"
             thr = float(self.decision_threshold)
             if fixed is None:
-                order, en, ep = core.greedy_plan(F2, alpha=self.alpha, costs=costs, threshold=thr,
-                                                 negative_only=neg_only, progress=self.progress)
+                order, en, ep = core.greedy_plan(
+                    F2,
+                    alpha=self.alpha,
+                    costs=costs,
+                    threshold=thr,
+                    negative_only=neg_only,
+                    progress=self.progress,
+                )
             else:
                 order = fixed
-                en, ep = core.fixed_order_thresholds(F2, order, alpha=self.alpha, threshold=thr,
-                                                     negative_only=neg_only)
+                en, ep = core.fixed_order_thresholds(
+                    F2, order, alpha=self.alpha, threshold=thr, negative_only=neg_only
+                )
             if idx_b.size:
-                scale = core.residual_scale(F2, order)
-                lam = core.widen_conformal(F3[idx_b, :, 0], order, en, ep, scale, alpha=self.alpha, threshold=thr)
+                scale = np.ones(n_iter)
+                lam = core.widen_conformal(
+                    F3[idx_b, :, 0], order, en, ep, scale, alpha=self.alpha, threshold=thr
+                )
                 if math.isinf(lam):
                     en, ep = np.full(n_iter, -np.inf), np.full(n_iter, np.inf)
                 else:
@@ -260,16 +315,26 @@ class QWYC:
         else:
             order, eps = multi.greedy_plan_multiclass(FA, alpha=self.alpha, costs=costs, order=fixed)
             if idx_b.size:
-                scale = multi.residual_scale_multiclass(FA, order)
+                scale = np.ones(n_iter)
                 lam = multi.widen_conformal_multiclass(F3[idx_b], order, eps, scale, alpha=self.alpha)
                 eps = np.full(n_iter, np.inf) if math.isinf(lam) else eps + lam * scale
-            self.plan_ = QWYCPlan(order, np.full(n_iter, -np.inf), np.full(n_iter, np.inf), eps, 0.0,
-                                  "multiclass_margin", float(self.alpha))
+            self.plan_ = QWYCPlan(
+                order,
+                np.full(n_iter, -np.inf),
+                np.full(n_iter, np.inf),
+                eps,
+                0.0,
+                "multiclass_margin",
+                float(self.alpha),
+            )
         self.lambda_ = lam
         self.iteration_costs_ = costs
         res = self.predict_outputs(F3)
         full = self.full_labels_outputs(F3)
         self.calibration_disagreement_ = float(np.mean(res.labels != full))
+        self.holdout_disagreement_ = (
+            float(np.mean(res.labels[idx_b] != full[idx_b])) if idx_b.size else math.nan
+        )
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         return self
 
@@ -303,7 +368,9 @@ class QWYC:
         self._check_fitted()
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
-            raise ValueError(f"The 'X' argument of QWYC.predict must be 2-D. Got an array of shape {X.shape}.")
+            raise ValueError(
+                f"The 'X' argument of QWYC.predict must be 2-D. Got an array of shape {X.shape}."
+            )
         p = self.plan_
         k = self.num_tree_per_iteration_
         n = X.shape[0]
@@ -338,10 +405,20 @@ class QWYC:
         return QWYCPrediction(scores, labels, done * k, done)
 
     def cost_report(self, X: Any, costs: Any) -> Any:
-        """Core ``cost_report`` of the early-exit evaluation (trees in plan order, per-row counts)."""
-        from . import _report  # type: ignore[attr-defined]  # core module, present after merging core
-        from ._ensemble import TreeEnsemble  # type: ignore[import-not-found]
+        """Run the core's ``cost_report`` on the early-exit evaluation of ``X``.
 
+        Trees are taken in plan order and row ``i`` is charged for its first
+        ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
+        Needs the core modules (``_report``, ``_ensemble``) of budget_extras.
+        """
+        import importlib
+
+        try:
+            _report = importlib.import_module("budget_extras._report")
+            TreeEnsemble = importlib.import_module("budget_extras._ensemble").TreeEnsemble
+        except ImportError as exc:  # pragma: no cover - only before the core is merged
+            raise RuntimeError("QWYC.cost_report needs budget_extras' core cost accounting.") from exc
+        self._check_fitted()
         res = self.predict(X)
         k = self.num_tree_per_iteration_
         tree_order = (self.plan_.order[:, None] * k + np.arange(k)[None, :]).reshape(-1)
@@ -361,13 +438,15 @@ class QWYC:
 
     @classmethod
     def from_model_string(cls, text: str) -> QWYC:
-        """A fitted QWYC from model text written by :meth:`to_model_string`."""
+        """Build a fitted QWYC from model text written by :meth:`to_model_string`."""
         plan = read_qwyc_plan(text)
         if plan is None:
             raise ValueError("The model text has no QWYC plan (no 'qwyc_version' line in its header).")
-        est = cls(alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
-                  mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
-                  decision_threshold=plan.decision_threshold)
+        est = cls(
+            alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
+            mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
+            decision_threshold=plan.decision_threshold,
+        )
         est._load(text)
         est.plan_ = plan
         est.lambda_ = math.nan
@@ -375,20 +454,24 @@ class QWYC:
 
     @classmethod
     def from_plan(cls, model: Any, plan: QWYCPlan) -> QWYC:
-        """A fitted QWYC that applies a given ``plan`` to ``model`` (e.g. a pred_early_stop plan)."""
-        est = cls(alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
-                  mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
-                  decision_threshold=plan.decision_threshold)
+        """Build a fitted QWYC that applies ``plan`` to ``model`` (e.g. a pred_early_stop plan)."""
+        est = cls(
+            alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
+            mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
+            decision_threshold=plan.decision_threshold,
+        )
         est._load(model)
         n_iter = est.trees_.n_trees // est.num_tree_per_iteration_
         if plan.n_positions != n_iter:
-            raise ValueError(f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations.")
+            raise ValueError(
+                f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."
+            )
         est.plan_ = plan
         est.lambda_ = math.nan
         return est
 
     @classmethod
     def from_model_file(cls, path: str | os.PathLike[str]) -> QWYC:
-        """A fitted QWYC from a model file written by :meth:`save_model`."""
+        """Build a fitted QWYC from a model file written by :meth:`save_model`."""
         with open(path, encoding="utf-8") as fh:
             return cls.from_model_string(fh.read())

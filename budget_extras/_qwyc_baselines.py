@@ -31,18 +31,34 @@ F64 = npt.NDArray[np.float64]
 
 
 def pred_early_stop_plan(n_iterations: int, *, freq: int, margin: float, num_class: int = 1) -> QWYCPlan:
-    """The QWYC plan equivalent to LightGBM's ``pred_early_stop`` (freq, margin)."""
+    """Return the QWYC plan equivalent to LightGBM's ``pred_early_stop`` (freq, margin)."""
     if freq < 1 or not margin >= 0:
-        raise ValueError(f"pred_early_stop needs freq >= 1 and margin >= 0. Got freq={freq}, margin={margin}.")
+        raise ValueError(
+            f"pred_early_stop needs freq >= 1 and margin >= 0. Got freq={freq}, margin={margin}."
+        )
     checks = (np.arange(n_iterations) + 1) % freq == 0
     order = np.arange(n_iterations, dtype=np.int64)
     if num_class > 1:
         eps = np.where(checks, float(margin), np.inf)
-        return QWYCPlan(order, np.full(n_iterations, -np.inf), np.full(n_iterations, np.inf), eps, 0.0,
-                        "multiclass_margin", float("nan"))
+        return QWYCPlan(
+            order,
+            np.full(n_iterations, -np.inf),
+            np.full(n_iterations, np.inf),
+            eps,
+            0.0,
+            "multiclass_margin",
+            float("nan"),
+        )
     half = float(margin) / 2.0
-    return QWYCPlan(order, np.where(checks, -half, -np.inf), np.where(checks, half, np.inf), None, 0.0,
-                    "binary_two_sided", float("nan"))
+    return QWYCPlan(
+        order,
+        np.where(checks, -half, -np.inf),
+        np.where(checks, half, np.inf),
+        None,
+        0.0,
+        "binary_two_sided",
+        float("nan"),
+    )
 
 
 @dataclass(frozen=True)
@@ -57,7 +73,7 @@ class FanSchedule:
 
 def fan_fit(F: F64, *, n_bins: int = 20) -> FanSchedule:
     """Fit Fan et al.'s binned statistics on calibration outputs ``F`` (training order)."""
-    n, t_models = F.shape
+    t_models = F.shape[1]
     C = np.cumsum(F, axis=1)
     rem = C[:, -1:] - C
     qs = np.linspace(0, 1, n_bins + 1)[1:-1]

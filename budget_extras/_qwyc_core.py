@@ -45,12 +45,13 @@ class ExitTrace(NamedTuple):
 
 
 def budget_count(alpha: float, n_rows: int) -> int:
-    """Number of disagreements allowed on ``n_rows`` calibration rows: floor(alpha * n)."""
-    return int(math.floor(alpha * n_rows + 1e-9))
+    """Return the number of disagreements allowed on ``n_rows`` calibration rows: floor(alpha * n)."""
+    return math.floor(alpha * n_rows + 1e-9)
 
 
-def _best_split(pos_sorted: FloatArray, neg_sorted: FloatArray, budget: int, threshold: float,
-                negative_only: bool) -> _Split:
+def _best_split(
+    pos_sorted: FloatArray, neg_sorted: FloatArray, budget: int, threshold: float, negative_only: bool
+) -> _Split:
     """Thresholds for one position that stop the most rows with at most ``budget`` errors.
 
     ``pos_sorted`` / ``neg_sorted``: ascending partial scores of the active rows whose
@@ -87,9 +88,16 @@ def _stop_mask(s: FloatArray, eps_neg: float, eps_pos: float) -> BoolArray:
     return (s > eps_pos) | (s < eps_neg)
 
 
-def greedy_plan(F: FloatArray, *, alpha: float, costs: FloatArray, threshold: float = 0.0,
-                negative_only: bool = False, full_scores: FloatArray | None = None,
-                progress: bool = False) -> tuple[IntArray, FloatArray, FloatArray]:
+def greedy_plan(
+    F: FloatArray,
+    *,
+    alpha: float,
+    costs: FloatArray,
+    threshold: float = 0.0,
+    negative_only: bool = False,
+    full_scores: FloatArray | None = None,
+    progress: bool = False,
+) -> tuple[IntArray, FloatArray, FloatArray]:
     """Greedy joint order and thresholds (the paper's Algorithm 1).
 
     At each position every remaining model ``k`` is tried: its thresholds are the
@@ -128,8 +136,10 @@ def greedy_plan(F: FloatArray, *, alpha: float, costs: FloatArray, threshold: fl
         ya = y[active]
         pos_sorted = np.sort(G[ya], axis=0)
         neg_sorted = np.sort(G[~ya], axis=0)
-        splits = [_best_split(pos_sorted[:, j], neg_sorted[:, j], budget, threshold, negative_only)
-                  for j in range(remaining.size)]
+        splits = [
+            _best_split(pos_sorted[:, j], neg_sorted[:, j], budget, threshold, negative_only)
+            for j in range(remaining.size)
+        ]
         stopped = np.array([s.stopped for s in splits], dtype=np.float64)
         if stopped.max() > 0:
             with np.errstate(divide="ignore"):
@@ -155,9 +165,15 @@ def greedy_plan(F: FloatArray, *, alpha: float, costs: FloatArray, threshold: fl
     return np.asarray(order, dtype=np.int64), eps_neg, eps_pos
 
 
-def fixed_order_thresholds(F: FloatArray, order: IntArray, *, alpha: float, threshold: float = 0.0,
-                           negative_only: bool = False,
-                           full_scores: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+def fixed_order_thresholds(
+    F: FloatArray,
+    order: IntArray,
+    *,
+    alpha: float,
+    threshold: float = 0.0,
+    negative_only: bool = False,
+    full_scores: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
     """Thresholds for a fixed order (the paper's Algorithm 2), one position at a time."""
     n, t_models = F.shape
     f = F.sum(axis=1) if full_scores is None else full_scores
@@ -180,8 +196,9 @@ def fixed_order_thresholds(F: FloatArray, order: IntArray, *, alpha: float, thre
     return eps_neg, eps_pos
 
 
-def early_exit(F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, *,
-               threshold: float = 0.0) -> ExitTrace:
+def early_exit(
+    F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, *, threshold: float = 0.0
+) -> ExitTrace:
     """Apply a plan to precomputed model outputs (vectorized over rows).
 
     Partial sums are accumulated left to right in ``order`` (the same floating-point
@@ -199,7 +216,7 @@ def early_exit(F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: Flo
 
 
 def residual_scale(F: FloatArray, order: IntArray) -> FloatArray:
-    """Standard deviation over rows of the remaining score ``f - s_r`` after each position."""
+    """Return the standard deviation over rows of the remaining score ``f - s_r`` after each position."""
     C = np.cumsum(F[:, order], axis=1)
     rem = C[:, -1:] - C
     scale = rem.std(axis=0)
@@ -208,8 +225,16 @@ def residual_scale(F: FloatArray, order: IntArray) -> FloatArray:
     return np.maximum(scale, floor)
 
 
-def widen_conformal(F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray,
-                    scale: FloatArray, *, alpha: float, threshold: float = 0.0) -> float:
+def widen_conformal(
+    F: FloatArray,
+    order: IntArray,
+    eps_neg: FloatArray,
+    eps_pos: FloatArray,
+    scale: FloatArray,
+    *,
+    alpha: float,
+    threshold: float = 0.0,
+) -> float:
     """Conformal-risk-control widening ``lambda`` fit on held-out rows ``F``.
 
     The thresholds become ``eps_pos + lambda * scale`` and ``eps_neg - lambda * scale``.

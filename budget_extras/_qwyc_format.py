@@ -69,11 +69,13 @@ def split_model_text(text: str) -> tuple[list[str], list[str], str]:
     m = _TREE_LINE.search(text)
     if m is None:
         raise ValueError("The model text contains no 'Tree=' line; expected a LightGBM model text.")
-    header = text[:m.start()].split("\n")
+    header = text[: m.start()].split("\n")
     end = text.find("end of trees", m.start())
     if end < 0:
-        raise ValueError("The model text has no 'end of trees' line; expected a complete LightGBM model text.")
-    body = text[m.start():end]
+        raise ValueError(
+            "The model text has no 'end of trees' line; expected a complete LightGBM model text."
+        )
+    body = text[m.start() : end]
     starts = [mm.start() for mm in _TREE_LINE.finditer(body)]
     blocks = [body[a:b] for a, b in zip(starts, [*starts[1:], len(body)], strict=True)]
     return header, blocks, text[end:]
@@ -83,7 +85,7 @@ def _header_get(header: list[str], key: str) -> str | None:
     prefix = key + "="
     for line in header:
         if line.startswith(prefix):
-            return line[len(prefix):]
+            return line[len(prefix) :]
     return None
 
 
@@ -93,15 +95,17 @@ def write_qwyc_plan(text: str, plan: QWYCPlan) -> str:
     k = int(_header_get(header, "num_tree_per_iteration") or _header_get(header, "num_class") or 1)
     n_iter = len(blocks) // k
     if n_iter * k != len(blocks) or plan.n_positions != n_iter:
-        raise ValueError(f"The plan has {plan.n_positions} positions but the model has {len(blocks)} trees "
-                         f"in iterations of {k}; expected one position per iteration.")
+        raise ValueError(
+            f"The plan has {plan.n_positions} positions but the model has {len(blocks)} trees "
+            f"in iterations of {k}; expected one position per iteration."
+        )
     if sorted(plan.order.tolist()) != list(range(n_iter)):
         raise ValueError("The plan's order must be a permutation of the model's iterations.")
     new_blocks = []
     for pos, it in enumerate(plan.order.tolist()):
         for c in range(k):
             block = blocks[it * k + c]
-            body = block[block.index("\n") + 1:]
+            body = block[block.index("\n") + 1 :]
             new_blocks.append(f"Tree={pos * k + c}\n{body}")
     keys = [
         f"qwyc_version={FORMAT_VERSION}",
@@ -141,7 +145,9 @@ def _floats(value: str, name: str, n: int) -> npt.NDArray[np.float64]:
     try:
         arr = np.array([float(t) for t in toks], dtype=np.float64)
     except ValueError as exc:
-        raise ValueError(f"Ill-formed QWYC plan: '{name}' has a value that is not a number ({exc}).") from None
+        raise ValueError(
+            f"Ill-formed QWYC plan: '{name}' has a value that is not a number ({exc})."
+        ) from None
     if np.isnan(arr).any():
         raise ValueError(f"Ill-formed QWYC plan: '{name}' contains NaN.")
     return arr
@@ -150,12 +156,14 @@ def _floats(value: str, name: str, n: int) -> npt.NDArray[np.float64]:
 def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
     """Read the QWYC plan from model text; ``None`` when the model has none."""
     m = _TREE_LINE.search(model_text)
-    header = (model_text[:m.start()] if m else model_text).split("\n")
+    header = (model_text[: m.start()] if m else model_text).split("\n")
     if _header_get(header, "qwyc_version") is None:
         return None
     version = int(_header_get(header, "qwyc_version") or 0)
     if version != FORMAT_VERSION:
-        raise ValueError(f"Unsupported QWYC plan version {version}; this reader knows version {FORMAT_VERSION}.")
+        raise ValueError(
+            f"Unsupported QWYC plan version {version}; this reader knows version {FORMAT_VERSION}."
+        )
     mode = _header_get(header, "qwyc_mode") or ""
     if mode not in MODES:
         raise ValueError(f"Ill-formed QWYC plan: 'qwyc_mode' must be one of {MODES}, got {mode!r}.")
@@ -169,7 +177,9 @@ def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
     n = int(need("qwyc_num_positions"))
     order = np.array([int(t) for t in need("qwyc_original_iteration").split()], dtype=np.int64)
     if order.size != n:
-        raise ValueError(f"Ill-formed QWYC plan: 'qwyc_original_iteration' has {order.size} values, expected {n}.")
+        raise ValueError(
+            f"Ill-formed QWYC plan: 'qwyc_original_iteration' has {order.size} values, expected {n}."
+        )
     thr = float(need("qwyc_decision_threshold"))
     alpha = float(_header_get(header, "qwyc_alpha") or "nan")
     if mode == "multiclass_margin":

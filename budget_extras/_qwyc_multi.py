@@ -69,8 +69,7 @@ def _best_margin(margin: F64, wrong: npt.NDArray[np.bool_], budget: int) -> tupl
     return eps, int(stop.sum()), int((stop & wrong).sum())
 
 
-def greedy_plan_multiclass(F3: F64, *, alpha: float, costs: F64,
-                           order: I64 | None = None) -> tuple[I64, F64]:
+def greedy_plan_multiclass(F3: F64, *, alpha: float, costs: F64, order: I64 | None = None) -> tuple[I64, F64]:
     """Greedy (or fixed ``order``) iteration order and margin thresholds for multiclass."""
     n, t_iter, _ = F3.shape
     yfull = np.argmax(F3.sum(axis=1), axis=1)
@@ -125,8 +124,11 @@ def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64,
     margin, arg = _margins(C)
     wrong = arg[:, :-1] != arg[:, -1:]
     with np.errstate(invalid="ignore"):
-        val = np.where(wrong & np.isfinite(eps_margin[None, :-1]),
-                       (margin[:, :-1] - eps_margin[None, :-1]) / scale[None, :-1], -np.inf)
+        val = np.where(
+            wrong & np.isfinite(eps_margin[None, :-1]),
+            (margin[:, :-1] - eps_margin[None, :-1]) / scale[None, :-1],
+            -np.inf,
+        )
     crit = val.max(axis=1, initial=-np.inf)
     m = math.floor(alpha * (n + 1) - 1 + 1e-9)
     if m < 0:

@@ -10,7 +10,7 @@ predictor only walks the trees each row really evaluates.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,10 @@ def model_text_of(model: Any) -> str:
         if "\n" in s and "Tree=" in s:
             return s
         if not os.path.isfile(s):
-            raise ValueError(f"The 'model' argument must be a LightGBM model, a model file or model text. "
-                             f"Got the string {s[:80]!r}, which is neither an existing file nor model text.")
+            raise ValueError(
+                f"The 'model' argument must be a LightGBM model, a model file or model text. "
+                f"Got the string {s[:80]!r}, which is neither an existing file nor model text."
+            )
         with open(s, encoding="utf-8") as fh:
             return fh.read()
     booster = getattr(model, "booster_", model)
@@ -39,12 +41,14 @@ def model_text_of(model: Any) -> str:
             text = fn()
             if isinstance(text, str):
                 return text
-    raise TypeError(f"The 'model' argument must be a lightgbm.Booster, a fitted LGBMModel, a TreeEnsemble, "
-                    f"a model file path or model text. Got {type(model).__name__} instead.")
+    raise TypeError(
+        f"The 'model' argument must be a lightgbm.Booster, a fitted LGBMModel, a TreeEnsemble, "
+        f"a model file path or model text. Got {type(model).__name__} instead."
+    )
 
 
 def booster_from_text(text: str) -> Any:
-    """A ``lightgbm.Booster`` loaded from model text."""
+    """Load a ``lightgbm.Booster`` from model text."""
     import lightgbm
 
     return lightgbm.Booster(model_str=text)
@@ -70,6 +74,21 @@ class FlatTrees:
     cat_sets: tuple[frozenset[int] | None, ...]
     leaf_value: npt.NDArray[np.float64]
     num_tree_per_iteration: int
+    _cat_row: npt.NDArray[np.int64] = field(init=False, repr=False)
+    _cat_table: npt.NDArray[np.bool_] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        rows = np.full(self.feature.size, 0, np.int64)
+        cat_nodes = np.flatnonzero(self.is_cat)
+        width = 1 + max((max(c) for c in self.cat_sets if c), default=0)
+        table = np.zeros((max(cat_nodes.size, 1), width), bool)
+        for i, node in enumerate(cat_nodes):
+            rows[node] = i
+            cs = self.cat_sets[node]
+            if cs:
+                table[i, sorted(cs)] = True
+        object.__setattr__(self, "_cat_row", rows)
+        object.__setattr__(self, "_cat_table", table)
 
     @property
     def n_trees(self) -> int:
@@ -132,10 +151,20 @@ class FlatTrees:
             offset.append(len(feats) if n_leaves > 1 else offset[-1])
             leaf_values.extend(vals)
             leaf_offset.append(len(leaf_values))
-        return cls(np.asarray(offset, np.int64), np.asarray(leaf_offset, np.int64), np.asarray(feats, np.int64),
-                   np.asarray(thr, np.float64), np.asarray(left, np.int64), np.asarray(right, np.int64),
-                   np.asarray(dleft, bool), np.asarray(mtype, np.int8), np.asarray(iscat, bool), tuple(cats),
-                   np.asarray(leaf_values, np.float64), int(dump.get("num_tree_per_iteration", 1)))
+        return cls(
+            np.asarray(offset, np.int64),
+            np.asarray(leaf_offset, np.int64),
+            np.asarray(feats, np.int64),
+            np.asarray(thr, np.float64),
+            np.asarray(left, np.int64),
+            np.asarray(right, np.int64),
+            np.asarray(dleft, bool),
+            np.asarray(mtype, np.int8),
+            np.asarray(iscat, bool),
+            tuple(cats),
+            np.asarray(leaf_values, np.float64),
+            int(dump.get("num_tree_per_iteration", 1)),
+        )
 
     def tree_output(self, t: int, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Output of tree ``t`` for every row of ``X`` (LightGBM decision semantics)."""
@@ -161,20 +190,16 @@ class FlatTrees:
                 miss = ((mt == 1) & (np.abs(xv) <= _K_ZERO)) | ((mt == 2) & nan)
                 go_left[num] = np.where(miss, self.default_left[g[num]], xv <= self.threshold[g[num]])
             if cat.any():
-                for j in np.flatnonzero(cat):
-                    xv = x[j]
-                    if np.isnan(xv):
-                        if mtype[j] == 2:
-                            go_left[j] = False
-                            continue
-                        iv = 0
-                    else:
-                        iv = int(xv)
-                        if iv < 0:
-                            go_left[j] = False
-                            continue
-                    cs = self.cat_sets[int(g[j])]
-                    go_left[j] = cs is not None and iv in cs
+                xv = x[cat]
+                nan = np.isnan(xv)
+                with np.errstate(invalid="ignore"):
+                    iv = np.where(nan, 0, np.trunc(np.where(nan, 0.0, xv)))  # C++ static_cast<int>
+                table = self._cat_table
+                inside = (iv >= 0) & (iv < table.shape[1])
+                row = self._cat_row[g[cat]]
+                col = np.where(inside, iv, 0).astype(np.int64)
+                hit = table[row, col] & inside & ~(nan & (mtype[cat] == 2))
+                go_left[cat] = hit
             child = np.where(go_left, self.left[g], self.right[g])
             leaf = child < 0
             if leaf.any():
@@ -183,15 +208,18 @@ class FlatTrees:
         return out
 
 
-def tree_output_matrix(booster: Any, X: Any, leaf_values: list[npt.NDArray[np.float64]] | None = None
-                       ) -> npt.NDArray[np.float64]:
+def tree_output_matrix(
+    booster: Any, X: Any, leaf_values: list[npt.NDArray[np.float64]] | None = None
+) -> npt.NDArray[np.float64]:
     """Per-tree outputs ``(n_rows, n_trees)`` via LightGBM's ``pred_leaf`` (exact)."""
     leaves = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
     if leaves.ndim == 1:
         leaves = leaves[:, None]
     if leaf_values is None:
         flat = FlatTrees.from_dump(booster.dump_model())
-        leaf_values = [flat.leaf_value[flat.leaf_offset[t]:flat.leaf_offset[t + 1]] for t in range(flat.n_trees)]
+        leaf_values = [
+            flat.leaf_value[flat.leaf_offset[t] : flat.leaf_offset[t + 1]] for t in range(flat.n_trees)
+        ]
     out = np.empty(leaves.shape, dtype=np.float64)
     for t, vals in enumerate(leaf_values):
         out[:, t] = vals[leaves[:, t]]
