@@ -105,13 +105,25 @@ class QWYC:
         Seed of the holdout split and of the ``"random"`` order.
     progress : bool, default=False
         Show a progress bar during the greedy search.
+    margin : float, default=0.0
+        Robustness margin (raw-score units) used while fitting the base thresholds:
+        a row counts as decided only if its partial score is at least ``margin``
+        beyond every calibration row of the other full label. Larger margins make the
+        greedy prefer models that separate with room to spare, which generalizes
+        better to new rows (0 is the paper's rule).
+    alpha_fit : float or None, default=None
+        Disagreement budget of the base thresholds fit on the order rows (default:
+        ``alpha``). The held-out correction then targets ``alpha``.
 
     Attributes
     ----------
     plan_ : QWYCPlan
         The fitted plan (order and thresholds).
+    base_plan_ : QWYCPlan
+        Order and base thresholds before the held-out correction.
     lambda_ : float
-        Conformal widening factor (0 without holdout; inf means never exit early).
+        Conformal widening in raw-score units (0 without holdout; inf means never exit
+        early): ``eps_pos = base eps_pos + lambda_``, ``eps_neg = base eps_neg - lambda_``.
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
     """
@@ -127,6 +139,8 @@ class QWYC:
         decision_threshold: float = 0.0,
         random_state: int | None = None,
         progress: bool = False,
+        margin: float = 0.0,
+        alpha_fit: float | None = None,
     ) -> None:
         self.alpha = alpha
         self.order = order
@@ -136,6 +150,8 @@ class QWYC:
         self.decision_threshold = decision_threshold
         self.random_state = random_state
         self.progress = progress
+        self.margin = margin
+        self.alpha_fit = alpha_fit
 
     # scikit-learn style parameter access
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -151,6 +167,8 @@ class QWYC:
                 "decision_threshold",
                 "random_state",
                 "progress",
+                "margin",
+                "alpha_fit",
             )
         }
 
@@ -246,6 +264,14 @@ class QWYC:
         self : QWYC
         """
         _qwyc_iv(self.alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+        if isinstance(self.margin, bool) or not isinstance(self.margin, int | float) or not self.margin >= 0:
+            raise ValueError(
+                f"The 'margin' parameter of QWYC must be a non-negative number. Got {self.margin!r}."
+            )
+        if self.alpha_fit is not None and not (0.0 <= float(self.alpha_fit) < 1.0):
+            raise ValueError(
+                f"The 'alpha_fit' parameter of QWYC must be None or in [0, 1). Got {self.alpha_fit!r}."
+            )
         self._load(model)
         F3 = self._outputs(X)
         if X_holdout is not None:
@@ -282,53 +308,40 @@ class QWYC:
                     f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
                     f"Got an array of {fixed.size} values that is not."
                 )
-        lam = 0.0
+        alpha_fit = self.alpha if self.alpha_fit is None else float(self.alpha_fit)
+        thr = float(self.decision_threshold)
         if k == 1:
             F2 = FA[:, :, 0]
             neg_only = self.mode == "negative_only"
-            thr = float(self.decision_threshold)
             if fixed is None:
                 order, en, ep = core.greedy_plan(
                     F2,
-                    alpha=self.alpha,
+                    alpha=alpha_fit,
                     costs=costs,
                     threshold=thr,
                     negative_only=neg_only,
                     progress=self.progress,
+                    margin=float(self.margin),
                 )
             else:
                 order = fixed
                 en, ep = core.fixed_order_thresholds(
-                    F2, order, alpha=self.alpha, threshold=thr, negative_only=neg_only
+                    F2,
+                    order,
+                    alpha=alpha_fit,
+                    threshold=thr,
+                    negative_only=neg_only,
+                    margin=float(self.margin),
                 )
-            if idx_b.size:
-                scale = np.ones(n_iter)
-                lam = core.widen_conformal(
-                    F3[idx_b, :, 0], order, en, ep, scale, alpha=self.alpha, threshold=thr
-                )
-                if math.isinf(lam):
-                    en, ep = np.full(n_iter, -np.inf), np.full(n_iter, np.inf)
-                else:
-                    en, ep = np.minimum(en - lam * scale, thr), np.maximum(ep + lam * scale, thr)
             mode = "binary_negative_only" if neg_only else "binary_two_sided"
-            self.plan_ = QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha))
+            self.base_plan_ = QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha))
         else:
-            order, eps = multi.greedy_plan_multiclass(FA, alpha=self.alpha, costs=costs, order=fixed)
-            if idx_b.size:
-                scale = np.ones(n_iter)
-                lam = multi.widen_conformal_multiclass(F3[idx_b], order, eps, scale, alpha=self.alpha)
-                eps = np.full(n_iter, np.inf) if math.isinf(lam) else eps + lam * scale
-            self.plan_ = QWYCPlan(
-                order,
-                np.full(n_iter, -np.inf),
-                np.full(n_iter, np.inf),
-                eps,
-                0.0,
-                "multiclass_margin",
-                float(self.alpha),
-            )
-        self.lambda_ = lam
+            order, eps = multi.greedy_plan_multiclass(FA, alpha=alpha_fit, costs=costs, order=fixed)
+            inf = np.full(n_iter, np.inf)
+            self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha))
         self.iteration_costs_ = costs
+        self._correct(F3[idx_b] if idx_b.size else None)
+        self.n_holdout_ = int(idx_b.size)
         res = self.predict_outputs(F3)
         full = self.full_labels_outputs(F3)
         self.calibration_disagreement_ = float(np.mean(res.labels != full))
@@ -336,6 +349,60 @@ class QWYC:
             float(np.mean(res.labels[idx_b] != full[idx_b])) if idx_b.size else math.nan
         )
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
+        return self
+
+    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
+        """Set ``plan_``/``lambda_``: the base plan widened by conformal risk control on ``F3b``."""
+        base = self.base_plan_
+        n_iter = base.n_positions
+        if F3b is None:
+            self.plan_, self.lambda_ = base, 0.0
+            return
+        shift = np.ones(n_iter)
+        if base.eps_margin is None:
+            thr = base.decision_threshold
+            lam = core.widen_conformal(
+                F3b[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha, threshold=thr
+            )
+            if math.isinf(lam):
+                en, ep = np.full(n_iter, -np.inf), np.full(n_iter, np.inf)
+            else:
+                en = np.minimum(base.eps_neg - lam * shift, thr)
+                ep = np.maximum(base.eps_pos + lam * shift, thr)
+            self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha))
+        else:
+            lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha)
+            eps = np.full(n_iter, np.inf) if math.isinf(lam) else base.eps_margin + lam * shift
+            self.plan_ = QWYCPlan(
+                base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha)
+            )
+        self.lambda_ = lam
+
+    def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
+        """Refit the held-out correction on new rows, keeping the order and base thresholds.
+
+        Parameters
+        ----------
+        X_holdout : array-like of shape (n_rows, n_features)
+            Rows exchangeable with those the plan will be used on; none of them may
+            have been used to fit the order.
+        alpha : float, optional
+            New disagreement target (default: keep ``self.alpha``).
+
+        Returns
+        -------
+        self : QWYC
+        """
+        if not hasattr(self, "base_plan_"):
+            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
+        if alpha is not None:
+            _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+            self.alpha = alpha
+        F3b = self._outputs(X_holdout)
+        self._correct(F3b)
+        self.n_holdout_ = len(F3b)
+        res = self.predict_outputs(F3b)
+        self.holdout_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(F3b)))
         return self
 
     # --------------------------------------------------------------- prediction

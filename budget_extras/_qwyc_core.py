@@ -50,7 +50,12 @@ def budget_count(alpha: float, n_rows: int) -> int:
 
 
 def _best_split(
-    pos_sorted: FloatArray, neg_sorted: FloatArray, budget: int, threshold: float, negative_only: bool
+    pos_sorted: FloatArray,
+    neg_sorted: FloatArray,
+    budget: int,
+    threshold: float,
+    negative_only: bool,
+    margin: float = 0.0,
 ) -> _Split:
     """Thresholds for one position that stop the most rows with at most ``budget`` errors.
 
@@ -67,7 +72,7 @@ def _best_split(
     e = np.arange(b + 1)
     tn = np.full(b + 1, threshold)
     m = e < n_pos
-    tn[m] = np.minimum(pos_sorted[e[m]], threshold)
+    tn[m] = np.minimum(pos_sorted[e[m]] - margin, threshold)
     err_n = np.searchsorted(pos_sorted, tn, "left")
     stop_n = err_n + np.searchsorted(neg_sorted, tn, "left")
     if negative_only:
@@ -75,7 +80,7 @@ def _best_split(
         return _Split(float(tn[j]), math.inf, int(stop_n[j]), int(err_n[j]))
     tp = np.full(b + 1, threshold)
     m = e < n_neg
-    tp[m] = np.maximum(neg_sorted[n_neg - 1 - e[m]], threshold)
+    tp[m] = np.maximum(neg_sorted[n_neg - 1 - e[m]] + margin, threshold)
     err_p = n_neg - np.searchsorted(neg_sorted, tp, "right")
     stop_p = err_p + (n_pos - np.searchsorted(pos_sorted, tp, "right"))
     total = stop_n + stop_p[::-1]
@@ -97,6 +102,7 @@ def greedy_plan(
     negative_only: bool = False,
     full_scores: FloatArray | None = None,
     progress: bool = False,
+    margin: float = 0.0,
 ) -> tuple[IntArray, FloatArray, FloatArray]:
     """Greedy joint order and thresholds (the paper's Algorithm 1).
 
@@ -137,7 +143,7 @@ def greedy_plan(
         pos_sorted = np.sort(G[ya], axis=0)
         neg_sorted = np.sort(G[~ya], axis=0)
         splits = [
-            _best_split(pos_sorted[:, j], neg_sorted[:, j], budget, threshold, negative_only)
+            _best_split(pos_sorted[:, j], neg_sorted[:, j], budget, threshold, negative_only, margin)
             for j in range(remaining.size)
         ]
         stopped = np.array([s.stopped for s in splits], dtype=np.float64)
@@ -173,6 +179,7 @@ def fixed_order_thresholds(
     threshold: float = 0.0,
     negative_only: bool = False,
     full_scores: FloatArray | None = None,
+    margin: float = 0.0,
 ) -> tuple[FloatArray, FloatArray]:
     """Thresholds for a fixed order (the paper's Algorithm 2), one position at a time."""
     n, t_models = F.shape
@@ -188,7 +195,7 @@ def fixed_order_thresholds(
             break
         s = g + F[active, order[r]]
         ya = y[active]
-        sp = _best_split(np.sort(s[ya]), np.sort(s[~ya]), budget, threshold, negative_only)
+        sp = _best_split(np.sort(s[ya]), np.sort(s[~ya]), budget, threshold, negative_only, margin)
         eps_neg[r], eps_pos[r] = sp.eps_neg, sp.eps_pos
         budget -= sp.errors
         keep = ~_stop_mask(s, sp.eps_neg, sp.eps_pos)
