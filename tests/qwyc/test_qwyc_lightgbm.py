@@ -225,3 +225,40 @@ def test_cli_equals_library(binary, tmp_path):
     assert args.func(args) == 0
     lib = QWYC(0.01, random_state=0).fit(str(model), Xc)
     assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "match"),
+    [
+        ("qwyc_version=1", "qwyc_version=2", "Unsupported QWYC plan version 2"),
+        ("qwyc_mode=binary_two_sided", "qwyc_mode=fast", "'qwyc_mode' must be one of"),
+        ("qwyc_num_positions=60", "qwyc_num_positions=59", "has 60 values, expected 59"),
+    ],
+)
+def test_plan_reader_refuses_ill_formed(binary, old, new, match):
+    b, Xc, _ = binary
+    text = QWYC(0.01, random_state=0).fit(b, Xc).to_model_string()
+    assert old in text
+    with pytest.raises(ValueError, match=match):
+        read_qwyc_plan(text.replace(old, new))
+
+
+def test_plan_reader_refuses_nan(binary):
+    b, Xc, _ = binary
+    text = QWYC(0.01, random_state=0).fit(b, Xc).to_model_string()
+    line = next(li for li in text.split("\n") if li.startswith("qwyc_eps_pos="))
+    toks = line.split("=")[1].split()
+    bad = "qwyc_eps_pos=" + " ".join(["nan", *toks[1:]])
+    with pytest.raises(ValueError, match="'qwyc_eps_pos' contains NaN"):
+        read_qwyc_plan(text.replace(line, bad))
+
+
+def test_recalibrate_equals_fit_with_explicit_holdout(binary):
+    b, Xc, Xt = binary
+    a = QWYC(0.02, holdout=None, alpha_fit=0.0, margin=0.05).fit(b, Xc)
+    a.recalibrate(Xt, alpha=0.02)
+    c = QWYC(0.02, alpha_fit=0.0, margin=0.05).fit(b, Xc, X_holdout=Xt)
+    assert a.lambda_ == c.lambda_
+    np.testing.assert_array_equal(a.plan_.eps_pos, c.plan_.eps_pos)
+    np.testing.assert_array_equal(a.plan_.eps_neg, c.plan_.eps_neg)
+    assert a.holdout_disagreement_ <= 0.02
