@@ -364,15 +364,19 @@ class QWYC:
             lam = core.widen_conformal(
                 F3b[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha, threshold=thr
             )
-            if math.isinf(lam):
-                en, ep = np.full(n_iter, -np.inf), np.full(n_iter, np.inf)
-            else:
-                en = np.minimum(base.eps_neg - lam * shift, thr)
-                ep = np.maximum(base.eps_pos + lam * shift, thr)
+            en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, shift, thr)
             self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha))
         else:
             lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha)
-            eps = np.full(n_iter, np.inf) if math.isinf(lam) else base.eps_margin + lam * shift
+            if math.isinf(lam) and lam > 0:
+                eps = np.full(n_iter, np.inf)
+            else:
+                with np.errstate(invalid="ignore"):
+                    eps = np.where(
+                        np.isfinite(base.eps_margin),
+                        np.maximum(base.eps_margin + lam * shift, 0.0),
+                        base.eps_margin,
+                    )
             self.plan_ = QWYCPlan(
                 base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha)
             )

@@ -244,12 +244,14 @@ def widen_conformal(
 ) -> float:
     """Conformal-risk-control widening ``lambda`` fit on held-out rows ``F``.
 
-    The thresholds become ``eps_pos + lambda * scale`` and ``eps_neg - lambda * scale``.
-    For row ``i`` the loss ``L_i(lambda)`` is 1 when, at SOME position, its partial
-    score crosses the widened threshold on the wrong side of its full label. This
-    upper-bounds the real disagreement indicator (which needs the wrong crossing to be
-    the first stop) and is non-increasing in ``lambda``, so choosing the smallest
-    ``lambda >= 0`` with ``(sum_i L_i(lambda) + 1) / (n + 1) <= alpha`` gives
+    The thresholds become ``max(eps_pos + lambda * scale, threshold)`` and
+    ``min(eps_neg - lambda * scale, threshold)`` (:func:`shift_thresholds`; ``lambda``
+    may be negative: more aggressive than the base thresholds). For row ``i`` the loss
+    ``L_i(lambda)`` is 1 when, at SOME position, its partial score crosses the shifted
+    threshold on the wrong side of its full label. This upper-bounds the real
+    disagreement indicator (which needs the wrong crossing to be the first stop) and is
+    non-increasing in ``lambda``, so choosing the smallest ``lambda`` with
+    ``(sum_i L_i(lambda) + 1) / (n + 1) <= alpha`` gives
     ``E[disagreement of a new row] <= alpha`` for rows exchangeable with these held-out
     rows (Angelopoulos et al., 2022, conformal risk control). Returns ``inf`` when no
     ``lambda`` qualifies (then the plan never exits early).
@@ -259,16 +261,30 @@ def widen_conformal(
     y = C[:, -1] > threshold
     Cp, en, ep, sc = C[:, :-1], eps_neg[:-1], eps_pos[:-1], scale[:-1]
     with np.errstate(invalid="ignore"):
-        wrong_pos = np.where(np.isfinite(ep), (Cp - ep) / sc, -np.inf)
-        wrong_neg = np.where(np.isfinite(en), (en - Cp) / sc, -np.inf)
+        wrong_pos = np.where(np.isfinite(ep) & (Cp > threshold), (Cp - ep) / sc, -np.inf)
+        wrong_neg = np.where(np.isfinite(en) & (Cp < threshold), (en - Cp) / sc, -np.inf)
     crit = np.where(y, wrong_neg.max(axis=1, initial=-np.inf), wrong_pos.max(axis=1, initial=-np.inf))
     m = math.floor(alpha * (n + 1) - 1 + 1e-9)
     if m < 0:
         return math.inf
     if m >= n:
-        return 0.0
-    kth = np.sort(crit)[::-1][m]  # (m+1)-th largest: at most m rows exceed it
-    return max(0.0, float(kth))
+        return -math.inf
+    return float(np.sort(crit)[::-1][m])  # (m+1)-th largest: at most m rows exceed it
+
+
+def shift_thresholds(
+    eps_neg: FloatArray, eps_pos: FloatArray, lam: float, scale: FloatArray, threshold: float = 0.0
+) -> tuple[FloatArray, FloatArray]:
+    """Shift finite thresholds outward by ``lam * scale`` (inward if negative), clipped at ``threshold``.
+
+    Infinite thresholds (positions that never stop) stay infinite; ``lam = inf`` never stops.
+    """
+    if math.isinf(lam) and lam > 0:
+        return np.full(eps_neg.shape, -np.inf), np.full(eps_pos.shape, np.inf)
+    with np.errstate(invalid="ignore"):
+        en = np.where(np.isfinite(eps_neg), np.minimum(eps_neg - lam * scale, threshold), eps_neg)
+        ep = np.where(np.isfinite(eps_pos), np.maximum(eps_pos + lam * scale, threshold), eps_pos)
+    return en, ep
 
 
 def lgbm_margin_exit(F: FloatArray, *, freq: int, margin: float) -> ExitTrace:

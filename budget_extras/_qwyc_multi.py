@@ -125,7 +125,7 @@ def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64,
     wrong = arg[:, :-1] != arg[:, -1:]
     with np.errstate(invalid="ignore"):
         val = np.where(
-            wrong & np.isfinite(eps_margin[None, :-1]),
+            wrong & np.isfinite(eps_margin[None, :-1]) & (margin[:, :-1] > 0),
             (margin[:, :-1] - eps_margin[None, :-1]) / scale[None, :-1],
             -np.inf,
         )
@@ -134,8 +134,8 @@ def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64,
     if m < 0:
         return math.inf
     if m >= n:
-        return 0.0
-    return max(0.0, float(np.sort(crit)[::-1][m]))
+        return -math.inf
+    return float(np.sort(crit)[::-1][m])
 
 
 def residual_scale_multiclass(F3: F64, order: I64) -> F64:

@@ -174,13 +174,13 @@ def test_conformal_widening_counts(rng):
     full = C[:, -1] > 0
 
     def bad(lmb):
-        e1, e2 = en - lmb * scale, ep + lmb * scale
+        e1, e2 = core.shift_thresholds(en, ep, lmb, scale)
         return int(np.where(full, (C[:, :-1] < e1[:-1]).any(1), (C[:, :-1] > e2[:-1]).any(1)).sum())
 
     m = int(np.floor(alpha * 1001 - 1))
+    assert np.isfinite(lam)
     assert bad(lam) <= m
-    if lam > 0:
-        assert bad(lam * (1 - 1e-9) - 1e-12) > m
+    assert bad(lam - 1e-9 * max(1.0, abs(lam))) > m
     assert core.widen_conformal(B, order, en, ep, scale, alpha=0.0) == np.inf
 
 
@@ -196,7 +196,7 @@ def test_held_out_guarantee_beats_in_sample(rng):
         insample.append(np.mean(core.early_exit(T, order, en, ep).labels != fullT))
         order, en, ep = core.greedy_plan(A, alpha=alpha, costs=np.ones(t))
         lam = core.widen_conformal(B, order, en, ep, np.ones(t), alpha=alpha)
-        tr = core.early_exit(T, order, np.minimum(en - lam, 0), np.maximum(ep + lam, 0))
+        tr = core.early_exit(T, order, *core.shift_thresholds(en, ep, lam, np.ones(t)))
         held.append(np.mean(tr.labels != fullT))
     assert np.mean(held) <= alpha * 1.25
     assert np.mean(insample) > np.mean(held)
