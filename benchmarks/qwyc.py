@@ -271,9 +271,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     pes = PredEarlyStopAdapter()
-    margins = [0.5, 1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14] if not args.quick else [2, 6]
+    pes_margins = [0.5, 1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14] if not args.quick else [2, 6]
     for freq in [1, 5, 10, 20] if not args.quick else [5]:
-        for m in margins:
+        for m in pes_margins:
             p, q = pes.run(booster, F3t, full, yte, freq, m)
             points.append(p)
             models[(p.method, p.setting)] = [(q, np.arange(len(Xte)))]

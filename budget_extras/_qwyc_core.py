@@ -269,7 +269,18 @@ def widen_conformal(
         return math.inf
     if m >= n:
         return -math.inf
-    return float(np.sort(crit)[::-1][m])  # (m+1)-th largest: at most m rows exceed it
+    lam = float(np.sort(crit)[::-1][m])  # (m+1)-th largest: at most m rows exceed it
+    # Rows whose critical value equals lam are "good" in exact arithmetic; make sure the
+    # floating-point thresholds actually used by the predictor agree (nudge lam up if not).
+    step = 1e-12 * max(1.0, abs(lam)) if math.isfinite(lam) else 0.0
+    for _ in range(64):
+        en2, ep2 = shift_thresholds(eps_neg, eps_pos, lam, scale, threshold)
+        bad = np.where(y, (Cp < en2[None, :-1]).any(axis=1), (Cp > ep2[None, :-1]).any(axis=1))
+        if int(bad.sum()) <= m or not math.isfinite(lam):
+            break
+        lam += step
+        step *= 2.0
+    return lam
 
 
 def shift_thresholds(

@@ -135,7 +135,17 @@ def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64,
         return math.inf
     if m >= n:
         return -math.inf
-    return float(np.sort(crit)[::-1][m])
+    lam = float(np.sort(crit)[::-1][m])
+    step = 1e-12 * max(1.0, abs(lam)) if math.isfinite(lam) else 0.0
+    for _ in range(64):  # agree with the floating-point thresholds the predictor uses
+        with np.errstate(invalid="ignore"):
+            eps = np.where(np.isfinite(eps_margin), np.maximum(eps_margin + lam * scale, 0.0), eps_margin)
+        bad = (wrong & (margin[:, :-1] > eps[None, :-1])).any(axis=1)
+        if int(bad.sum()) <= m or not math.isfinite(lam):
+            break
+        lam += step
+        step *= 2.0
+    return lam
 
 
 def residual_scale_multiclass(F3: F64, order: I64) -> F64:

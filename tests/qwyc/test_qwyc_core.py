@@ -212,3 +212,18 @@ def test_multiclass_margin_calibration_disagreement(rng, alpha):
     full = np.argmax(F3.sum(axis=1), axis=1)
     assert int((tr.labels != full).sum()) <= core.budget_count(alpha, n)
     assert tr.n_evaluated.mean() < t
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.05, 0.2])
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.2])
+def test_conformal_shift_exact_with_tied_scores(rng, margin, alpha):
+    """Tree outputs take few distinct values, so many rows tie at the chosen shift: the
+    held-out disagreement of the shifted plan must still respect the conformal count."""
+    F = np.round(random_outputs(rng, n=3000, t=10), 1)
+    A, B = F[:1500], F[1500:]
+    order, en, ep = core.greedy_plan(A, alpha=0.0, costs=np.ones(10), margin=margin)
+    lam = core.widen_conformal(B, order, en, ep, np.ones(10), alpha=alpha)
+    e1, e2 = core.shift_thresholds(en, ep, lam, np.ones(10))
+    tr = core.early_exit(B, order, e1, e2)
+    full = np.cumsum(B[:, order], axis=1)[:, -1] > 0
+    assert int((tr.labels != full).sum()) <= np.floor(alpha * 1501 - 1)
