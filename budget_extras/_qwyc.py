@@ -93,9 +93,10 @@ class QWYC:
         ``"negative_only"`` is the filter-and-score mode: only early negative decisions.
     holdout : float or None, default=0.5
         Fraction of the calibration rows held out: the order and base thresholds are fit
-        on the rest, then all thresholds are widened by one factor chosen on the held-out
-        rows with conformal risk control (finite-sample correction, see
-        docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
+        on the rest, then all thresholds are shifted by one amount ``lambda_`` chosen on
+        the held-out rows with conformal risk control, so that the expected
+        disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
+        correction, see docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
     costs : None, array-like of shape (n_iterations,) or "splits", default=None
         Cost of evaluating each iteration: uniform, explicit, or the mean number of
         splits its trees evaluate on the calibration rows.
