@@ -262,3 +262,38 @@ def test_recalibrate_equals_fit_with_explicit_holdout(binary):
     np.testing.assert_array_equal(a.plan_.eps_pos, c.plan_.eps_pos)
     np.testing.assert_array_equal(a.plan_.eps_neg, c.plan_.eps_neg)
     assert a.holdout_disagreement_ <= 0.02
+
+
+def test_cost_report_counts_the_early_exit(binary):
+    from budget_extras import FeatureCosts, TreeEnsemble
+
+    b, Xc, Xt = binary
+    q = QWYC(0.02, random_state=0).fit(b, Xc)
+    rep = q.cost_report(Xt, FeatureCosts.uniform(6))
+    res = q.predict(Xt)
+    np.testing.assert_array_equal(rep.trees_evaluated, res.trees_evaluated)
+    outs = TreeEnsemble.from_booster(b).tree_outputs(Xt)
+    np.testing.assert_array_equal(outs, q._outputs(Xt)[:, :, 0])
+
+
+def test_console_entry_point_runs_qwyc(binary, tmp_path):
+    import pandas as pd
+
+    from budget_extras._cli import main
+
+    b, Xc, _ = binary
+    b.save_model(str(tmp_path / "model.txt"))
+    pd.DataFrame(Xc, columns=b.feature_name()).to_csv(tmp_path / "calib.csv", index=False)
+    argv = [
+        "qwyc",
+        "--model",
+        str(tmp_path / "model.txt"),
+        "--calib",
+        str(tmp_path / "calib.csv"),
+        "--alpha",
+        "0.01",
+        "-o",
+        str(tmp_path / "fast.txt"),
+    ]
+    assert main(argv) == 0
+    assert read_qwyc_plan((tmp_path / "fast.txt").read_text()) is not None
