@@ -26,8 +26,8 @@ __all__ = [
 # --- end core ---
 
 # --- QWYC (qwyc branch) ---
-from ._qwyc import QWYC, QWYCPrediction  # noqa: E402
-from ._qwyc_format import QWYCPlan, read_qwyc_plan, write_qwyc_plan  # noqa: E402
+from ._qwyc import QWYC, QWYCPrediction
+from ._qwyc_format import QWYCPlan, read_qwyc_plan, write_qwyc_plan
 
 __all__ += ["QWYC", "QWYCPlan", "QWYCPrediction", "read_qwyc_plan", "write_qwyc_plan"]
 # --- end QWYC ---
