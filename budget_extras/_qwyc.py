@@ -97,9 +97,12 @@ class QWYC:
         the held-out rows with conformal risk control, so that the expected
         disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
         correction, see docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
-    costs : None, array-like of shape (n_iterations,) or "splits", default=None
-        Cost of evaluating each iteration: uniform, explicit, or the mean number of
-        splits its trees evaluate on the calibration rows.
+    costs : None, array-like of shape (n_iterations,), "splits" or FeatureCosts, default=None
+        Cost of evaluating each iteration: uniform, explicit, the mean number of splits
+        its trees evaluate on the calibration rows, or, for a ``FeatureCosts``, the mean
+        cost the core's ``cost_report`` charges a row for that iteration's trees alone
+        (acquisition + evaluation + coupled cost; features shared with other iterations
+        are charged to each of them, so this is an upper bound per iteration).
     decision_threshold : float, default=0.0
         Binary raw-score threshold of the label (0 = probability 0.5).
     random_state : int or None, default=None
@@ -190,6 +193,24 @@ class QWYC:
     def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
         if self.costs is None:
             return np.ones(n_iter)
+        if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
+            from ._ensemble import TreeEnsemble
+            from ._report import cost_report
+
+            ens = TreeEnsemble.from_model_string(self.model_text_)
+            k = self.num_tree_per_iteration_
+            out = np.empty(n_iter)
+            for it in range(n_iter):
+                rep = cost_report(
+                    ens,
+                    X,
+                    self.costs,
+                    tree_order=np.arange(it * k, it * k + k),
+                    n_trees=k,
+                    feature_counts=False,
+                )
+                out[it] = float(np.mean(rep.total_cost)) + float(rep.coupled_cost)
+            return np.maximum(out, 1e-12)
         if isinstance(self.costs, str):
             if self.costs != "splits":
                 raise ValueError(

@@ -297,3 +297,16 @@ def test_console_entry_point_runs_qwyc(binary, tmp_path):
     ]
     assert main(argv) == 0
     assert read_qwyc_plan((tmp_path / "fast.txt").read_text()) is not None
+
+
+def test_feature_costs_per_iteration(binary):
+    from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+
+    b, Xc, _ = binary
+    costs = FeatureCosts(np.arange(1.0, 7.0), split=0.1, tree=1.0)
+    q = QWYC(0.02, costs=costs, random_state=0).fit(b, Xc[:300])
+    ens = TreeEnsemble.from_booster(b)
+    t = 7
+    rep = cost_report(ens, Xc[:300], costs, tree_order=[t], n_trees=1)
+    assert q.iteration_costs_[t] == pytest.approx(rep.total_cost.mean())
+    assert q.iteration_costs_.shape == (60,) and np.all(q.iteration_costs_ > 1.0)
