@@ -42,3 +42,10 @@ from ._budgetprune_solver import PruneResult, lp_highs, solve_primal_dual
 
 __all__ += ["BudgetPrune", "PruneProblem", "PruneResult", "build_problem", "lp_highs", "solve_primal_dual"]
 # --- budgetprune (end) ---
+
+# --- QWYC (qwyc branch) ---
+from ._qwyc import QWYC, QWYCPrediction
+from ._qwyc_format import QWYCPlan, read_qwyc_plan, write_qwyc_plan
+
+__all__ += ["QWYC", "QWYCPlan", "QWYCPrediction", "read_qwyc_plan", "write_qwyc_plan"]
+# --- end QWYC ---

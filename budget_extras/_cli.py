@@ -16,7 +16,7 @@ from . import __version__
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-SUBCOMMANDS: tuple[str, ...] = ("report", "prune", "cstc")
+SUBCOMMANDS: tuple[str, ...] = ("report", "prune", "qwyc", "cstc")
 
 
 class CLIError(Exception):

@@ -1,0 +1,570 @@
+"""QWYC estimator: fit an early-exit plan on unlabeled calibration rows, predict with it."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _qwyc_core as core
+from . import _qwyc_multi as multi
+from ._qwyc_format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
+from ._qwyc_trees import FlatTrees, booster_from_text, model_text_of, tree_output_matrix
+
+__all__ = ["QWYC", "QWYCPrediction"]
+
+_ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
+_MODES = ("two_sided", "negative_only")
+
+
+@dataclass(frozen=True)
+class QWYCPrediction:
+    """Result of :meth:`QWYC.predict`.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        Partial raw score at the position where the row stopped (the full raw score
+        for rows that went to the end).
+    labels : ndarray, shape (n_rows,)
+        Decided label: bool for binary (``True`` = positive), class index for multiclass.
+    trees_evaluated : ndarray of int64, shape (n_rows,)
+        Number of trees each row evaluated.
+    positions_evaluated : ndarray of int64, shape (n_rows,)
+        Number of plan positions (iterations) each row evaluated.
+    """
+
+    scores: npt.NDArray[np.float64]
+    labels: npt.NDArray[Any]
+    trees_evaluated: npt.NDArray[np.int64]
+    positions_evaluated: npt.NDArray[np.int64]
+
+    @property
+    def probabilities(self) -> npt.NDArray[np.float64]:
+        """Sigmoid (binary) or softmax (multiclass) of ``scores``, as LightGBM's predict."""
+        if self.scores.ndim == 1:
+            return 1.0 / (1.0 + np.exp(-self.scores))
+        z = np.exp(self.scores - self.scores.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+
+
+def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold: Any) -> None:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not (0.0 <= alpha < 1.0):
+        raise ValueError(f"The 'alpha' parameter of QWYC must be a number in [0, 1). Got {alpha!r} instead.")
+    if isinstance(order, str):
+        if order not in _ORDERS:
+            raise ValueError(
+                f"The 'order' parameter of QWYC must be one of {_ORDERS} or a permutation of the "
+                f"iterations. Got {order!r} instead."
+            )
+    if mode not in _MODES:
+        raise ValueError(f"The 'mode' parameter of QWYC must be one of {_MODES}. Got {mode!r} instead.")
+    if holdout is not None and (
+        isinstance(holdout, bool) or not isinstance(holdout, int | float) or not (0.0 <= holdout < 1.0)
+    ):
+        raise ValueError(
+            f"The 'holdout' parameter of QWYC must be None or a number in [0, 1). Got {holdout!r} instead."
+        )
+    if not isinstance(decision_threshold, int | float) or not math.isfinite(decision_threshold):
+        raise ValueError(
+            f"The 'decision_threshold' parameter of QWYC must be a finite number. "
+            f"Got {decision_threshold!r} instead."
+        )
+
+
+class QWYC:
+    """Quit When You Can: optimized evaluation order and early-exit thresholds.
+
+    Parameters
+    ----------
+    alpha : float, default=0.005
+        Target fraction of rows whose early-exit label may differ from the full
+        ensemble's. With ``holdout`` this is a held-out (expected) guarantee, without it
+        a calibration-set bound.
+    order : {"greedy", "training", "random", "individual_mse", "greedy_mse"} or array-like
+        ``"greedy"`` is the paper's joint optimization (Algorithm 1); the others are
+        fixed orders with Algorithm 2 thresholds; an array gives an explicit
+        permutation of the iterations.
+    mode : {"two_sided", "negative_only"}, default="two_sided"
+        ``"negative_only"`` is the filter-and-score mode: only early negative decisions.
+    holdout : float or None, default=0.5
+        Fraction of the calibration rows held out: the order and base thresholds are fit
+        on the rest, then all thresholds are shifted by one amount ``lambda_`` chosen on
+        the held-out rows with conformal risk control, so that the expected
+        disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
+        correction, see docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
+    costs : None, array-like of shape (n_iterations,), "splits" or FeatureCosts, default=None
+        Cost of evaluating each iteration: uniform, explicit, the mean number of splits
+        its trees evaluate on the calibration rows, or, for a ``FeatureCosts``, the mean
+        cost the core's ``cost_report`` charges a row for that iteration's trees alone
+        (acquisition + evaluation + coupled cost; features shared with other iterations
+        are charged to each of them, so this is an upper bound per iteration).
+    decision_threshold : float, default=0.0
+        Binary raw-score threshold of the label (0 = probability 0.5).
+    random_state : int or None, default=None
+        Seed of the holdout split and of the ``"random"`` order.
+    progress : bool, default=False
+        Show a progress bar during the greedy search.
+    margin : float, default=0.0
+        Robustness margin (raw-score units) used while fitting the base thresholds:
+        a row counts as decided only if its partial score is at least ``margin``
+        beyond every calibration row of the other full label. Larger margins make the
+        greedy prefer models that separate with room to spare, which generalizes
+        better to new rows (0 is the paper's rule).
+    alpha_fit : float or None, default=None
+        Disagreement budget of the base thresholds fit on the order rows (default:
+        ``alpha``). The held-out correction then targets ``alpha``.
+
+    Attributes
+    ----------
+    plan_ : QWYCPlan
+        The fitted plan (order and thresholds).
+    base_plan_ : QWYCPlan
+        Order and base thresholds before the held-out correction.
+    lambda_ : float
+        Conformal widening in raw-score units (0 without holdout; inf means never exit
+        early): ``eps_pos = base eps_pos + lambda_``, ``eps_neg = base eps_neg - lambda_``.
+    calibration_disagreement_ : float
+        Disagreement with the full ensemble on all calibration rows.
+    """
+
+    def __init__(
+        self,
+        alpha: float = 0.005,
+        *,
+        order: Any = "greedy",
+        mode: str = "two_sided",
+        holdout: float | None = 0.5,
+        costs: Any = None,
+        decision_threshold: float = 0.0,
+        random_state: int | None = None,
+        progress: bool = False,
+        margin: float = 0.0,
+        alpha_fit: float | None = None,
+    ) -> None:
+        self.alpha = alpha
+        self.order = order
+        self.mode = mode
+        self.holdout = holdout
+        self.costs = costs
+        self.decision_threshold = decision_threshold
+        self.random_state = random_state
+        self.progress = progress
+        self.margin = margin
+        self.alpha_fit = alpha_fit
+
+    # scikit-learn style parameter access
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Parameters of this estimator."""
+        return {
+            k: getattr(self, k)
+            for k in (
+                "alpha",
+                "order",
+                "mode",
+                "holdout",
+                "costs",
+                "decision_threshold",
+                "random_state",
+                "progress",
+                "margin",
+                "alpha_fit",
+            )
+        }
+
+    def set_params(self, **params: Any) -> QWYC:
+        """Set parameters; returns self."""
+        valid = self.get_params()
+        for k, v in params.items():
+            if k not in valid:
+                raise ValueError(f"Invalid parameter {k!r} for QWYC. Valid parameters: {sorted(valid)}.")
+            setattr(self, k, v)
+        return self
+
+    # ------------------------------------------------------------------ fitting
+    def _outputs(self, X: Any) -> npt.NDArray[np.float64]:
+        F = tree_output_matrix(self.booster_, X, self._leaf_values)
+        return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
+
+    def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
+        if self.costs is None:
+            return np.ones(n_iter)
+        if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
+            from ._ensemble import TreeEnsemble
+            from ._report import cost_report
+
+            ens = TreeEnsemble.from_model_string(self.model_text_)
+            k = self.num_tree_per_iteration_
+            out = np.empty(n_iter)
+            for it in range(n_iter):
+                rep = cost_report(
+                    ens,
+                    X,
+                    self.costs,
+                    tree_order=np.arange(it * k, it * k + k),
+                    n_trees=k,
+                    feature_counts=False,
+                )
+                out[it] = float(np.mean(rep.total_cost)) + float(rep.coupled_cost)
+            return np.maximum(out, 1e-12)
+        if isinstance(self.costs, str):
+            if self.costs != "splits":
+                raise ValueError(
+                    f"The 'costs' parameter of QWYC must be None, 'splits' or an array of "
+                    f"{n_iter} per-iteration costs. Got {self.costs!r} instead."
+                )
+            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
+            depth = self._leaf_depths()
+            per_tree = np.array([depth[t][leaves[:, t]].mean() for t in range(leaves.shape[1])])
+            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
+        c = np.asarray(self.costs, dtype=np.float64)
+        if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
+            raise ValueError(
+                f"The 'costs' parameter of QWYC must hold {n_iter} positive finite per-iteration "
+                f"costs. Got an array of shape {c.shape} instead."
+            )
+        return c
+
+    def _leaf_depths(self) -> list[npt.NDArray[np.float64]]:
+        flat = self.trees_
+        out = []
+        for t in range(flat.n_trees):
+            base, n_leaves = int(flat.offset[t]), int(flat.leaf_offset[t + 1] - flat.leaf_offset[t])
+            d = np.zeros(n_leaves)
+            stack = [(0, 1)] if flat.offset[t + 1] > base else []
+            while stack:
+                node, depth = stack.pop()
+                for child in (flat.left[base + node], flat.right[base + node]):
+                    if child < 0:
+                        d[-child - 1] = depth
+                    else:
+                        stack.append((int(child), depth + 1))
+            out.append(d)
+        return out
+
+    def _load(self, model: Any) -> str:
+        text = model_text_of(model)
+        if read_qwyc_plan(text) is not None:
+            text = original_model_text(text)
+        if "average_output" in text.split("Tree=", 1)[0].split("\n"):
+            raise ValueError(
+                "QWYC needs an additive ensemble; random-forest models (average_output) are not supported."
+            )
+        if "is_linear=1" in text:
+            raise ValueError("QWYC does not support linear trees (linear_tree=true).")
+        self.model_text_ = text
+        self.booster_ = booster_from_text(text)
+        self.trees_ = FlatTrees.from_dump(self.booster_.dump_model())
+        self.num_tree_per_iteration_ = self.trees_.num_tree_per_iteration
+        self._leaf_values = [
+            self.trees_.leaf_value[self.trees_.leaf_offset[t] : self.trees_.leaf_offset[t + 1]]
+            for t in range(self.trees_.n_trees)
+        ]
+        return text
+
+    def fit(self, model: Any, X: Any, y: Any = None, *, X_holdout: Any = None) -> QWYC:
+        """Fit the plan on calibration rows ``X`` (no labels needed; ``y`` is ignored).
+
+        Parameters
+        ----------
+        model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
+            Additive binary or multiclass LightGBM ensemble.
+        X : array-like of shape (n_rows, n_features)
+            Calibration rows.
+        y : ignored
+        X_holdout : array-like of shape (n_holdout, n_features), optional
+            Explicit held-out rows for the conformal correction (then ``holdout`` is not
+            used and all of ``X`` chooses the order). They should be exchangeable with
+            the rows the plan will be used on; ``X`` need not be (e.g. training rows).
+
+        Returns
+        -------
+        self : QWYC
+        """
+        _qwyc_iv(self.alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+        if isinstance(self.margin, bool) or not isinstance(self.margin, int | float) or not self.margin >= 0:
+            raise ValueError(
+                f"The 'margin' parameter of QWYC must be a non-negative number. Got {self.margin!r}."
+            )
+        if self.alpha_fit is not None and not (0.0 <= float(self.alpha_fit) < 1.0):
+            raise ValueError(
+                f"The 'alpha_fit' parameter of QWYC must be None or in [0, 1). Got {self.alpha_fit!r}."
+            )
+        self._load(model)
+        F3 = self._outputs(X)
+        if X_holdout is not None:
+            F3 = np.concatenate([F3, self._outputs(X_holdout)], axis=0)
+        n, n_iter, k = F3.shape
+        if n < 2:
+            raise ValueError(f"QWYC.fit needs at least 2 calibration rows. Got {n}.")
+        rng = np.random.default_rng(self.random_state)
+        costs = self._iteration_costs(X, n_iter)
+        holdout = float(self.holdout or 0.0)
+        if X_holdout is not None:
+            n_b = len(X_holdout)
+            idx_a, idx_b = np.arange(n - n_b), np.arange(n - n_b, n)
+        elif holdout > 0:
+            perm = rng.permutation(n)
+            n_b = round(holdout * n)
+            if n_b < 1 or n - n_b < 1:
+                raise ValueError(
+                    f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows."
+                )
+            idx_b, idx_a = np.sort(perm[:n_b]), np.sort(perm[n_b:])
+        else:
+            idx_a, idx_b = np.arange(n), np.arange(0)
+        FA = F3[idx_a]
+        if k > 1 and self.mode != "two_sided":
+            raise ValueError("The 'mode' parameter 'negative_only' applies to binary models only.")
+        fixed: npt.NDArray[np.int64] | None
+        if isinstance(self.order, str):
+            fixed = None if self.order == "greedy" else multi.fixed_order(FA, self.order, rng=rng)
+        else:
+            fixed = np.asarray(self.order, dtype=np.int64)
+            if sorted(fixed.tolist()) != list(range(n_iter)):
+                raise ValueError(
+                    f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
+                    f"Got an array of {fixed.size} values that is not."
+                )
+        alpha_fit = self.alpha if self.alpha_fit is None else float(self.alpha_fit)
+        thr = float(self.decision_threshold)
+        if k == 1:
+            F2 = FA[:, :, 0]
+            neg_only = self.mode == "negative_only"
+            if fixed is None:
+                order, en, ep = core.greedy_plan(
+                    F2,
+                    alpha=alpha_fit,
+                    costs=costs,
+                    threshold=thr,
+                    negative_only=neg_only,
+                    progress=self.progress,
+                    margin=float(self.margin),
+                )
+            else:
+                order = fixed
+                en, ep = core.fixed_order_thresholds(
+                    F2,
+                    order,
+                    alpha=alpha_fit,
+                    threshold=thr,
+                    negative_only=neg_only,
+                    margin=float(self.margin),
+                )
+            mode = "binary_negative_only" if neg_only else "binary_two_sided"
+            self.base_plan_ = QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha))
+        else:
+            order, eps = multi.greedy_plan_multiclass(FA, alpha=alpha_fit, costs=costs, order=fixed)
+            inf = np.full(n_iter, np.inf)
+            self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha))
+        self.iteration_costs_ = costs
+        self._correct(F3[idx_b] if idx_b.size else None)
+        self.n_holdout_ = int(idx_b.size)
+        res = self.predict_outputs(F3)
+        full = self.full_labels_outputs(F3)
+        self.calibration_disagreement_ = float(np.mean(res.labels != full))
+        self.holdout_disagreement_ = (
+            float(np.mean(res.labels[idx_b] != full[idx_b])) if idx_b.size else math.nan
+        )
+        self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
+        return self
+
+    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
+        """Set ``plan_``/``lambda_``: the base plan widened by conformal risk control on ``F3b``."""
+        base = self.base_plan_
+        n_iter = base.n_positions
+        if F3b is None:
+            self.plan_, self.lambda_ = base, 0.0
+            return
+        shift = np.ones(n_iter)
+        if base.eps_margin is None:
+            thr = base.decision_threshold
+            lam = core.widen_conformal(
+                F3b[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha, threshold=thr
+            )
+            en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, shift, thr)
+            self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha))
+        else:
+            lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha)
+            if math.isinf(lam) and lam > 0:
+                eps = np.full(n_iter, np.inf)
+            else:
+                with np.errstate(invalid="ignore"):
+                    eps = np.where(
+                        np.isfinite(base.eps_margin),
+                        np.maximum(base.eps_margin + lam * shift, 0.0),
+                        base.eps_margin,
+                    )
+            self.plan_ = QWYCPlan(
+                base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha)
+            )
+        self.lambda_ = lam
+
+    def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
+        """Refit the held-out correction on new rows, keeping the order and base thresholds.
+
+        Parameters
+        ----------
+        X_holdout : array-like of shape (n_rows, n_features)
+            Rows exchangeable with those the plan will be used on; none of them may
+            have been used to fit the order.
+        alpha : float, optional
+            New disagreement target (default: keep ``self.alpha``).
+
+        Returns
+        -------
+        self : QWYC
+        """
+        if not hasattr(self, "base_plan_"):
+            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
+        if alpha is not None:
+            _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+            self.alpha = alpha
+        F3b = self._outputs(X_holdout)
+        self._correct(F3b)
+        self.n_holdout_ = len(F3b)
+        res = self.predict_outputs(F3b)
+        self.holdout_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(F3b)))
+        return self
+
+    # --------------------------------------------------------------- prediction
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "plan_"):
+            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' or 'from_model_file' first.")
+
+    def full_labels_outputs(self, F3: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+        """Labels of the full ensemble (summed in plan order) from model outputs."""
+        self._check_fitted()
+        C = np.cumsum(F3[:, self.plan_.order, :], axis=1)[:, -1, :]
+        if F3.shape[2] == 1:
+            return C[:, 0] > self.plan_.decision_threshold
+        return np.argmax(C, axis=1)
+
+    def predict_outputs(self, F3: npt.NDArray[np.float64]) -> QWYCPrediction:
+        """Apply the plan to precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
+        self._check_fitted()
+        p = self.plan_
+        k = F3.shape[2]
+        if k == 1:
+            tr = core.early_exit(F3[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold)
+        else:
+            assert p.eps_margin is not None
+            tr = multi.early_exit_multiclass(F3, p.order, p.eps_margin)
+        return QWYCPrediction(tr.scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
+
+    def predict(self, X: Any) -> QWYCPrediction:
+        """Early-exit prediction: each row walks only the trees of the positions it reaches."""
+        self._check_fitted()
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(
+                f"The 'X' argument of QWYC.predict must be 2-D. Got an array of shape {X.shape}."
+            )
+        p = self.plan_
+        k = self.num_tree_per_iteration_
+        n = X.shape[0]
+        s = np.zeros((n, k))
+        done = np.zeros(n, np.int64)
+        active = np.arange(n)
+        last = p.n_positions - 1
+        for r, it in enumerate(p.order.tolist()):
+            Xa = X[active]
+            for c in range(k):
+                s[active, c] += self.trees_.tree_output(it * k + c, Xa)
+            if r == last:
+                done[active] = r + 1
+                break
+            sa = s[active]
+            if k == 1:
+                stop = (sa[:, 0] > p.eps_pos[r]) | (sa[:, 0] < p.eps_neg[r])
+            else:
+                assert p.eps_margin is not None
+                part = np.partition(sa, -2, axis=1)
+                stop = (part[:, -1] - part[:, -2]) > p.eps_margin[r]
+            done[active[stop]] = r + 1
+            active = active[~stop]
+            if active.size == 0:
+                break
+        if k == 1:
+            scores = s[:, 0]
+            labels: npt.NDArray[Any] = scores > p.decision_threshold
+        else:
+            scores = s
+            labels = np.argmax(s, axis=1)
+        return QWYCPrediction(scores, labels, done * k, done)
+
+    def cost_report(self, X: Any, costs: Any) -> Any:
+        """Run the core's ``cost_report`` on the early-exit evaluation of ``X``.
+
+        Trees are taken in plan order and row ``i`` is charged for its first
+        ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
+        Needs the core modules (``_report``, ``_ensemble``) of budget_extras.
+        """
+        import importlib
+
+        try:
+            _report = importlib.import_module("budget_extras._report")
+            TreeEnsemble = importlib.import_module("budget_extras._ensemble").TreeEnsemble
+        except ImportError as exc:  # pragma: no cover - only before the core is merged
+            raise RuntimeError("QWYC.cost_report needs budget_extras' core cost accounting.") from exc
+        self._check_fitted()
+        res = self.predict(X)
+        k = self.num_tree_per_iteration_
+        tree_order = (self.plan_.order[:, None] * k + np.arange(k)[None, :]).reshape(-1)
+        ens = TreeEnsemble.from_model_string(self.model_text_)
+        return _report.cost_report(ens, X, costs, tree_order=tree_order, n_trees=res.trees_evaluated)
+
+    # ----------------------------------------------------------------- model file
+    def to_model_string(self) -> str:
+        """LightGBM model text with the trees in plan order and the plan in the header."""
+        self._check_fitted()
+        return write_qwyc_plan(self.model_text_, self.plan_)
+
+    def save_model(self, path: str | os.PathLike[str]) -> None:
+        """Write :meth:`to_model_string` to ``path``."""
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_model_string())
+
+    @classmethod
+    def from_model_string(cls, text: str) -> QWYC:
+        """Build a fitted QWYC from model text written by :meth:`to_model_string`."""
+        plan = read_qwyc_plan(text)
+        if plan is None:
+            raise ValueError("The model text has no QWYC plan (no 'qwyc_version' line in its header).")
+        est = cls(
+            alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
+            mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
+            decision_threshold=plan.decision_threshold,
+        )
+        est._load(text)
+        est.plan_ = plan
+        est.lambda_ = math.nan
+        return est
+
+    @classmethod
+    def from_plan(cls, model: Any, plan: QWYCPlan) -> QWYC:
+        """Build a fitted QWYC that applies ``plan`` to ``model`` (e.g. a pred_early_stop plan)."""
+        est = cls(
+            alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
+            mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
+            decision_threshold=plan.decision_threshold,
+        )
+        est._load(model)
+        n_iter = est.trees_.n_trees // est.num_tree_per_iteration_
+        if plan.n_positions != n_iter:
+            raise ValueError(
+                f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."
+            )
+        est.plan_ = plan
+        est.lambda_ = math.nan
+        return est
+
+    @classmethod
+    def from_model_file(cls, path: str | os.PathLike[str]) -> QWYC:
+        """Build a fitted QWYC from a model file written by :meth:`save_model`."""
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_model_string(fh.read())

@@ -1,0 +1,312 @@
+"""QWYC on real LightGBM models: LightGBM is the oracle (predictions, pred_early_stop, loading)."""
+
+from __future__ import annotations
+
+import argparse
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from budget_extras._cli_qwyc import register
+from budget_extras._qwyc import QWYC
+from budget_extras._qwyc_baselines import pred_early_stop_plan
+from budget_extras._qwyc_format import original_model_text, read_qwyc_plan, split_model_text
+from budget_extras._qwyc_trees import FlatTrees
+
+
+def make_data(seed: int, n: int, n_classes: int = 2):
+    r = np.random.default_rng(seed)
+    X = r.normal(size=(n, 6))
+    X[:, 5] = r.integers(0, 6, size=n)  # categorical
+    X[r.random(X.shape) < 0.05] = np.nan
+    z = np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1] * X[:, 2]) + (np.nan_to_num(X[:, 5]) % 3 == 1)
+    if n_classes == 2:
+        y = (z + r.normal(scale=0.5, size=n) > 0.6).astype(int)
+    else:
+        y = np.digitize(z + r.normal(scale=0.5, size=n), [-0.3, 0.8])
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = make_data(0, 3000)
+    params = dict(
+        objective="binary",
+        num_leaves=16,
+        max_depth=4,
+        learning_rate=0.1,
+        verbose=-1,
+        num_threads=1,
+        min_data_in_leaf=5,
+    )
+    b = lgb.train(params, lgb.Dataset(X[:1500], y[:1500], categorical_feature=[5]), 60)
+    return b, X[1500:2400], X[2400:]
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    X, y = make_data(1, 2400, 3)
+    params = dict(
+        objective="multiclass", num_class=3, num_leaves=8, learning_rate=0.2, verbose=-1, num_threads=1
+    )
+    b = lgb.train(params, lgb.Dataset(X[:1200], y[:1200], categorical_feature=[5]), 25)
+    return b, X[1200:1900], X[1900:]
+
+
+def test_flat_trees_match_lightgbm(binary):
+    b, _, Xt = binary
+    flat = FlatTrees.from_dump(b.dump_model())
+    out = np.stack([flat.tree_output(t, Xt) for t in range(flat.n_trees)], axis=1)
+    np.testing.assert_array_equal(np.cumsum(out, axis=1)[:, -1], b.predict(Xt, raw_score=True))
+
+
+@pytest.mark.parametrize(("freq", "margin"), [(1, 0.5), (1, 2.0), (3, 1.0), (7, 3.0), (100, 1.0)])
+def test_pred_early_stop_reproduced_exactly(binary, freq, margin):
+    b, _, Xt = binary
+    q = QWYC.from_plan(b, pred_early_stop_plan(60, freq=freq, margin=margin))
+    native = b.predict(
+        Xt, raw_score=True, pred_early_stop=True, pred_early_stop_freq=freq, pred_early_stop_margin=margin
+    )
+    np.testing.assert_array_equal(q.predict(Xt).scores, native)
+    np.testing.assert_array_equal(q.predict_outputs(q._outputs(Xt)).scores, native)
+
+
+@pytest.mark.parametrize(("freq", "margin"), [(1, 0.5), (2, 2.0)])
+def test_pred_early_stop_multiclass_reproduced_exactly(multiclass, freq, margin):
+    b, _, Xt = multiclass
+    q = QWYC.from_plan(b, pred_early_stop_plan(25, freq=freq, margin=margin, num_class=3))
+    native = b.predict(
+        Xt, raw_score=True, pred_early_stop=True, pred_early_stop_freq=freq, pred_early_stop_margin=margin
+    )
+    np.testing.assert_array_equal(q.predict(Xt).scores, native)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.01])
+@pytest.mark.parametrize("order", ["greedy", "training", "greedy_mse"])
+def test_in_sample_calibration_disagreement(binary, alpha, order):
+    b, Xc, _ = binary
+    q = QWYC(alpha, order=order, holdout=None).fit(b, Xc)
+    full = b.predict(Xc, raw_score=True) > 0
+    res = q.predict(Xc)
+    assert np.mean(res.labels != full) <= alpha + 1e-12
+    assert res.trees_evaluated.mean() < 60
+
+
+@pytest.mark.parametrize("mode", ["two_sided", "negative_only"])
+def test_predict_walk_equals_outputs_and_full_scores(binary, mode):
+    b, Xc, Xt = binary
+    q = QWYC(0.02, mode=mode, random_state=0).fit(b, Xc)
+    walk = q.predict(Xt)
+    outs = q.predict_outputs(q._outputs(Xt))
+    np.testing.assert_array_equal(walk.scores, outs.scores)
+    np.testing.assert_array_equal(walk.trees_evaluated, outs.trees_evaluated)
+    went_to_end = walk.trees_evaluated == 60
+    np.testing.assert_allclose(
+        walk.scores[went_to_end], b.predict(Xt, raw_score=True)[went_to_end], rtol=0, atol=1e-12
+    )
+    np.testing.assert_array_equal(walk.labels, walk.scores > 0)
+    if mode == "negative_only":
+        assert not walk.labels[~went_to_end].any()
+
+
+def test_alpha_zero_held_out_is_never_wrong(binary):
+    b, Xc, Xt = binary
+    q = QWYC(0.0, random_state=0).fit(b, Xc)  # conformal correction needs alpha >= 1/(n+1)
+    assert q.lambda_ == np.inf and q.calibration_disagreement_ == 0.0
+    assert np.all(q.predict(Xt).labels == (b.predict(Xt, raw_score=True) > 0))
+
+
+def read_back(text, tmp_path):
+    path = tmp_path / "fast_model.txt"
+    path.write_text(text)
+    return lgb.Booster(model_file=str(path)), lgb.Booster(model_str=text)
+
+
+@pytest.mark.parametrize("drop_tree_sizes", [False, True])
+def test_upstream_lightgbm_loads_plan_file_and_predicts_full_ensemble(binary, tmp_path, drop_tree_sizes):
+    b, Xc, Xt = binary
+    q = QWYC(0.01, random_state=0).fit(b, Xc)
+    text = q.to_model_string()
+    if drop_tree_sizes:
+        text = "\n".join(line for line in text.split("\n") if not line.startswith("tree_sizes="))
+    assert "qwyc_eps_pos=" in text.split("Tree=0", 1)[0]
+    for booster in read_back(text, tmp_path):
+        np.testing.assert_allclose(
+            booster.predict(Xt, raw_score=True), b.predict(Xt, raw_score=True), rtol=0, atol=1e-12
+        )
+        np.testing.assert_array_equal(
+            booster.predict(Xt, pred_leaf=True)[:, 0], b.predict(Xt, pred_leaf=True)[:, q.plan_.order[0]]
+        )
+
+
+def test_plan_round_trip(binary, tmp_path):
+    b, Xc, Xt = binary
+    q = QWYC(0.01, random_state=0).fit(b, Xc)
+    path = tmp_path / "m.txt"
+    q.save_model(path)
+    plan = read_qwyc_plan(path.read_text())
+    assert plan is not None
+    np.testing.assert_array_equal(plan.order, q.plan_.order)
+    np.testing.assert_array_equal(plan.eps_neg, q.plan_.eps_neg)
+    np.testing.assert_array_equal(plan.eps_pos, q.plan_.eps_pos)
+    q2 = QWYC.from_model_file(path)
+    r1, r2 = q.predict(Xt), q2.predict(Xt)
+    np.testing.assert_array_equal(r1.scores, r2.scores)
+    np.testing.assert_array_equal(r1.trees_evaluated, r2.trees_evaluated)
+    # the original model is recovered exactly (trees back in training order, no plan keys)
+    _, blocks, _ = split_model_text(b.model_to_string())
+    _, blocks2, _ = split_model_text(original_model_text(path.read_text()))
+    assert blocks2 == blocks
+
+
+def test_multiclass_plan_file(multiclass, tmp_path):
+    b, Xc, Xt = multiclass
+    q = QWYC(0.02, random_state=0).fit(b, Xc)
+    res = q.predict(Xt)
+    assert res.trees_evaluated.mean() < 75 and np.all(res.trees_evaluated % 3 == 0)
+    for booster in read_back(q.to_model_string(), tmp_path):
+        np.testing.assert_allclose(
+            booster.predict(Xt, raw_score=True), b.predict(Xt, raw_score=True), atol=1e-12
+        )
+    q2 = QWYC.from_model_string(q.to_model_string())
+    np.testing.assert_array_equal(q2.predict(Xt).scores, res.scores)
+    qi = QWYC(0.0, holdout=None).fit(b, Xc)
+    assert np.all(qi.predict(Xc).labels == np.argmax(b.predict(Xc, raw_score=True), axis=1))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(alpha=1.5), "'alpha' parameter of QWYC must be a number in \\[0, 1\\). Got 1.5"),
+        (dict(order="best"), "'order' parameter of QWYC must be one of"),
+        (dict(mode="positive"), "'mode' parameter of QWYC must be one of"),
+        (dict(holdout=1.0), "'holdout' parameter of QWYC must be None or a number in \\[0, 1\\)"),
+        (dict(costs=[1.0, 2.0]), "'costs' parameter of QWYC must hold 60 positive finite"),
+    ],
+)
+def test_errors_name_the_argument(binary, kwargs, match):
+    b, Xc, _ = binary
+    with pytest.raises(ValueError, match=match):
+        QWYC(**kwargs).fit(b, Xc)
+
+
+def test_unfitted_and_bad_model_errors(tmp_path):
+    with pytest.raises(ValueError, match="not fitted yet"):
+        QWYC().predict(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match=r"'model' argument must be a lightgbm\.Booster"):
+        QWYC().fit(3.0, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="has no QWYC plan"):
+        QWYC.from_model_string("tree\nnum_class=1\n\nTree=0\nnum_leaves=1\n\nend of trees\n")
+
+
+def test_cli_equals_library(binary, tmp_path):
+    b, Xc, _ = binary
+    model = tmp_path / "model.txt"
+    b.save_model(str(model))
+    import pandas as pd
+
+    pd.DataFrame(Xc, columns=b.feature_name()).to_csv(tmp_path / "calib.csv", index=False)
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(
+        [
+            "qwyc",
+            "--model",
+            str(model),
+            "--calib",
+            str(tmp_path / "calib.csv"),
+            "--alpha",
+            "0.01",
+            "-o",
+            str(tmp_path / "fast.txt"),
+        ]
+    )
+    assert args.func(args) == 0
+    lib = QWYC(0.01, random_state=0).fit(str(model), Xc)
+    assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "match"),
+    [
+        ("qwyc_version=1", "qwyc_version=2", "Unsupported QWYC plan version 2"),
+        ("qwyc_mode=binary_two_sided", "qwyc_mode=fast", "'qwyc_mode' must be one of"),
+        ("qwyc_num_positions=60", "qwyc_num_positions=59", "has 60 values, expected 59"),
+    ],
+)
+def test_plan_reader_refuses_ill_formed(binary, old, new, match):
+    b, Xc, _ = binary
+    text = QWYC(0.01, random_state=0).fit(b, Xc).to_model_string()
+    assert old in text
+    with pytest.raises(ValueError, match=match):
+        read_qwyc_plan(text.replace(old, new))
+
+
+def test_plan_reader_refuses_nan(binary):
+    b, Xc, _ = binary
+    text = QWYC(0.01, random_state=0).fit(b, Xc).to_model_string()
+    line = next(li for li in text.split("\n") if li.startswith("qwyc_eps_pos="))
+    toks = line.split("=")[1].split()
+    bad = "qwyc_eps_pos=" + " ".join(["nan", *toks[1:]])
+    with pytest.raises(ValueError, match="'qwyc_eps_pos' contains NaN"):
+        read_qwyc_plan(text.replace(line, bad))
+
+
+def test_recalibrate_equals_fit_with_explicit_holdout(binary):
+    b, Xc, Xt = binary
+    a = QWYC(0.02, holdout=None, alpha_fit=0.0, margin=0.05).fit(b, Xc)
+    a.recalibrate(Xt, alpha=0.02)
+    c = QWYC(0.02, alpha_fit=0.0, margin=0.05).fit(b, Xc, X_holdout=Xt)
+    assert a.lambda_ == c.lambda_
+    np.testing.assert_array_equal(a.plan_.eps_pos, c.plan_.eps_pos)
+    np.testing.assert_array_equal(a.plan_.eps_neg, c.plan_.eps_neg)
+    assert a.holdout_disagreement_ <= 0.02
+
+
+def test_cost_report_counts_the_early_exit(binary):
+    from budget_extras import FeatureCosts, TreeEnsemble
+
+    b, Xc, Xt = binary
+    q = QWYC(0.02, random_state=0).fit(b, Xc)
+    rep = q.cost_report(Xt, FeatureCosts.uniform(6))
+    res = q.predict(Xt)
+    np.testing.assert_array_equal(rep.trees_evaluated, res.trees_evaluated)
+    outs = TreeEnsemble.from_booster(b).tree_outputs(Xt)
+    np.testing.assert_array_equal(outs, q._outputs(Xt)[:, :, 0])
+
+
+def test_console_entry_point_runs_qwyc(binary, tmp_path):
+    import pandas as pd
+
+    from budget_extras._cli import main
+
+    b, Xc, _ = binary
+    b.save_model(str(tmp_path / "model.txt"))
+    pd.DataFrame(Xc, columns=b.feature_name()).to_csv(tmp_path / "calib.csv", index=False)
+    argv = [
+        "qwyc",
+        "--model",
+        str(tmp_path / "model.txt"),
+        "--calib",
+        str(tmp_path / "calib.csv"),
+        "--alpha",
+        "0.01",
+        "-o",
+        str(tmp_path / "fast.txt"),
+    ]
+    assert main(argv) == 0
+    assert read_qwyc_plan((tmp_path / "fast.txt").read_text()) is not None
+
+
+def test_feature_costs_per_iteration(binary):
+    from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+
+    b, Xc, _ = binary
+    costs = FeatureCosts(np.arange(1.0, 7.0), split=0.1, tree=1.0)
+    q = QWYC(0.02, costs=costs, random_state=0).fit(b, Xc[:300])
+    ens = TreeEnsemble.from_booster(b)
+    t = 7
+    rep = cost_report(ens, Xc[:300], costs, tree_order=[t], n_trees=1)
+    assert q.iteration_costs_[t] == pytest.approx(rep.total_cost.mean())
+    assert q.iteration_costs_.shape == (60,) and np.all(q.iteration_costs_ > 1.0)
