@@ -55,7 +55,7 @@ def load_heart(data_dir: Path, seed: int = 0):
     d = data_dir / "heart_costs"
     frame = pd.read_csv(d / "heartdisease.csv")
     cost = pd.read_csv(d / "heart_cost.csv").set_index("feature")["cost_usd"]
-    target = [c for c in frame.columns if c not in cost.index][0]
+    target = next(c for c in frame.columns if c not in cost.index)
     names = list(cost.index)
     X = frame[names].apply(pd.to_numeric, errors="coerce").to_numpy(float)
     y = (pd.to_numeric(frame[target], errors="coerce").to_numpy() > 0).astype(int)
@@ -83,7 +83,8 @@ def run(name, loader, data_dir, tradeoffs, rounds):
     from budget_extras import FeatureCosts
 
     X, y, Xt, yt, names, lazy, groups, objective = loader(data_dir)
-    costs = FeatureCosts(lazy=dict(zip(names, lazy)), groups=dict(zip(names, groups)), feature_names=names)
+    costs = FeatureCosts(lazy=dict(zip(names, lazy, strict=True)), groups=dict(zip(names, groups, strict=True)),
+                         feature_names=names)
     base = {"objective": objective, "num_leaves": 15, "learning_rate": 0.1, "min_data_in_leaf": 5,
             "verbose": -1, "seed": 1, "num_threads": 2}
     if objective == "multiclass":
@@ -129,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(results), figsize=(6 * len(results), 4.5), squeeze=False)
-    for ax, (name, points) in zip(axes[0], results.items()):
-        for (label, pts), marker in zip(points.items(), "osD"):
+    for ax, (name, points) in zip(axes[0], results.items(), strict=True):
+        for (label, pts), marker in zip(points.items(), "osD", strict=True):
             pts = sorted(pts, key=lambda p: p[1])
             ax.plot([p[1] for p in pts], [p[0] for p in pts], marker=marker, label=label)
         ax.set_xscale("symlog", linthresh=1.0)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import Competitor  # noqa: E402
+from _runner import Competitor
 
 ROOT = Path(__file__).resolve().parents[1]
 

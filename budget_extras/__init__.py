@@ -6,12 +6,12 @@ accounting, export back to LightGBM, and lazy feature acquisition.
 
 from ._acquire import AcquisitionResult, predict_acquiring
 from ._costs import FeatureCosts
-from ._ensemble import TreeEnsemble
-from ._parse import ModelParseError
-from ._report import CostReport, cost_report, features_used
 
 # --- CSTC (branch cstc) ---
 from ._cstc import CSTC, CSTCCostReport, CSTCResult
+from ._ensemble import TreeEnsemble
+from ._parse import ModelParseError
+from ._report import CostReport, cost_report, features_used
 
 # --- end CSTC ---
 

@@ -1,4 +1,3 @@
-# coding: utf-8
 """lightgbm-cegb: per-feature CEGB parameters given by feature name.
 
 Every per-feature CEGB parameter (``cegb_penalty_feature_lazy``, ``cegb_penalty_feature_coupled``,
@@ -11,9 +10,9 @@ per feature, a dict or a pandas Series keyed by feature name (a Series with a de
 
 import math
 from collections.abc import Mapping
-from typing import Any, List, Optional
+from typing import Any
 
-__all__: List[str] = []
+__all__: list[str] = []
 
 CEGB_PER_FEATURE_PARAMS = (
     "cegb_penalty_feature_lazy",
@@ -52,7 +51,7 @@ def _format_value(value: Any, param: str, name: str) -> str:
     return repr(number)
 
 
-def cegb_param_to_str(key: str, val: Any) -> Optional[str]:
+def cegb_param_to_str(key: str, val: Any) -> str | None:
     """Return the ``key=value`` text of a named per-feature CEGB parameter, or None if not one."""
     if key not in CEGB_PER_FEATURE_PARAMS:
         return None

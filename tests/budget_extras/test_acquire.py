@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import get_booster, hard_rows
+from .conftest import get_booster, hard_rows
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report, predict_acquiring
 

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import get_booster, hard_rows
+from .conftest import get_booster, hard_rows
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras._cli import SUBCOMMANDS, build_parser, main

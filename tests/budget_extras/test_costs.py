@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import N_FEAT, get_booster, hard_rows
+from .conftest import N_FEAT, get_booster, hard_rows
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report, features_used
 from budget_extras._predict import reference_leaf

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, get_booster, hard_rows
+from .conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, get_booster, hard_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,7 +155,7 @@ def test_pandas_categorical_matches_lightgbm(rng):
 
 
 def lgb_pandas_booster() -> lgb.Booster:
-    from conftest import _make
+    from .conftest import _make
 
     return _make("pandas_categorical")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 import pytest
-from conftest import MODEL_KINDS, get_booster, hard_rows
+from .conftest import MODEL_KINDS, get_booster, hard_rows
 
 from budget_extras import TreeEnsemble
 
@@ -161,7 +161,7 @@ def test_save_model_and_errors(tmp_path, rng):
 
 def test_pandas_categorical_survives_export(rng):
     import pandas as pd
-    from conftest import N_FEAT, _make
+    from .conftest import N_FEAT, _make
 
     ens = TreeEnsemble.from_booster(_make("pandas_categorical"))
     booster = lgb.Booster(model_str=ens.to_model_string())

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .scenarios import BASE, _node_grad, _nodes, _tree_signatures
+from .scenarios import BASE, _node_grad, _tree_signatures
 
 LAZY = [3.0, 1.0, 1.0, 2.0, 0.5, 0.5, 1.0, 1.0]
 NAMES = [f"f{i}" for i in range(8)]
@@ -188,9 +188,9 @@ def test_named_dict_and_series_equal_positional(lgb, data):
     pd = pytest.importorskip("pandas")
     positional = _train(lgb, data, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=0.05,
                         cegb_feature_group=[0, 0, 1, 1, 2, 3, 3, 4])
-    named = dict(zip(NAMES, LAZY))
+    named = dict(zip(NAMES, LAZY, strict=True))
     by_dict = _train(lgb, data, cegb_penalty_feature_lazy=named, cegb_tradeoff=0.05,
-                     cegb_feature_group=dict(zip(NAMES, [0, 0, 1, 1, 2, 3, 3, 4])))
+                     cegb_feature_group=dict(zip(NAMES, [0, 0, 1, 1, 2, 3, 3, 4], strict=True)))
     by_series = _train(lgb, data, cegb_penalty_feature_lazy=pd.Series(named).iloc[::-1], cegb_tradeoff=0.05,
                        cegb_feature_group=pd.Series([0, 0, 1, 1, 2, 3, 3, 4], index=NAMES))
     assert _same(positional, by_dict) and _same(positional, by_series)
@@ -275,13 +275,13 @@ def test_cli_named_costs_and_cost_file(lgb, data, tmp_path):
     header = "label," + ",".join(NAMES)
     np.savetxt(csv, np.column_stack([y, X]), delimiter=",", fmt="%.17g", header=header, comments="")
     costs = tmp_path / "costs.csv"
-    costs.write_text("feature,lazy\n" + "\n".join(f"{n},{c}" for n, c in zip(NAMES, LAZY)) + "\n")
+    costs.write_text("feature,lazy\n" + "\n".join(f"{n},{c}" for n, c in zip(NAMES, LAZY, strict=True)) + "\n")
     common = ["task=train", f"data={csv}", "header=true", "label_column=name:label", "num_iterations=8",
               "objective=l2", "num_leaves=15", "verbose=-1", "num_threads=1", "deterministic=true",
               "force_row_wise=true", "seed=7", "cegb_tradeoff=0.05"]
     models = {}
     for tag, spec in [("positional", "cegb_penalty_feature_lazy=" + ",".join(map(str, LAZY))),
-                      ("named", "cegb_penalty_feature_lazy=" + ",".join(f"{n}:{c}" for n, c in zip(NAMES, LAZY))),
+                      ("named", "cegb_penalty_feature_lazy=" + ",".join(f"{n}:{c}" for n, c in zip(NAMES, LAZY, strict=True))),
                       ("file", f"cegb_cost_file={costs}")]:
         out = tmp_path / f"{tag}.txt"
         subprocess.run([exe, *common, spec, f"output_model={out}"], check=True, capture_output=True, timeout=300)
