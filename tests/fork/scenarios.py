@@ -245,6 +245,39 @@ def scenario_bad_penalties(lgb: Any) -> dict[str, Any]:
     return out
 
 
+def scenario_big_lazy(lgb: Any) -> dict[str, Any]:
+    """Defect h: rows x features >= 2^31 (33.6 million rows x 64 features, sparse input).
+
+    Feature 63 decides y; it has a lazy cost. Tree 0's root pays for every row; once paid, the
+    root of tree 1 (same feature) must pay nothing, also for the rows whose upstream bit index
+    (feature * n_rows + row, in 32 bits) overflows.
+    """
+    import scipy.sparse as sp
+
+    n, d = 2**25 + 4096, 64
+    rng = np.random.default_rng(13)
+    x63 = rng.normal(size=n)
+    x0 = rng.normal(size=n)
+    rows = np.repeat(np.arange(n, dtype=np.int64), 2)
+    cols = np.tile(np.array([0, 63], dtype=np.int32), n)
+    vals = np.column_stack([x0, x63]).ravel()
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
+    y = 3.0 * (x63 > 0) + 0.1 * x0
+    lazy = [0.0] * 63 + [1.0]
+    params = dict(BASE, objective="l2", num_leaves=2, boost_from_average=False, learning_rate=0.1,
+                  cegb_tradeoff=0.2, cegb_penalty_feature_lazy=lazy, min_data_in_leaf=100)
+    booster = lgb.train(params, lgb.Dataset(X, y), num_boost_round=2)
+    out = []
+    for tree in booster.dump_model()["tree_info"]:
+        root = tree["tree_structure"]
+        gl, hl = _node_grad(root["left_child"], 0.1)
+        gr, hr = _node_grad(root["right_child"], 0.1)
+        raw = gl * gl / hl + gr * gr / hr - (gl + gr) ** 2 / (hl + hr)
+        out.append({"feature": root["split_feature"], "count": root["internal_count"],
+                    "unpaid_rows": (raw - root["split_gain"]) / 0.2, "gain": raw})
+    return {"n_rows": n, "n_features": d, "roots": out}
+
+
 SCENARIOS = {name[len("scenario_"):]: fn for name, fn in globals().items() if name.startswith("scenario_")}
 
 

@@ -7,6 +7,8 @@ so every test is known to fail on upstream.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -107,3 +109,17 @@ def test_g_distributed_without_cegb_is_untouched(lgb):
 
     X = np.random.default_rng(0).normal(size=(200, 4))
     lgb.Dataset(X, X[:, 0], params={"verbose": -1, "tree_learner": "data", "num_machines": 2}).construct()
+
+
+@pytest.mark.skipif(os.environ.get("LGBM_CEGB_BIG_TESTS") != "1",
+                    reason="defect h needs about 6 GB and several minutes: set LGBM_CEGB_BIG_TESTS=1")
+def test_h_lazy_bits_beyond_2_31(lgb, scenarios, run_upstream):
+    result = scenarios.scenario_big_lazy(lgb)
+    assert result["n_rows"] * result["n_features"] >= 2**31
+    first, second = result["roots"]
+    assert first["feature"] == second["feature"] == 63
+    # relative tolerance: gains are large and internal values are written with 6 digits
+    assert first["unpaid_rows"] == pytest.approx(first["count"], rel=1e-3)
+    assert abs(second["unpaid_rows"]) < 1e-3 * first["count"]
+    rc, up = run_upstream("big_lazy")
+    assert rc != 0 or abs(up["roots"][1]["unpaid_rows"]) >= 1e-3 * first["count"], up
