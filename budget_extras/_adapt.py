@@ -101,11 +101,11 @@ def _adapt_iv(est: AdaptGBRT) -> None:
 class AdaptGBRT(ClassifierMixin, BaseEstimator):
     """Adapt-GBRT: low-cost gate ``g`` and low-cost model ``f1`` in front of an expensive ``f0``.
 
-    A row goes to ``f0`` when ``g(x) > 0`` and is otherwise answered by ``f1``. Both ``g`` and
-    ``f1`` are LightGBM tree ensembles trained jointly by alternating minimization (closed-form
-    q-step, then one ``g`` tree and one ``f1`` tree per round against the gradients of the
-    paper's loss) with the feature-acquisition penalty ``gamma * c_a`` on each feature that
-    neither model uses yet. Binary classification only.
+    A row goes to ``f0`` when ``g(x) > gate_threshold`` (default 0) and is otherwise answered by
+    ``f1``. Both ``g`` and ``f1`` are LightGBM tree ensembles trained jointly by alternating
+    minimization (closed-form q-step, then one ``g`` tree and one ``f1`` tree per round against
+    the gradients of the paper's loss) with the feature-acquisition penalty ``gamma * c_a`` on
+    each feature that neither model uses yet. Binary classification only.
 
     Cost accounting (per row, the unified rule): a row answered by ``f1`` pays the union of the
     features on its ``g`` and ``f1`` paths; a row sent to ``f0`` pays the union of the features
@@ -136,6 +136,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         Overrides of :func:`~budget_extras._adapt_train.default_lgb_params`.
     f0_features : {"auto", "all"}, bool mask or callable, default "auto"
         Features ``f0`` reads per row (see :class:`~budget_extras._adapt_f0.F0Model`).
+    gate_threshold : float, default 0.0
+        Rows with ``g(x) > gate_threshold`` go to ``f0`` (0 is the paper's rule; raising it trades
+        accuracy for cost without refitting).
     progress : bool, default False
         Progress bar (tqdm) over sweeps and per-iteration messages.
 
@@ -167,6 +170,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         q_equality: bool = True,
         lgb_params: dict[str, Any] | None = None,
         f0_features: Any = "auto",
+        gate_threshold: float = 0.0,
         progress: bool = False,
     ) -> None:
         self.p_full = p_full
@@ -181,6 +185,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self.q_equality = q_equality
         self.lgb_params = lgb_params
         self.f0_features = f0_features
+        self.gate_threshold = gate_threshold
         self.progress = progress
 
     # ------------------------------------------------------------------ fit
@@ -361,13 +366,13 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return X
 
     def decision_function_gate(self, X: Any) -> np.ndarray:
-        """Raw gate score ``g(x)``; rows with ``g(x) > 0`` go to ``f0``."""
+        """Raw gate score ``g(x)``; rows with ``g(x) > gate_threshold`` go to ``f0``."""
         X = self._check(X)
         return np.asarray(self.g_model_.predict(X, raw_score=True)) + self.g_bias_
 
     def route(self, X: Any) -> np.ndarray:
         """Which model answers each row: 1 for ``f0``, 0 for ``f1`` (int8, shape (n_rows,))."""
-        return (self.decision_function_gate(X) > 0).astype(np.int8)
+        return (self.decision_function_gate(X) > self.gate_threshold).astype(np.int8)
 
     def _require_f0(self) -> F0Model:
         if getattr(self, "f0_", None) is None:

@@ -1,0 +1,87 @@
+import argparse
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+from budget_extras import AdaptGBRT
+from budget_extras._cli_adapt import register
+
+
+def _main(argv):
+    """The core CLI registers subcommands the same way: register(subparsers), then args.func(args)."""
+    parser = argparse.ArgumentParser(prog="budget-extras")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+@pytest.fixture
+def files(tmp_path, rng):
+    X = rng.normal(size=(600, 4))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] * X[:, 2] > 0.5)).astype(int)
+    f0 = lgb.train({"objective": "binary", "verbose": -1}, lgb.Dataset(X[:300], label=y[:300]), 30)
+    f0.save_model(str(tmp_path / "f0.txt"))
+    cols = ["a", "b", "c", "d"]
+    df = pd.DataFrame(X[300:], columns=cols).assign(y=y[300:])
+    df.to_csv(tmp_path / "train.csv", index=False)
+    pd.DataFrame({"feature": cols, "cost": [1.0, 2.0, 1.0, 3.0]}).to_csv(tmp_path / "costs.csv", index=False)
+    return tmp_path, X[300:], y[300:], f0
+
+
+def test_cli_equals_library(files, capsys):
+    tmp, X, y, f0 = files
+    rc = _main(
+        [
+            "adapt",
+            "--train",
+            str(tmp / "train.csv"),
+            "--label",
+            "y",
+            "--f0",
+            str(tmp / "f0.txt"),
+            "--costs",
+            str(tmp / "costs.csv"),
+            "--p-full",
+            "0.3",
+            "--gamma",
+            "0.005",
+            "--n-trees",
+            "10",
+            "--max-em-iter",
+            "3",
+            "--output",
+            str(tmp / "adapt.json"),
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    assert '"p_full": 0.3' in capsys.readouterr().out
+    cli = AdaptGBRT.load(str(tmp / "adapt.json"), f0=f0)
+    lib = AdaptGBRT(p_full=0.3, gamma=0.005, n_trees=10, max_em_iter=3).fit(X, y, f0, [1.0, 2.0, 1.0, 3.0])
+    np.testing.assert_array_equal(cli.route(X), lib.route(X))
+    np.testing.assert_allclose(cli.predict_proba(X), lib.predict_proba(X))
+    np.testing.assert_allclose(cli.row_cost(X), lib.row_cost(X))
+
+
+def test_cli_rejects_missing_costs(files):
+    tmp, *_ = files
+    pd.DataFrame({"feature": ["a"], "cost": [1.0]}).to_csv(tmp / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="has no cost for features"):
+        _main(
+            [
+                "adapt",
+                "--train",
+                str(tmp / "train.csv"),
+                "--label",
+                "y",
+                "--f0",
+                str(tmp / "f0.txt"),
+                "--costs",
+                str(tmp / "bad.csv"),
+                "--output",
+                str(tmp / "o.json"),
+                "--quiet",
+            ]
+        )
