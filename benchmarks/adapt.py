@@ -91,6 +91,17 @@ def load_magic(data_dir: str) -> dict[str, Any]:
     return out
 
 
+def load_synthetic2(_data_dir: str) -> dict[str, Any]:
+    from budget_extras._adapt_synthetic import make_synthetic2
+
+    rng = np.random.default_rng(0)
+    out: dict[str, Any] = {}
+    for key, n in (("", 2000), ("v", 2000), ("t", 4000)):
+        out["X" + key], out["y" + key] = make_synthetic2(n, rng=rng)
+    out.update(f0_kind="random_forest", split="2,000 / 2,000 / 4,000 fresh draws", f0_features="all")
+    return out
+
+
 # ------------------------------------------------------------------------ competitors
 def fit_f0(ds: dict[str, Any], n_jobs: int) -> tuple[Any, np.ndarray]:
     """Fit f0 and return (f0, f0 probabilities for the training rows used in the q-step)."""
@@ -123,8 +134,10 @@ class AdaptGBRTMethod(Method):
 
     def run(self) -> pd.DataFrame:
         ds, c = self.ds, self.ctx
-        pgrid = [0.0, 0.1, 0.3, 0.5] if self.quick else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-        ggrid = [3e-3, 3e-2] if self.quick else [1e-3, 2e-3, 5e-3, 1e-2, 2e-2]
+        pgrid = self.ctx["p_grid"] or (
+            [0.0, 0.1, 0.3, 0.5] if self.quick else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+        )
+        ggrid = self.ctx["gamma_grid"] or ([3e-3, 3e-2] if self.quick else [1e-3, 2e-3, 5e-3, 1e-2, 2e-2])
         rows = []
         for g in ggrid:
             for p in pgrid:
@@ -221,10 +234,9 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
     t0 = time.perf_counter()
     f0, p0_train = fit_f0(ds, args.n_jobs)
     f0_fit_s = time.perf_counter() - t0
-    probe = AdaptGBRT(f0_features="auto")
     from budget_extras._adapt_f0 import F0Model
 
-    f0m = F0Model(f0, features=probe.f0_features)
+    f0m = F0Model(f0, features=ds.get("f0_features", "auto"))
     ctx = {
         "p0v": f0m.proba(ds["Xv"]),
         "p0t": f0m.proba(ds["Xt"]),
@@ -232,6 +244,8 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         "f0ut": f0m.features_used(ds["Xt"]),
         "n_trees": args.n_trees,
         "em": args.max_em_iter,
+        "p_grid": args.p_grid,
+        "gamma_grid": args.gamma_grid,
     }
     f0_val_acc = float(np.mean((ctx["p0v"][:, 1] > 0.5) == ds["yv"]))
     f0_test_acc = float(np.mean((ctx["p0t"][:, 1] > 0.5) == ds["yt"]))
@@ -311,12 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-em-iter", type=int, default=10)
     ap.add_argument("--forest-train", type=int, default=20000)
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--p-grid", type=float, nargs="+", help="Adapt-GBRT P_full grid")
+    ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
     args = ap.parse_args(argv)
     loaders = {
         "letters": load_letters,
         "forest": lambda d: load_forest(d, args.forest_train),
+        "synthetic2": load_synthetic2,
         "magic": load_magic,
     }
     results: dict[str, Any] = {
@@ -342,8 +359,12 @@ def main(argv: list[str] | None = None) -> int:
         "targets_cost_reduction": TARGETS,
         "datasets": {},
     }
+    if os.path.exists(args.out):  # keep the other datasets of an earlier run
+        with open(args.out, encoding="utf-8") as fh:
+            results["datasets"] = json.load(fh).get("datasets", {})
     for name in args.datasets:
         results["datasets"][name] = run_dataset(name, loaders[name](args.data_dir), args)
+        results["datasets"][name]["settings"] = dict(results["settings"], forest_train=args.forest_train)
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=1)
