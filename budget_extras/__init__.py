@@ -1,10 +1,32 @@
-"""budget_extras: prediction-cost tools for any LightGBM model."""
+"""budget_extras: prediction-cost tools for any LightGBM model.
 
-# --- adapt (Adapt-GBRT) exports: begin ---
+One tree-ensemble representation (:class:`TreeEnsemble`), one cost model, one exact cost
+accounting, export back to LightGBM, and lazy feature acquisition.
+"""
+
+from ._acquire import AcquisitionResult, predict_acquiring
 from ._adapt import AdaptGBRT, AdaptSweepResult
 from ._adapt_linear import AdaptLin, L1GateBaseline
+from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
+from ._parse import ModelParseError
+from ._report import CostReport, cost_report, features_used
 
-_ADAPT_ALL = ["AdaptGBRT", "AdaptLin", "AdaptSweepResult", "L1GateBaseline"]
-# --- adapt (Adapt-GBRT) exports: end ---
+__version__ = "0.1.0"
 
-__all__ = ["AdaptGBRT", "AdaptLin", "AdaptSweepResult", "L1GateBaseline"]
+# --- core (branch core) ---
+__all__ = [
+    "AcquisitionResult",
+    "CostReport",
+    "FeatureCosts",
+    "ModelParseError",
+    "TreeEnsemble",
+    "cost_report",
+    "features_used",
+    "predict_acquiring",
+]
+# --- end core ---
+
+# --- adapt (branch adapt) ---
+__all__ += ["AdaptGBRT", "AdaptLin", "AdaptSweepResult", "L1GateBaseline"]
+# --- end adapt ---

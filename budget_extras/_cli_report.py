@@ -1,0 +1,142 @@
+"""``budget-extras report``: the exact prediction cost of a model on a data file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
+from ._report import CostReport, cost_report
+
+__all__ = ["load_data", "register", "report_dict", "run"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` subcommand."""
+    p = subparsers.add_parser(
+        "report",
+        help="exact prediction cost of a LightGBM model on a data file",
+        description=(
+            "Route every row of DATA through the model and report, per row, the features its paths "
+            "acquire (each group / feature paid once per row), the splits and trees evaluated, and the "
+            "cost summary (mean, percentiles) and per-feature usage (share of rows using a feature "
+            "0, 1-7 or more than 7 times)."
+        ),
+    )
+    p.add_argument("--model", required=True, type=Path, help="LightGBM model text file (Booster.save_model)")
+    p.add_argument(
+        "--data",
+        required=True,
+        type=Path,
+        help="CSV with a header row; every model feature must be a column (extra columns are ignored). "
+        "Text columns are used as pandas categoricals when the model was trained on a DataFrame.",
+    )
+    p.add_argument(
+        "--costs",
+        type=Path,
+        default=None,
+        help="costs CSV with columns feature,cost and optional group,group_cost,coupled,split,tree "
+        "(default: every feature costs 1)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print JSON (summary and feature usage) instead of tables"
+    )
+    p.add_argument(
+        "--per-row", type=Path, default=None, metavar="CSV", help="also write per-row costs to CSV"
+    )
+    p.add_argument(
+        "--n-trees", type=int, default=None, help="evaluate only the first N trees of the model (early exit)"
+    )
+    p.set_defaults(func=run)
+
+
+def load_data(path: Path, ens: TreeEnsemble) -> pd.DataFrame:
+    """Read the data CSV and return the model's feature columns, in model order.
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read or lacks some model feature.
+    """
+    try:
+        df = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read data CSV {str(path)!r}: {exc}") from exc
+    missing = [f for f in ens.feature_names if f not in df.columns]
+    if missing:
+        raise ValueError(
+            f"data CSV {str(path)!r} lacks model feature columns {missing[:6]!r}"
+            f"{' ...' if len(missing) > 6 else ''} (it has {list(df.columns)[:6]!r}...)"
+        )
+    X = df[list(ens.feature_names)].copy()
+    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    if text and ens.pandas_categorical is None:
+        raise ValueError(
+            f"data CSV columns {text[:6]!r} are not numeric and the model has no pandas categories"
+        )
+    for c in text:
+        X[c] = X[c].astype("category")
+    return X
+
+
+def report_dict(rep: CostReport) -> dict[str, Any]:
+    """JSON-ready dict of a report: summary and per-feature usage."""
+    usage = rep.feature_usage()
+    return {
+        "summary": rep.summary(),
+        "feature_usage": {str(name): {k: float(v) for k, v in row.items()} for name, row in usage.iterrows()},
+    }
+
+
+def _text(rep: CostReport, ens: TreeEnsemble, model: Path) -> str:
+    s = rep.summary()
+    rows = {k: v for k, v in s.items() if isinstance(v, dict)}
+    table = pd.DataFrame(rows).T
+    usage = rep.feature_usage()
+    lines = [
+        f"model: {model.name} ({ens.n_trees} trees, {ens.n_features} features)   rows: {s['n_rows']}",
+        f"coupled cost (one-time, per model): {s['coupled_cost']:.6g}",
+        "",
+        "per-row cost:",
+        table.to_string(float_format=lambda v: f"{v:.6g}"),
+        "",
+        "feature usage (share of rows using the feature 0 / 1-7 / >7 times; a use = one evaluated split):",
+        usage.to_string(float_format=lambda v: f"{v:.4g}"),
+    ]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``report``."""
+    ens = TreeEnsemble.from_model_file(args.model)
+    costs = (
+        FeatureCosts.from_csv(args.costs, feature_names=ens.feature_names)
+        if args.costs is not None
+        else FeatureCosts.uniform(ens.n_features, feature_names=ens.feature_names)
+    )
+    X = load_data(args.data, ens)
+    if args.n_trees is not None and not 0 <= args.n_trees <= ens.n_trees:
+        raise ValueError(f"--n-trees must be in [0, {ens.n_trees}]; got {args.n_trees}")
+    rep = cost_report(ens, X, costs, n_trees=args.n_trees)
+    if args.per_row is not None:
+        pd.DataFrame(
+            {
+                "acquisition_cost": rep.acquisition_cost,
+                "eval_cost": rep.eval_cost,
+                "total_cost": rep.total_cost,
+                "features_used": np.asarray(rep.used.sum(axis=1)).ravel(),
+                "splits_evaluated": rep.splits_evaluated,
+                "trees_evaluated": rep.trees_evaluated,
+            }
+        ).to_csv(args.per_row, index_label="row")
+    if args.json:
+        print(json.dumps(report_dict(rep), indent=2))
+    else:
+        print(_text(rep, ens, args.model))
+    return 0

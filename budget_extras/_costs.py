@@ -1,0 +1,452 @@
+"""FeatureCosts: the one cost model every method uses.
+
+The accounting rule (see ``docs/costs.md``): a row pays
+
+* for every *acquisition unit* it needs, once: a unit is a feature group (all features of the
+  group are acquired together at the group's cost) or a single ungrouped feature (at its
+  ``lazy`` cost). A row needs a unit when any split on its evaluated paths uses one of the
+  unit's features;
+* ``split[f]`` for every split on feature ``f`` it evaluates and ``tree`` for every tree it
+  evaluates (evaluation cost);
+
+and the model pays ``coupled[f]`` once for every feature ``f`` its evaluated trees use.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from ._validation import check_bool_matrix, check_finite_nonnegative, check_nonnegative_scalar
+
+__all__ = ["FeatureCosts"]
+
+
+def _frozen(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
+    arr = np.array(a, dtype=dtype, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+def _is_named(x: Any) -> bool:
+    try:
+        import pandas as pd
+
+        if isinstance(x, pd.Series):
+            return not pd.api.types.is_integer_dtype(x.index) or x.index.dtype == object
+    except ImportError:  # pragma: no cover
+        pass
+    return isinstance(x, Mapping)
+
+
+def _per_feature(
+    x: Any,
+    *,
+    name: str,
+    n_features: int,
+    names: Sequence[str] | None,
+    default: float,
+) -> npt.NDArray[np.float64]:
+    """Per-feature float vector from None / scalar / array-like / dict or Series keyed by name."""
+    if x is None:
+        return np.full(n_features, default, dtype=np.float64)
+    if _is_named(x):
+        if names is None:
+            raise ValueError(
+                f"The {name!r} parameter is keyed by feature name, so 'feature_names' is required. "
+                "Got feature_names=None."
+            )
+        items = dict(x.items())
+        index = {n: i for i, n in enumerate(names)}
+        unknown = [k for k in items if k not in index]
+        if unknown:
+            raise ValueError(
+                f"The {name!r} parameter names unknown features {unknown[:5]!r}; "
+                f"known features are {list(names)[:8]!r}{'...' if len(names) > 8 else ''}."
+            )
+        out = np.full(n_features, default, dtype=np.float64)
+        for k, v in items.items():
+            out[index[k]] = check_nonnegative_scalar(v, name=f"{name}[{k!r}]")
+        return out
+    if np.ndim(x) == 0:
+        return np.full(n_features, check_nonnegative_scalar(x, name=name), dtype=np.float64)
+    return check_finite_nonnegative(x, name=name, length=n_features)
+
+
+class FeatureCosts:
+    """Prediction-cost model: feature acquisition (lazy, grouped), coupled and evaluation costs.
+
+    Parameters
+    ----------
+    lazy : array-like of shape (n_features,), dict, pandas.Series or scalar, optional
+        Acquisition cost of each feature, paid once per row the first time the row's paths
+        need the feature. Dicts / Series are keyed by feature name (features not listed
+        cost 0). Default 0.
+    coupled : same forms as ``lazy``, optional
+        One-time cost per model for each feature the model uses (CEGB's coupled penalty).
+    groups : array-like of shape (n_features,) or dict, optional
+        Group label of each feature (``None`` or -1: no group). One acquisition of a group
+        pays for every feature in it (a lab panel, an exercise test, ...).
+    group_cost : dict, optional
+        Cost of each group, keyed by group label. Groups not listed cost the MAX of their
+        members' ``lazy`` costs (one test yields all its measurements).
+    split : float or same forms as ``lazy``, default 0.0
+        Evaluation cost of one split, uniform or per feature of the split.
+    tree : float, default 0.0
+        Evaluation cost of one tree.
+    feature_names : sequence of str, optional
+        Feature names (required when any argument is keyed by name).
+    n_features : int, optional
+        Number of features (inferred from ``feature_names`` or ``lazy`` when omitted).
+
+    Attributes
+    ----------
+    lazy, coupled, split : ndarray of float64, shape (n_features,)
+    tree : float
+    group : ndarray of int64, shape (n_features,)
+        Index into ``group_labels`` of each feature's group, -1 if ungrouped.
+    group_labels : tuple
+        Group labels, in order of first appearance.
+    group_cost : ndarray of float64, shape (n_groups,)
+    unit : ndarray of int64, shape (n_features,)
+        Acquisition unit of each feature (groups first, then one unit per ungrouped feature).
+    unit_cost : ndarray of float64, shape (n_units,)
+    feature_names : tuple of str or None
+    n_features : int
+
+    Examples
+    --------
+    >>> costs = FeatureCosts({"TSH": 22.78, "T3": 11.41}, feature_names=["TSH", "T3", "age"])
+    >>> costs.row_cost([[True, False, True], [True, True, False]]).tolist()
+    [22.78, 34.19]
+    """
+
+    def __init__(
+        self,
+        lazy: Any = None,
+        *,
+        coupled: Any = None,
+        groups: Any = None,
+        group_cost: Mapping[Hashable, float] | None = None,
+        split: Any = 0.0,
+        tree: float = 0.0,
+        feature_names: Sequence[str] | None = None,
+        n_features: int | None = None,
+    ) -> None:
+        names = None if feature_names is None else tuple(str(n) for n in feature_names)
+        if names is not None and len(set(names)) != len(names):
+            raise ValueError("The 'feature_names' parameter must not repeat a name.")
+        n = self._infer_n_features(lazy, names, n_features)
+        self.n_features = n
+        self.feature_names = names
+        self.lazy = _frozen(
+            _per_feature(lazy, name="lazy", n_features=n, names=names, default=0.0), np.float64
+        )
+        self.coupled = _frozen(
+            _per_feature(coupled, name="coupled", n_features=n, names=names, default=0.0), np.float64
+        )
+        self.split = _frozen(
+            _per_feature(split, name="split", n_features=n, names=names, default=0.0), np.float64
+        )
+        self.tree = check_nonnegative_scalar(tree, name="tree")
+        labels, group = self._groups_iv(groups, names, n)
+        self.group_labels = tuple(labels)
+        self.group = _frozen(group, np.int64)
+        gcost = np.zeros(len(labels), dtype=np.float64)
+        explicit = dict(group_cost or {})
+        unknown = [g for g in explicit if g not in labels]
+        if unknown:
+            raise ValueError(
+                f"The 'group_cost' parameter names unknown groups {unknown[:5]!r}; groups are {labels[:8]!r}."
+            )
+        for gi, lab in enumerate(labels):
+            if lab in explicit:
+                gcost[gi] = check_nonnegative_scalar(explicit[lab], name=f"group_cost[{lab!r}]")
+            else:
+                gcost[gi] = float(self.lazy[group == gi].max())
+        self.group_cost = _frozen(gcost, np.float64)
+        unit = np.where(group >= 0, group, 0)
+        ungrouped = np.flatnonzero(group < 0)
+        unit[ungrouped] = len(labels) + np.arange(ungrouped.size)
+        self.unit = _frozen(unit, np.int64)
+        self.unit_cost = _frozen(np.concatenate([gcost, self.lazy[ungrouped]]), np.float64)
+        self._group_cost_arg = explicit
+
+    @staticmethod
+    def _infer_n_features(lazy: Any, names: tuple[str, ...] | None, n_features: int | None) -> int:
+        candidates = []
+        if names is not None:
+            candidates.append(("feature_names", len(names)))
+        if n_features is not None:
+            if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 0:
+                raise ValueError(f"The 'n_features' parameter must be an int >= 0. Got {n_features!r}.")
+            candidates.append(("n_features", int(n_features)))
+        if lazy is not None and not _is_named(lazy) and np.ndim(lazy) == 1:
+            candidates.append(("lazy", len(lazy)))
+        if not candidates and lazy is not None and _is_named(lazy):
+            raise ValueError(
+                "The 'lazy' parameter is keyed by feature name, so 'feature_names' is required. "
+                "Got feature_names=None."
+            )
+        if not candidates:
+            raise ValueError(
+                "FeatureCosts needs the number of features: give 'lazy' as an array, 'feature_names' "
+                "or 'n_features'."
+            )
+        sizes = {v for _, v in candidates}
+        if len(sizes) > 1:
+            desc = ", ".join(f"{k}: {v}" for k, v in candidates)
+            raise ValueError(f"FeatureCosts got inconsistent numbers of features ({desc}).")
+        return candidates[0][1]
+
+    @staticmethod
+    def _groups_iv(groups: Any, names: tuple[str, ...] | None, n: int) -> tuple[list[Hashable], np.ndarray]:
+        group = np.full(n, -1, dtype=np.int64)
+        labels: list[Hashable] = []
+        if groups is None:
+            return labels, group
+        if _is_named(groups):
+            if names is None:
+                raise ValueError(
+                    "The 'groups' parameter is keyed by feature name, so 'feature_names' is required."
+                )
+            index = {nm: i for i, nm in enumerate(names)}
+            unknown = [k for k in groups if k not in index]
+            if unknown:
+                raise ValueError(f"The 'groups' parameter names unknown features {unknown[:5]!r}.")
+            per = [None] * n
+            for k, v in dict(groups.items()).items():
+                per[index[k]] = v
+        else:
+            per = list(groups)
+            if len(per) != n:
+                raise ValueError(f"The 'groups' parameter must have length {n}. Got length {len(per)}.")
+        for i, g in enumerate(per):
+            if (
+                g is None
+                or (isinstance(g, float) and np.isnan(g))
+                or (isinstance(g, int | np.integer) and g == -1)
+            ):
+                continue
+            if g == "":
+                continue
+            if g not in labels:
+                labels.append(g)
+            group[i] = labels.index(g)
+        return labels, group
+
+    def __repr__(self) -> str:
+        return (
+            f"FeatureCosts(n_features={self.n_features}, total_lazy={float(self.lazy.sum()):g}, "
+            f"n_groups={len(self.group_labels)}, tree={self.tree:g})"
+        )
+
+    # ----------------------------------------------------------------- constructors
+
+    @classmethod
+    def uniform(cls, n_features: int, *, feature_names: Sequence[str] | None = None) -> FeatureCosts:
+        """Every feature costs 1 to acquire.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of features.
+        feature_names : sequence of str, optional
+            Feature names.
+
+        Returns
+        -------
+        FeatureCosts
+        """
+        return cls(np.ones(int(n_features)), feature_names=feature_names)
+
+    @classmethod
+    def from_csv(
+        cls, path: str | os.PathLike[str], *, feature_names: Sequence[str] | None = None
+    ) -> FeatureCosts:
+        """Read costs from a CSV file with columns ``feature`` and ``cost`` (or ``lazy``).
+
+        Optional columns: ``group`` (empty = no group), ``group_cost`` (one value per group),
+        ``coupled``, ``split``. Column ``tree`` (one value) sets the per-tree cost.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            CSV file.
+        feature_names : sequence of str, optional
+            The model's feature names, in model order; every feature of the file must be
+            one of them (features not in the file cost 0). Default: the file's order.
+
+        Returns
+        -------
+        FeatureCosts
+        """
+        import pandas as pd
+
+        try:
+            df = pd.read_csv(
+                path, dtype={"feature": str, "group": str}, keep_default_na=False, na_values=[""]
+            )
+        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise ValueError(
+                f"The 'path' argument must name a readable CSV file. Got {str(path)!r}: {exc}."
+            ) from exc
+        cost_col = "cost" if "cost" in df.columns else "lazy" if "lazy" in df.columns else None
+        if "feature" not in df.columns or cost_col is None:
+            raise ValueError(
+                f"The costs CSV {str(path)!r} must have columns 'feature' and 'cost' (or 'lazy'). "
+                f"Got columns {list(df.columns)!r}."
+            )
+        if df["feature"].isna().any() or df["feature"].duplicated().any():
+            raise ValueError(f"The costs CSV {str(path)!r} has an empty or repeated 'feature' value.")
+        names = list(feature_names) if feature_names is not None else list(df["feature"])
+        for cname in [cost_col, "coupled", "split", "group_cost", "tree"]:
+            if cname in df.columns and not pd.api.types.is_numeric_dtype(df[cname]):
+                raise ValueError(
+                    f"The costs CSV column {cname!r} must be numeric. "
+                    f"Got values {df[cname].head(3).tolist()!r}."
+                )
+        feats = df["feature"].tolist()
+
+        def col(c: str) -> dict[str, float] | None:
+            if c not in df.columns:
+                return None
+            vals = df[c].to_numpy(dtype=float)
+            if np.isnan(vals).any() and c != "group_cost":
+                bad = feats[int(np.flatnonzero(np.isnan(vals))[0])]
+                raise ValueError(f"The costs CSV column {c!r} is empty or NaN for feature {bad!r}.")
+            return dict(zip(feats, vals.tolist(), strict=True))
+
+        groups = None
+        group_cost: dict[Hashable, float] | None = None
+        if "group" in df.columns:
+            groups = {f: (None if pd.isna(g) else g) for f, g in zip(feats, df["group"], strict=True)}
+            if "group_cost" in df.columns:
+                group_cost = {}
+                for g, sub in df.dropna(subset=["group"]).groupby("group"):
+                    vals = sub["group_cost"].dropna().unique()
+                    if len(vals) > 1:
+                        raise ValueError(
+                            f"The costs CSV gives group {g!r} several group_cost values {vals.tolist()!r}."
+                        )
+                    if len(vals) == 1:
+                        group_cost[g] = float(vals[0])
+        tree = 0.0
+        if "tree" in df.columns:
+            tv = df["tree"].dropna().unique()
+            if len(tv) > 1:
+                raise ValueError("The costs CSV column 'tree' must hold one value.")
+            tree = float(tv[0]) if len(tv) else 0.0
+        return cls(
+            col(cost_col),
+            coupled=col("coupled"),
+            split=col("split") if "split" in df.columns else 0.0,
+            groups=groups,
+            group_cost=group_cost,
+            tree=tree,
+            feature_names=names,
+        )
+
+    def aligned(self, feature_names: Sequence[str]) -> FeatureCosts:
+        """Return these costs reordered to ``feature_names`` (e.g. a model's feature order).
+
+        Parameters
+        ----------
+        feature_names : sequence of str
+            Target feature order; must contain exactly this object's feature names.
+
+        Returns
+        -------
+        FeatureCosts
+        """
+        target = tuple(str(n) for n in feature_names)
+        if self.feature_names is None:
+            if len(target) != self.n_features:
+                raise ValueError(
+                    f"The costs have {self.n_features} features but the model has {len(target)}."
+                )
+            return FeatureCosts(
+                self.lazy,
+                coupled=self.coupled,
+                groups=[self.group_labels[g] if g >= 0 else None for g in self.group],
+                group_cost=self._group_cost_arg,
+                split=self.split,
+                tree=self.tree,
+                feature_names=target,
+            )
+        if target == self.feature_names:
+            return self
+        missing = sorted(set(target) - set(self.feature_names))
+        extra = sorted(set(self.feature_names) - set(target))
+        if missing or extra:
+            raise ValueError(
+                f"The costs' feature names do not match the model's: missing {missing[:5]!r}, "
+                f"unknown {extra[:5]!r}."
+            )
+        pos = [self.feature_names.index(n) for n in target]
+        return FeatureCosts(
+            self.lazy[pos],
+            coupled=self.coupled[pos],
+            groups=[self.group_labels[self.group[p]] if self.group[p] >= 0 else None for p in pos],
+            group_cost=self._group_cost_arg,
+            split=self.split[pos],
+            tree=self.tree,
+            feature_names=target,
+        )
+
+    # ----------------------------------------------------------------- accounting
+
+    def unit_matrix(self) -> sp.csr_matrix:
+        """Feature-to-acquisition-unit incidence, CSR int8 (n_features, n_units)."""
+        n_units = self.unit_cost.size
+        return sp.csr_matrix(
+            (np.ones(self.n_features, dtype=np.int8), (np.arange(self.n_features), self.unit)),
+            shape=(self.n_features, n_units),
+        )
+
+    def units_used(self, used: Any) -> Any:
+        """Acquisition units a usage matrix needs: bool (n_rows, n_units), sparse if ``used`` is."""
+        m = check_bool_matrix(used, name="used", n_features=self.n_features)
+        if sp.issparse(m):
+            return (m.astype(np.int32) @ self.unit_matrix().astype(np.int32)) > 0
+        return (m.astype(np.int32) @ self.unit_matrix().astype(np.int32).toarray()) > 0
+
+    def row_cost(self, used: Any) -> npt.NDArray[np.float64]:
+        """Acquisition cost of each row: THE accounting rule, with groups.
+
+        Parameters
+        ----------
+        used : array-like or scipy.sparse matrix of bool, shape (n_rows, n_features)
+            ``used[i, f]``: row ``i``'s evaluated paths split on feature ``f``.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+            Sum of the costs of the acquisition units (groups / single features) needed.
+        """
+        units = self.units_used(used)
+        if sp.issparse(units):
+            return np.asarray(units.astype(np.float64) @ self.unit_cost).ravel()
+        return units.astype(np.float64) @ self.unit_cost
+
+    def acquired_features(self, used: Any) -> Any:
+        """Features a row holds after acquiring what it used: its groups' other members included.
+
+        Parameters
+        ----------
+        used : array-like or scipy.sparse matrix of bool, shape (n_rows, n_features)
+
+        Returns
+        -------
+        same kind as ``used``, bool, shape (n_rows, n_features)
+        """
+        units = self.units_used(used)
+        back = self.unit_matrix().T.astype(np.int32)
+        if sp.issparse(units):
+            return sp.csr_matrix((units.astype(np.int32) @ back) > 0)
+        return (units.astype(np.int32) @ back.toarray()) > 0

@@ -1,0 +1,351 @@
+"""Exact cost accounting: which features each row's paths use and what the row pays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from ._costs import FeatureCosts
+from ._predict import apply_prepared, prepare_values
+from ._validation import check_n_trees, check_tree_order
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ._ensemble import TreeEnsemble
+
+__all__ = ["CostReport", "cost_report", "features_used", "path_feature_counts"]
+
+_CHUNK_PAIRS = 1 << 22
+_PERCENTILES = (50, 90, 99)
+
+
+def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
+    """Count splits per feature on the path to each node, CSR int32 (n_nodes, n_features).
+
+    Row ``i`` counts, for every feature, the splits on the path from the root down to node
+    ``i`` (node ``i`` itself excluded). Rows of leaves are what a row reaching the leaf
+    evaluates in that tree.
+    """
+    n = ens.n_nodes
+    parent = ens.parent.astype(np.int64)
+    feature = ens.feature.astype(np.int64)
+    node = np.arange(n, dtype=np.int64)
+    cur = parent.copy()
+    rows, cols = [], []
+    while True:
+        keep = cur >= 0
+        if not keep.any():
+            break
+        node, cur = node[keep], cur[keep]
+        rows.append(node)
+        cols.append(feature[cur])
+        cur = parent[cur]
+    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    m = sp.csr_matrix((np.ones(r.size, dtype=np.int32), (r, c)), shape=(n, ens.n_features))
+    m.sum_duplicates()
+    return m
+
+
+def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from ._ensemble import TreeEnsemble
+
+    if not isinstance(ens, TreeEnsemble):
+        raise TypeError(
+            f"The 'ensemble' argument must be a budget_extras.TreeEnsemble. Got {type(ens).__name__}; "
+            "use TreeEnsemble.from_booster(booster)."
+        )
+    Xv = ens._X(X)
+    order = check_tree_order(tree_order, ens.n_trees)
+    nt = check_n_trees(n_trees, n_rows=Xv.shape[0], n_order=order.size)
+    return Xv, order, nt
+
+
+def _leaf_bits(P: sp.csr_matrix) -> npt.NDArray[np.uint64]:
+    """Bitset of the features on each node's path: uint64 (n_nodes + 1, n_words); last row zero."""
+    n_nodes, n_feat = P.shape
+    n_words = max(1, (n_feat + 63) // 64)
+    bits = np.zeros((n_nodes + 1, n_words), dtype=np.uint64)
+    coo = P.tocoo()
+    f = coo.col.astype(np.int64)
+    np.bitwise_or.at(bits, (coo.row, f >> 6), np.left_shift(np.uint64(1), (f & 63).astype(np.uint64)))
+    return bits
+
+
+def _bits_to_bool(bits: npt.NDArray[np.uint64], n_feat: int) -> npt.NDArray[np.bool_]:
+    as_bytes = np.ascontiguousarray(bits.astype("<u8")).view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :n_feat].astype(bool)
+
+
+def _walk(
+    ens: TreeEnsemble,
+    Xv: np.ndarray,
+    order: np.ndarray,
+    nt: np.ndarray,
+    *,
+    split_cost: npt.NDArray[np.float64] | None = None,
+    with_counts: bool = False,
+) -> tuple[sp.csr_matrix, sp.csr_matrix | None, np.ndarray, np.ndarray]:
+    """Route the rows through their evaluated trees and account for them.
+
+    Returns the used-feature matrix (CSR bool), the split counts per feature (CSR int32, or
+    None without ``with_counts``), the number of splits evaluated per row and the split
+    evaluation cost per row (``sum of split_cost[feature]`` over the evaluated splits).
+    """
+    n = Xv.shape[0]
+    n_feat = ens.n_features
+    P = path_feature_counts(ens)
+    bits = _leaf_bits(P)
+    sentinel = ens.n_nodes  # zero row of `bits`
+    used_parts, counts_parts = [], []
+    splits = np.zeros(n, dtype=np.int64)
+    split_eval = np.zeros(n, dtype=np.float64)
+    depth = np.append(ens.depth.astype(np.int64), 0)
+    sc = np.zeros(n_feat) if split_cost is None else split_cost
+    leaf_cost = np.append(np.asarray(P @ sc, dtype=np.float64).ravel(), 0.0)
+    width = max(int(order.size), 1)
+    chunk = max(1, _CHUNK_PAIRS // width)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        leaves = apply_prepared(ens, prepare_values(Xv[start:stop]), trees=order, n_eval=nt[start:stop])
+        leaves[leaves < 0] = sentinel
+        splits[start:stop] = depth[leaves].sum(axis=1)
+        split_eval[start:stop] = leaf_cost[leaves].sum(axis=1)
+        used_parts.append(sp.csr_matrix(_bits_to_bool(np.bitwise_or.reduce(bits[leaves], axis=1), n_feat)))
+        if with_counts:
+            mask = leaves != sentinel
+            idx = leaves[mask]
+            indptr = np.zeros(stop - start + 1, dtype=np.int64)
+            np.cumsum(nt[start:stop], out=indptr[1:])
+            L = sp.csr_matrix(
+                (np.ones(idx.size, dtype=np.int32), idx, indptr), shape=(stop - start, ens.n_nodes)
+            )
+            counts_parts.append(L @ P)
+    empty = sp.csr_matrix((0, n_feat))
+    used = sp.vstack(used_parts, format="csr") if used_parts else sp.csr_matrix(empty, dtype=bool)
+    counts = None
+    if with_counts:
+        counts = sp.vstack(counts_parts, format="csr") if counts_parts else empty
+        counts = sp.csr_matrix(counts, dtype=np.int32)
+        counts.eliminate_zeros()
+        counts.sort_indices()
+    return sp.csr_matrix(used, dtype=bool), counts, splits, split_eval
+
+
+def features_used(
+    ensemble: TreeEnsemble, X: Any, *, tree_order: Any = None, n_trees: Any = None
+) -> sp.csr_matrix:
+    """Features on each row's evaluated paths.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model.
+    X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+        The rows.
+    tree_order : array-like of int, optional
+        Order in which trees are evaluated (a subset is allowed: other trees are never
+        evaluated). Default: model order, all trees.
+    n_trees : int or array-like of int of shape (n_rows,), optional
+        Row ``i`` evaluates only the first ``n_trees[i]`` trees of the order (early exit).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of bool, shape (n_rows, n_features)
+    """
+    Xv, order, nt = _iv(ensemble, X, tree_order, n_trees)
+    return _walk(ensemble, Xv, order, nt)[0]
+
+
+@dataclass(frozen=True, eq=False)
+class CostReport:
+    """Per-row and per-model prediction cost of an ensemble on some rows.
+
+    Attributes
+    ----------
+    used : scipy.sparse.csr_matrix of bool, shape (n_rows, n_features)
+        Features some split on the row's evaluated paths uses.
+    acquired : scipy.sparse.csr_matrix of bool, shape (n_rows, n_features)
+        Features the row holds after paying: ``used`` plus the other members of every group
+        it acquired.
+    feature_counts : scipy.sparse.csr_matrix of int32, shape (n_rows, n_features), or None
+        Number of evaluated splits on each feature (None if not requested).
+    acquisition_cost : ndarray of float64, shape (n_rows,)
+        ``costs.row_cost(used)``: each needed group / ungrouped feature paid once.
+    splits_evaluated, trees_evaluated : ndarray of int64, shape (n_rows,)
+    eval_cost : ndarray of float64, shape (n_rows,)
+        ``sum_f feature_counts[i, f] * costs.split[f] + costs.tree * trees_evaluated[i]``.
+    total_cost : ndarray of float64, shape (n_rows,)
+        ``acquisition_cost + eval_cost``.
+    coupled_cost : float
+        One-time model cost: ``costs.coupled`` summed over the features used by any split of
+        the trees any row evaluates.
+    coupled_features : ndarray of bool, shape (n_features,)
+        Those features.
+    tree_order : ndarray of int64
+        Evaluation order used.
+    feature_names : tuple of str
+    costs : FeatureCosts
+    """
+
+    used: sp.csr_matrix
+    acquired: sp.csr_matrix
+    feature_counts: sp.csr_matrix | None
+    acquisition_cost: npt.NDArray[np.float64]
+    splits_evaluated: npt.NDArray[np.int64]
+    trees_evaluated: npt.NDArray[np.int64]
+    eval_cost: npt.NDArray[np.float64]
+    total_cost: npt.NDArray[np.float64]
+    coupled_cost: float
+    coupled_features: npt.NDArray[np.bool_]
+    tree_order: npt.NDArray[np.int64]
+    feature_names: tuple[str, ...]
+    costs: FeatureCosts = field(repr=False)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows."""
+        return int(self.total_cost.size)
+
+    def summary(self, percentiles: tuple[float, ...] = _PERCENTILES) -> dict[str, Any]:
+        """Mean, percentiles and max of every per-row quantity, plus the coupled cost.
+
+        Parameters
+        ----------
+        percentiles : tuple of float, default (50, 90, 99)
+
+        Returns
+        -------
+        dict
+            ``{"n_rows", "coupled_cost", "acquisition_cost": {"mean", "p50", ...}, ...}``,
+            plain Python numbers (JSON-serializable).
+        """
+        out: dict[str, Any] = {"n_rows": self.n_rows, "coupled_cost": float(self.coupled_cost)}
+        quantities = {
+            "acquisition_cost": self.acquisition_cost,
+            "eval_cost": self.eval_cost,
+            "total_cost": self.total_cost,
+            "features_used": np.asarray(self.used.sum(axis=1)).ravel().astype(np.float64),
+            "splits_evaluated": self.splits_evaluated.astype(np.float64),
+            "trees_evaluated": self.trees_evaluated.astype(np.float64),
+        }
+        for key, v in quantities.items():
+            stats: dict[str, float] = {"mean": float(v.mean()) if v.size else float("nan")}
+            for p in percentiles:
+                stats[f"p{p:g}"] = float(np.percentile(v, p)) if v.size else float("nan")
+            stats["max"] = float(v.max()) if v.size else float("nan")
+            out[key] = stats
+        return out
+
+    def feature_usage(self) -> pd.DataFrame:
+        """Share of rows that use each feature 0 times, 1-7 times and more than 7 times.
+
+        A "use" is one evaluated split on the feature (as in BudgetPrune's Table 1).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index: feature names; columns ``never``, ``1-7``, ``>7`` (shares in [0, 1]),
+            ``mean_uses`` and ``lazy_cost``.
+        """
+        import pandas as pd
+
+        c = self.feature_counts
+        if c is None:
+            raise ValueError(
+                "feature_usage() needs split counts: call cost_report(..., feature_counts=True)."
+            )
+        n = max(self.n_rows, 1)
+        ge1 = np.bincount(c.indices, minlength=c.shape[1]).astype(np.float64)
+        gt7 = np.bincount(c.indices[c.data > 7], minlength=c.shape[1]).astype(np.float64)
+        total = np.asarray(c.sum(axis=0)).ravel().astype(np.float64)
+        return pd.DataFrame(
+            {
+                "never": 1.0 - ge1 / n,
+                "1-7": (ge1 - gt7) / n,
+                ">7": gt7 / n,
+                "mean_uses": total / n,
+                "lazy_cost": np.asarray(self.costs.lazy),
+            },
+            index=pd.Index(self.feature_names, name="feature"),
+        )
+
+
+def _costs_iv(ens: TreeEnsemble, costs: Any) -> FeatureCosts:
+    if not isinstance(costs, FeatureCosts):
+        raise TypeError(
+            f"The 'costs' argument must be a budget_extras.FeatureCosts. Got {type(costs).__name__}."
+        )
+    if costs.feature_names is not None and costs.feature_names != ens.feature_names:
+        return costs.aligned(ens.feature_names)
+    if costs.n_features != ens.n_features:
+        raise ValueError(
+            f"The 'costs' argument has {costs.n_features} features but the model has {ens.n_features}."
+        )
+    return costs
+
+
+def cost_report(
+    ensemble: TreeEnsemble,
+    X: Any,
+    costs: FeatureCosts,
+    *,
+    tree_order: Any = None,
+    n_trees: Any = None,
+    feature_counts: bool = True,
+) -> CostReport:
+    """Exact prediction cost of ``ensemble`` on the rows of ``X``.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model.
+    X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+        The rows (values decide the paths, hence the features acquired).
+    costs : FeatureCosts
+        Cost model. Costs built by name are aligned to the model's feature names.
+    tree_order : array-like of int, optional
+        Evaluation order of the trees (a subset means the others are never evaluated).
+    n_trees : int or array-like of int of shape (n_rows,), optional
+        Row ``i`` evaluates the first ``n_trees[i]`` trees of the order, then exits early.
+    feature_counts : bool, default True
+        Also count the evaluated splits per feature and row (``CostReport.feature_counts``,
+        needed by ``feature_usage()``); ``False`` is faster.
+
+    Returns
+    -------
+    CostReport
+    """
+    Xv, order, nt = _iv(ensemble, X, tree_order, n_trees)
+    c = _costs_iv(ensemble, costs)
+    used, counts, splits, split_eval = _walk(
+        ensemble, Xv, order, nt, split_cost=np.asarray(c.split), with_counts=feature_counts
+    )
+    acq = c.row_cost(used)
+    eval_cost = split_eval + c.tree * nt
+    reached = order[: int(nt.max())] if nt.size else order[:0]
+    in_trees = np.isin(ensemble.node_tree, reached) & ~ensemble.is_leaf
+    coupled_feats = np.zeros(ensemble.n_features, dtype=bool)
+    coupled_feats[ensemble.feature[in_trees]] = True
+    for a in (acq, eval_cost, splits, nt, coupled_feats):
+        a.flags.writeable = False
+    return CostReport(
+        used=used,
+        acquired=sp.csr_matrix(c.acquired_features(used)),
+        feature_counts=counts,
+        acquisition_cost=acq,
+        splits_evaluated=splits,
+        trees_evaluated=nt,
+        eval_cost=eval_cost,
+        total_cost=acq + eval_cost,
+        coupled_cost=float(c.coupled[coupled_feats].sum()),
+        coupled_features=coupled_feats,
+        tree_order=order,
+        feature_names=ensemble.feature_names,
+        costs=c,
+    )

@@ -1,0 +1,234 @@
+"""Shared input checks.
+
+Every public function validates its inputs in one place (a ``_*_iv`` function in its own
+module) with the helpers below. Errors name the argument, what was expected and what was
+received.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "check_array_2d",
+    "check_bool_matrix",
+    "check_finite_nonnegative",
+    "check_index_array",
+    "check_n_trees",
+    "check_nonnegative_scalar",
+    "check_tree_order",
+]
+
+
+def _describe(x: Any) -> str:
+    """Short description of a received value for error messages."""
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape} and dtype {x.dtype}"
+    text = repr(x)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} (type {type(x).__name__})"
+
+
+def _pandas_to_array(
+    X: Any, *, name: str, pandas_categorical: Sequence[Sequence[Any]] | None
+) -> npt.NDArray[np.float64]:
+    """Convert a DataFrame the way LightGBM does: categorical columns become their codes.
+
+    With ``pandas_categorical`` (the category lists stored in the model), each categorical
+    column is recoded to the stored categories, so unseen categories become NaN exactly as
+    in ``Booster.predict``.
+    """
+    import pandas as pd
+
+    cat_cols = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
+    if cat_cols:
+        X = X.copy()
+        if pandas_categorical is not None and len(pandas_categorical) != len(cat_cols):
+            raise ValueError(
+                f"The {name!r} DataFrame has {len(cat_cols)} categorical columns but the model was "
+                f"trained with {len(pandas_categorical)}."
+            )
+        for j, col in enumerate(cat_cols):
+            ser = X[col]
+            if pandas_categorical is not None:
+                ser = ser.cat.set_categories(list(pandas_categorical[j]))
+            codes = ser.cat.codes.to_numpy().astype(np.float64)
+            codes[codes < 0] = np.nan
+            X[col] = codes
+    bad = [
+        c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))
+    ]
+    if bad:
+        raise TypeError(
+            f"The {name!r} DataFrame must have numeric, bool or categorical columns. "
+            f"Got non-numeric columns {bad[:5]!r}."
+        )
+    return np.asarray(X.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+
+
+def check_array_2d(
+    X: Any,
+    *,
+    name: str = "X",
+    n_features: int | None = None,
+    pandas_categorical: Sequence[Sequence[Any]] | None = None,
+) -> npt.NDArray[np.float64]:
+    """Return ``X`` as a C-contiguous float64 array of shape (n_rows, n_features).
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame
+        The data. DataFrames with categorical columns are converted to category codes as
+        LightGBM does (with the model's stored categories when given).
+    name : str, optional
+        Argument name used in error messages.
+    n_features : int, optional
+        Required number of columns; at least this many are required, extra columns are
+        rejected.
+    pandas_categorical : sequence of sequences, optional
+        The category lists stored in the model (``pandas_categorical``).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array, never a view of the input that could be written through.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` cannot be converted to a float array.
+    ValueError
+        If ``X`` is not 2-D or has the wrong number of columns.
+    """
+    try:
+        import pandas as pd
+
+        is_df = isinstance(X, pd.DataFrame)
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        is_df = False
+    if is_df:
+        arr = _pandas_to_array(X, name=name, pandas_categorical=pandas_categorical)
+    else:
+        if hasattr(X, "toarray") and callable(X.toarray):
+            X = X.toarray()
+        try:
+            arr = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"The {name!r} argument must be a 2-D array of numbers. Got {_describe(X)} instead."
+            ) from exc
+    if arr.ndim != 2:
+        raise ValueError(f"The {name!r} argument must be 2-D (n_rows, n_features). Got shape {arr.shape}.")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise ValueError(
+            f"The {name!r} argument must have {n_features} columns (the model's number of features). "
+            f"Got {arr.shape[1]} columns."
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_nonnegative_scalar(x: Any, *, name: str) -> float:
+    """Return ``x`` as a float after checking it is a finite number >= 0."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise TypeError(f"The {name!r} parameter must be a finite number >= 0. Got {_describe(x)} instead.")
+    value = float(x)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"The {name!r} parameter must be a finite number >= 0. Got {value!r} instead.")
+    return value
+
+
+def check_finite_nonnegative(x: Any, *, name: str, length: int | None = None) -> npt.NDArray[np.float64]:
+    """Return ``x`` as a 1-D float64 array after checking every entry is finite and >= 0."""
+    try:
+        arr = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"The {name!r} parameter must be a 1-D array of numbers. Got {_describe(x)}."
+        ) from exc
+    if arr.ndim != 1:
+        raise ValueError(f"The {name!r} parameter must be 1-D. Got shape {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"The {name!r} parameter must have length {length}. Got length {arr.shape[0]}.")
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The {name!r} parameter must contain finite numbers >= 0. Got {float(arr[i])!r} at position {i}."
+        )
+    return arr
+
+
+def check_index_array(x: Any, *, name: str, upper: int) -> npt.NDArray[np.int64]:
+    """Return ``x`` as a 1-D int64 array with entries in ``[0, upper)``."""
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"The {name!r} parameter must be a 1-D array of integers. Got shape {arr.shape}.")
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"The {name!r} parameter must contain integers. Got dtype {arr.dtype}.")
+    arr = arr.astype(np.int64)
+    bad = (arr < 0) | (arr >= upper)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The {name!r} parameter must contain integers in [0, {upper}). "
+            f"Got {int(arr[i])} at position {i}."
+        )
+    return arr
+
+
+def check_tree_order(tree_order: Any, n_trees: int) -> npt.NDArray[np.int64]:
+    """Return the tree evaluation order (default: 0..n_trees-1); it must not repeat a tree."""
+    if tree_order is None:
+        return np.arange(n_trees, dtype=np.int64)
+    order = check_index_array(tree_order, name="tree_order", upper=n_trees)
+    if np.unique(order).size != order.size:
+        raise ValueError("The 'tree_order' parameter must not list a tree twice. Got repeated tree indices.")
+    return order
+
+
+def check_n_trees(n_trees: Any, *, n_rows: int, n_order: int) -> npt.NDArray[np.int64]:
+    """Return the per-row number of evaluated trees (an int or one int per row) as int64 (n_rows,)."""
+    if n_trees is None:
+        return np.full(n_rows, n_order, dtype=np.int64)
+    arr = np.asarray(n_trees)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(
+            f"The 'n_trees' parameter must be an int or an array of ints. Got {_describe(n_trees)} instead."
+        )
+    if arr.ndim == 0:
+        arr = np.full(n_rows, int(arr), dtype=np.int64)
+    if arr.shape != (n_rows,):
+        raise ValueError(f"The 'n_trees' parameter must have shape ({n_rows},). Got shape {arr.shape}.")
+    arr = arr.astype(np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() > n_order):
+        raise ValueError(
+            f"The 'n_trees' parameter must be in [0, {n_order}] (the number of trees in the order). "
+            f"Got values in [{arr.min()}, {arr.max()}]."
+        )
+    return arr
+
+
+def check_bool_matrix(used: Any, *, name: str, n_features: int) -> Any:
+    """Return a boolean (n_rows, n_features) matrix as scipy.sparse CSR (int8 data) or dense bool."""
+    import scipy.sparse as sp
+
+    if sp.issparse(used):
+        m = sp.csr_matrix(used)
+        if m.shape[1] != n_features:
+            raise ValueError(f"The {name!r} matrix must have {n_features} columns. Got shape {m.shape}.")
+        m = (m != 0).astype(np.int8)
+        return m
+    arr = np.asarray(used)
+    if arr.ndim != 2 or arr.shape[1] != n_features:
+        raise ValueError(
+            f"The {name!r} matrix must have shape (n_rows, {n_features}). Got shape {arr.shape}."
+        )
+    return arr.astype(bool)

@@ -1,0 +1,110 @@
+"""The CLI is a thin shell: its output equals the library's."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import get_booster, hard_rows
+
+from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+from budget_extras._cli import SUBCOMMANDS, build_parser, main
+from budget_extras._cli_report import report_dict
+
+
+@pytest.fixture
+def files(tmp_path, rng):
+    booster = get_booster("regression")
+    model = tmp_path / "model.txt"
+    booster.save_model(str(model))
+    ens = TreeEnsemble.from_model_file(model)
+    X = hard_rows(rng, 60)
+    X[~np.isfinite(X)] = np.nan  # CSV round trip of inf is fine, keep it simple
+    df = pd.DataFrame(X, columns=ens.feature_names)
+    df.insert(0, "label", 1.0)  # extra columns are ignored
+    data = tmp_path / "data.csv"
+    df[list(reversed(df.columns))].to_csv(data, index=False)  # column order does not matter
+    costs = tmp_path / "costs.csv"
+    costs.write_text("feature,cost,group\nColumn_0,2,\nColumn_1,3,lab\nColumn_2,1.5,lab\nColumn_4,7,\n")
+    return ens, X, model, data, costs
+
+
+def test_json_equals_library(files, capsys):
+    ens, X, model, data, costs = files
+    assert main(["report", "--model", str(model), "--data", str(data), "--costs", str(costs), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rep = cost_report(ens, X, FeatureCosts.from_csv(costs, feature_names=ens.feature_names))
+    assert out == json.loads(json.dumps(report_dict(rep)))
+    assert out["summary"]["acquisition_cost"]["mean"] == pytest.approx(rep.acquisition_cost.mean())
+
+
+def test_text_output_and_per_row(files, capsys, tmp_path):
+    ens, X, model, data, costs = files
+    per_row = tmp_path / "rows.csv"
+    code = main(
+        [
+            "report",
+            "--model",
+            str(model),
+            "--data",
+            str(data),
+            "--costs",
+            str(costs),
+            "--per-row",
+            str(per_row),
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "feature usage" in text and "acquisition_cost" in text and "Column_3" in text
+    rows = pd.read_csv(per_row)
+    rep = cost_report(ens, X, FeatureCosts.from_csv(costs, feature_names=ens.feature_names))
+    np.testing.assert_allclose(rows["total_cost"], rep.total_cost)
+    np.testing.assert_array_equal(rows["splits_evaluated"], rep.splits_evaluated)
+
+
+def test_uniform_costs_and_n_trees(files, capsys):
+    ens, X, model, data, _ = files
+    assert main(["report", "--model", str(model), "--data", str(data), "--json", "--n-trees", "3"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rep = cost_report(ens, X, FeatureCosts.uniform(ens.n_features), n_trees=3)
+    assert out["summary"]["total_cost"]["mean"] == pytest.approx(rep.total_cost.mean())
+    assert out["summary"]["trees_evaluated"]["max"] == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"--model": "missing.txt"}, "readable LightGBM model file"),
+        ({"--data": "missing.csv"}, "cannot read data CSV"),
+        ({"--costs": "missing.csv"}, "readable CSV file"),
+        ({"drop_column": "Column_3"}, r"lacks model feature columns \['Column_3'\]"),
+        ({"bad_costs": "feature,cost\nColumn_0,-1\n"}, "finite number >= 0"),
+        ({"--n-trees": "9999"}, "--n-trees must be in"),
+    ],
+)
+def test_errors_are_clear(files, tmp_path, capsys, change, match):
+    _, _, model, data, costs = files
+    args = {"--model": str(model), "--data": str(data), "--costs": str(costs)}
+    if "drop_column" in change:
+        pd.read_csv(data).drop(columns=[change["drop_column"]]).to_csv(data, index=False)
+    elif "bad_costs" in change:
+        costs.write_text(change["bad_costs"])
+    else:
+        args.update({k: (str(tmp_path / v) if "missing" in v else v) for k, v in change.items()})
+    argv = ["report"] + [x for kv in args.items() for x in kv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("budget-extras report: error:")
+    assert re.search(match, err), err
+
+
+def test_registry_and_help(capsys):
+    assert "report" in SUBCOMMANDS
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["report", "--help"])
+    assert "--costs" in capsys.readouterr().out
