@@ -16,7 +16,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ._adapt_f0 import F0Model
-from ._adapt_paths import booster_features_used, booster_leaf_features, row_cost
+from ._adapt_paths import as_feature_costs, booster_features_used, row_cost
 from ._adapt_train import (
     AdaptTrainResult,
     _per_feature_cost,
@@ -25,6 +25,7 @@ from ._adapt_train import (
     train_adapt_gbrt,
     train_init_f1,
 )
+from ._ensemble import TreeEnsemble
 
 __all__ = ["AdaptGBRT", "AdaptSweepResult"]
 
@@ -210,7 +211,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             LightGBM Booster/estimator, scikit-learn classifier with ``predict_proba``, or a
             callable returning ``(n_rows, 2)`` probabilities.
         costs : FeatureCosts or array-like (n_features,), optional
-            Per-feature acquisition costs (default: 1 each).
+            The cost model (groups and all) or per-feature acquisition costs (default: 1 each).
         X_valid, y_valid : array-like, optional
             Validation data; required with ``budget``.
         f0_proba_train : array-like of shape (n_rows, 2), optional
@@ -239,7 +240,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
-        self.costs_ = costs if costs is not None else np.ones(X.shape[1])
+        self.costs_ = as_feature_costs(costs, X.shape[1])
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
         self.f0_ = F0Model(f0, features=self.f0_features)
         y01 = (y == classes[1]).astype(np.float64)
@@ -303,7 +304,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self.g_model_, self.f1_model_ = res.g_model, res.f1_model
         self.g_bias_, self.f1_bias_ = res.g_bias, res.f1_bias
         self.p_full_, self.gamma_ = p_full, gamma
-        self._leaf_cache: dict[str, list[np.ndarray]] = {}
+        self._leaf_cache: dict[str, TreeEnsemble] = {}
 
     def _sweep(self, ctx: _FitContext, Xv: np.ndarray, yv: np.ndarray) -> None:
         pgrid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -397,20 +398,20 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return np.asarray(self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)])
 
     # ----------------------------------------------------------------- cost
-    def _leaves(self, which: str) -> list[np.ndarray]:
+    def _ensemble(self, which: str) -> TreeEnsemble:
         if which not in self._leaf_cache:
             model = self.g_model_ if which == "g" else self.f1_model_
-            self._leaf_cache[which] = booster_leaf_features(model)
+            self._leaf_cache[which] = TreeEnsemble.from_booster(model)
         return self._leaf_cache[which]
 
     def features_used(self, X: Any, *, f0_used: np.ndarray | None = None) -> np.ndarray:
         """Boolean ``(n_rows, n_features)``: features acquired per row under the unified rule."""
         X = self._check(X)
-        gu = booster_features_used(self.g_model_, X, leaf_features=self._leaves("g"))
+        gu = booster_features_used(self.g_model_, X, ensemble=self._ensemble("g"))
         to_f0 = self.route(X).astype(bool)
         other = np.zeros_like(gu)
         if (~to_f0).any():
-            other[~to_f0] = booster_features_used(self.f1_model_, X[~to_f0], leaf_features=self._leaves("f1"))
+            other[~to_f0] = booster_features_used(self.f1_model_, X[~to_f0], ensemble=self._ensemble("f1"))
         if to_f0.any():
             if f0_used is not None:
                 other[to_f0] = np.asarray(f0_used)[to_f0]
@@ -467,7 +468,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est.classes_ = np.asarray(doc["classes"])
         est.n_features_in_ = int(doc["n_features"])
         est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
-        est.costs_ = costs if costs is not None else est.cost_vec_
+        est.costs_ = as_feature_costs(costs if costs is not None else est.cost_vec_, est.n_features_in_)
         est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]
         est.g_bias_, est.f1_bias_ = doc["g_bias"], doc["f1_bias"]
         est.g_model_ = lgb.Booster(model_str=doc["g_model"])

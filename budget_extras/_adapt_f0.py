@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._adapt_paths import booster_features_used, sklearn_tree_features_used
+from ._ensemble import TreeEnsemble
 
 __all__ = ["F0Model"]
 
@@ -43,7 +44,7 @@ class F0Model:
         self.model = f0
         self._booster = booster
         self._features = features
-        self._leaf_features: list[np.ndarray] | None = None
+        self._ensemble: TreeEnsemble | None = None
 
     def proba(self, X: Any) -> np.ndarray:
         """Probabilities ``(n_rows, 2)`` of the two classes."""
@@ -84,7 +85,7 @@ class F0Model:
                     f"Got {spec!r} instead."
                 )
             if self._booster is not None:
-                return booster_features_used(self._booster, X, leaf_features=self._tree_leaves())
+                return booster_features_used(self._booster, X, ensemble=self._tree_ensemble())
             if hasattr(self.model, "tree_") or (
                 hasattr(self.model, "estimators_")
                 and all(hasattr(e, "tree_") for e in np.ravel(self.model.estimators_))
@@ -99,12 +100,10 @@ class F0Model:
             )
         return np.broadcast_to(mask, (n_rows, n_features)).copy()
 
-    def _tree_leaves(self) -> list[np.ndarray]:
-        if self._leaf_features is None:
-            from ._adapt_paths import booster_leaf_features
-
-            self._leaf_features = booster_leaf_features(self._booster)
-        return self._leaf_features
+    def _tree_ensemble(self) -> TreeEnsemble:
+        if self._ensemble is None:
+            self._ensemble = TreeEnsemble.from_booster(self._booster)
+        return self._ensemble
 
 
 ProbaFn = Callable[[Any], np.ndarray]

@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
 from ._adapt_f0 import F0Model
-from ._adapt_paths import row_cost
+from ._adapt_paths import as_feature_costs, row_cost
 from ._adapt_qstep import log_weights, q_step
 from ._adapt_train import _per_feature_cost
 
@@ -51,7 +51,7 @@ class _LinearCandidates(BaseEstimator):
                 f"classes. Got {self.classes_.size} instead."
             )
         self.n_features_in_ = X.shape[1]
-        self.costs_ = costs if costs is not None else np.ones(X.shape[1])
+        self.costs_ = as_feature_costs(costs, X.shape[1])
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
         self.f0_ = F0Model(f0, features=f0_features)
         self.mean_ = X.mean(axis=0)

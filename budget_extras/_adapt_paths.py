@@ -7,10 +7,10 @@ matrices for LightGBM boosters (through ``dump_model()``) and scikit-learn tree 
 
 Notes
 -----
-The core package provides ``features_used`` and ``FeatureCosts.row_cost``; this module keeps a
-private equivalent so that Adapt-GBRT also works before/without them. :func:`row_cost` defers to
-any cost object that has a ``row_cost`` method (the core's ``FeatureCosts``), so the accounting
-is the single shared rule whenever it is available.
+LightGBM models go through the core: ``TreeEnsemble.from_booster`` and ``features_used``; prices
+through ``FeatureCosts.row_cost`` (:func:`as_feature_costs` turns plain per-feature costs into a
+``FeatureCosts``). scikit-learn trees and the per-leaf feature sets used while growing the gate
+and f1 are computed here.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
+from ._report import features_used
 
 __all__ = [
     "booster_features_used",
@@ -73,9 +77,7 @@ def booster_leaf_features(booster: Any, *, start_iteration: int = 0) -> list[np.
     return [_tree_leaf_features(t["tree_structure"], n_features) for t in dump["tree_info"]]
 
 
-def booster_features_used(
-    booster: Any, X: Any, *, leaf_features: list[np.ndarray] | None = None
-) -> np.ndarray:
+def booster_features_used(booster: Any, X: Any, *, ensemble: TreeEnsemble | None = None) -> np.ndarray:
     """Boolean ``(n_rows, n_features)``: features on each row's paths through all trees.
 
     Parameters
@@ -84,24 +86,49 @@ def booster_features_used(
         A trained booster.
     X : array-like of shape (n_rows, n_features)
         Rows to route.
-    leaf_features : list of ndarray, optional
-        Precomputed :func:`booster_leaf_features` of ``booster``.
+    ensemble : TreeEnsemble, optional
+        ``TreeEnsemble.from_booster(booster)``, when already built.
 
     Returns
     -------
     ndarray of bool, shape (n_rows, n_features)
     """
-    if leaf_features is None:
-        leaf_features = booster_leaf_features(booster)
     n_rows = np.shape(X)[0]
-    n_features = booster.num_feature()
-    used = np.zeros((n_rows, n_features), dtype=bool)
-    if not leaf_features or n_rows == 0:
-        return used
-    leaves = np.asarray(booster.predict(X, pred_leaf=True)).reshape(n_rows, -1)
-    for t, lf in enumerate(leaf_features):
-        used |= lf[leaves[:, t]]
-    return used
+    if booster.num_trees() == 0 or n_rows == 0:
+        return np.zeros((n_rows, booster.num_feature()), dtype=bool)
+    ens = TreeEnsemble.from_booster(booster) if ensemble is None else ensemble
+    return np.asarray(features_used(ens, X).toarray(), dtype=bool)
+
+
+def as_feature_costs(costs: Any, n_features: int) -> FeatureCosts:
+    """Return ``costs`` as a :class:`FeatureCosts` (default: 1 per feature).
+
+    Parameters
+    ----------
+    costs : FeatureCosts, array-like of shape (n_features,) or None
+        Per-feature acquisition (lazy) costs, or a full cost model.
+    n_features : int
+        Number of features of the data.
+
+    Returns
+    -------
+    FeatureCosts
+    """
+    if costs is None:
+        return FeatureCosts.uniform(n_features)
+    if isinstance(costs, FeatureCosts):
+        if costs.n_features != n_features:
+            raise ValueError(
+                f"The 'costs' argument describes {costs.n_features} features; the data has {n_features}."
+            )
+        return costs
+    c = np.asarray(costs, dtype=np.float64).reshape(-1)
+    if c.size != n_features or not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError(
+            f"The 'costs' argument must hold {n_features} finite non-negative costs, one per feature. "
+            f"Got {np.asarray(costs).tolist()!r} instead."
+        )
+    return FeatureCosts(c)
 
 
 def sklearn_tree_features_used(estimator: Any, X: Any) -> np.ndarray:

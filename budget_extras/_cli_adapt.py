@@ -31,7 +31,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--valid", help="validation CSV (required with --budget)")
     p.add_argument("--label", required=True, help="name of the label column (two classes)")
     p.add_argument("--f0", required=True, help="LightGBM model file of the expensive binary model")
-    p.add_argument("--costs", help="CSV with columns 'feature' and 'cost' (default: 1 per feature)")
+    p.add_argument(
+        "--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)"
+    )
     p.add_argument("--p-full", type=float, default=0.5, help="fraction routed to f0 (default 0.5)")
     p.add_argument("--gamma", type=float, default=0.01, help="feature-cost penalty (default 0.01)")
     p.add_argument("--budget", type=float, help="target mean cost per row: sweep (p_full, gamma)")
@@ -42,34 +44,23 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read_costs(path: str | None, names: list[str]) -> np.ndarray:
-    if path is None:
-        return np.ones(len(names))
-    df = pd.read_csv(path)
-    col = "cost" if "cost" in df.columns else "lazy"
-    if "feature" not in df.columns or col not in df.columns:
-        raise ValueError(
-            f"The costs file '{path}' needs columns 'feature' and 'cost'. Got {list(df.columns)}."
-        )
-    by_name = dict(zip(df["feature"].astype(str), df[col].astype(float), strict=True))
-    missing = [n for n in names if n not in by_name]
-    if missing:
-        raise ValueError(f"The costs file '{path}' has no cost for features {missing}.")
-    return np.array([by_name[n] for n in names])
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the process exit status."""
     import lightgbm as lgb
 
     from ._adapt import AdaptGBRT
+    from ._costs import FeatureCosts
 
     train = pd.read_csv(args.train)
     if args.label not in train.columns:
         raise ValueError(f"The label column '{args.label}' is not in '{args.train}'.")
     y = train.pop(args.label).to_numpy()
     names = [str(c) for c in train.columns]
-    costs = _read_costs(args.costs, names)
+    costs = (
+        FeatureCosts.from_csv(args.costs, feature_names=names)
+        if args.costs is not None
+        else FeatureCosts.uniform(len(names), feature_names=names)
+    )
     f0 = lgb.Booster(model_file=args.f0)
     kw: dict[str, Any] = {}
     if args.valid is not None:

@@ -6,15 +6,39 @@ import pandas as pd
 import pytest
 
 from budget_extras import AdaptGBRT
+from budget_extras._cli import main as cli_main
 from budget_extras._cli_adapt import register
 
 
 def _main(argv):
-    """The core CLI registers subcommands the same way: register(subparsers), then args.func(args)."""
+    """Our parser alone (errors propagate as exceptions, unlike budget-extras' main)."""
     parser = argparse.ArgumentParser(prog="budget-extras")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
     return args.func(args)
+
+
+def test_registered_in_main_cli(files, capsys):
+    tmp, *_ = files
+    argv = [
+        "adapt",
+        "--train",
+        str(tmp / "train.csv"),
+        "--label",
+        "y",
+        "--f0",
+        str(tmp / "f0.txt"),
+        "--n-trees",
+        "3",
+        "--max-em-iter",
+        "1",
+        "--output",
+        str(tmp / "m.json"),
+        "--quiet",
+    ]
+    assert cli_main(argv) == 0
+    assert '"em_iterations": 1' in capsys.readouterr().out
+    assert cli_main([*argv[:-3], "--label", "nope", "--output", str(tmp / "m.json")]) == 2
 
 
 @pytest.fixture
@@ -65,10 +89,10 @@ def test_cli_equals_library(files, capsys):
     np.testing.assert_allclose(cli.row_cost(X), lib.row_cost(X))
 
 
-def test_cli_rejects_missing_costs(files):
+def test_cli_rejects_bad_costs(files):
     tmp, *_ = files
-    pd.DataFrame({"feature": ["a"], "cost": [1.0]}).to_csv(tmp / "bad.csv", index=False)
-    with pytest.raises(ValueError, match="has no cost for features"):
+    pd.DataFrame({"feature": ["a"], "price": [1.0]}).to_csv(tmp / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="cost"):
         _main(
             [
                 "adapt",
