@@ -318,7 +318,7 @@ def plot(results: dict[str, Any], path: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--data-dir", default="", help="folder with letter/, covertype/, magic04/")
     ap.add_argument("--datasets", nargs="+", default=["letters", "forest", "magic"])
     ap.add_argument("--quick", action="store_true", help="smaller grids")
     ap.add_argument("--n-trees", type=int, default=100)
@@ -329,7 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
+    ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
     args = ap.parse_args(argv)
+    if args.plot_only:
+        with open(args.out, encoding="utf-8") as fh:
+            plot(json.load(fh), args.plot)
+        return 0
     loaders = {
         "letters": load_letters,
         "forest": lambda d: load_forest(d, args.forest_train),
