@@ -207,7 +207,10 @@ class L1Method(Method):
 
     def run(self) -> pd.DataFrame:
         ds, c = self.ds, self.ctx
-        m = L1GateBaseline(C_grid=np.logspace(-3, 1, 5 if self.quick else 9)).fit(ds["X"], ds["y"], self.f0)
+        n_c = self.ctx["l1_c"] or (5 if self.quick else 9)
+        m = L1GateBaseline(C_grid=np.logspace(-3, 1, n_c), n_gate_weights=self.ctx["l1_w"]).fit(
+            ds["X"], ds["y"], self.f0
+        )
         v = m.evaluate(ds["Xv"], ds["yv"], f0_proba=c["p0v"], f0_used=c["f0uv"])
         t = m.evaluate(ds["Xt"], ds["yt"], f0_proba=c["p0t"], f0_used=c["f0ut"])
         return pd.DataFrame(
@@ -245,6 +248,8 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         "n_trees": args.n_trees,
         "em": args.max_em_iter,
         "p_grid": args.p_grid,
+        "l1_c": args.l1_c,
+        "l1_w": args.l1_gate_weights,
         "gamma_grid": args.gamma_grid,
     }
     f0_val_acc = float(np.mean((ctx["p0v"][:, 1] > 0.5) == ds["yv"]))
@@ -325,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-em-iter", type=int, default=10)
     ap.add_argument("--forest-train", type=int, default=20000)
     ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--l1-c", type=int, help="number of L1 strengths of the L1 baseline (default 9)")
+    ap.add_argument("--l1-gate-weights", type=int, default=10, help="gate class weights of the L1 baseline")
     ap.add_argument("--p-grid", type=float, nargs="+", help="Adapt-GBRT P_full grid")
     ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
