@@ -376,7 +376,12 @@ def main(argv: list[str] | None = None) -> int:
             results["datasets"] = json.load(fh).get("datasets", {})
     for name in args.datasets:
         results["datasets"][name] = run_dataset(name, loaders[name](args.data_dir), args)
-        results["datasets"][name]["settings"] = dict(results["settings"], forest_train=args.forest_train)
+        results["datasets"][name]["settings"] = dict(
+            results["settings"],
+            forest_train=args.forest_train,
+            l1_c=args.l1_c,
+            l1_gate_weights=args.l1_gate_weights,
+        )
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=1)
