@@ -16,7 +16,7 @@ from . import __version__
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-SUBCOMMANDS: tuple[str, ...] = ("report", "prune", "qwyc", "cstc")
+SUBCOMMANDS: tuple[str, ...] = ("report", "prune", "qwyc", "adapt", "cstc")
 
 
 class CLIError(Exception):

@@ -1,0 +1,394 @@
+"""Adapt-GBRT benchmark: Letters (RBF-SVM f0), Forest (Covertype 1 vs 2, RF f0), MAGIC (RF f0).
+
+Usage::
+
+    python benchmarks/adapt.py --data-dir DATA [--datasets letters forest magic] [--quick]
+
+For every dataset: fit f0, then the competitors (interleaved in one run): Adapt-GBRT swept over
+(P_full, gamma), ADAPT-LIN swept over (P_full, lambda), and the L1 baseline (its own candidate
+grid). Every candidate is scored on validation and test with the unified cost rule (uniform unit
+feature costs, as in the paper). The reported operating point of each method is the cheapest
+validation candidate whose validation accuracy is within 1 point of f0's; its test accuracy and
+cost are reported. Results go to ``benchmarks/results/adapt.json`` and plots to ``docs/img/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from typing import Any
+
+import lightgbm
+import numpy as np
+import pandas as pd
+import sklearn
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import cross_val_predict, train_test_split
+from sklearn.svm import SVC
+
+from budget_extras import AdaptGBRT, AdaptLin, L1GateBaseline
+from budget_extras._adapt import pareto_mask
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+GATE_THRESHOLDS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0)
+TARGETS = {"letters": 0.31, "forest": 0.32, "magic": 0.63}
+
+
+# ------------------------------------------------------------------------------ data
+def load_letters(data_dir: str) -> dict[str, Any]:
+    d = pd.read_csv(os.path.join(data_dir, "letter", "letter-recognition.data"), header=None)
+    y = (d.pop(0).to_numpy() >= "N").astype(int)
+    X = d.to_numpy(dtype=np.float64)
+    X = X / np.abs(X[:12000]).max(axis=0)  # as the reference code
+    return {
+        "X": X[:12000],
+        "y": y[:12000],
+        "Xv": X[12000:16000],
+        "yv": y[12000:16000],
+        "Xt": X[16000:],
+        "yt": y[16000:],
+        "f0_kind": "rbf_svm",
+        "split": "first 12,000 train / next 4,000 validation / last 4,000 test (reference split)",
+    }
+
+
+def _split(X: np.ndarray, y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: int) -> dict[str, Any]:
+    Xa, Xt, ya, yt = train_test_split(
+        X, y, test_size=n_te, train_size=n_tr + n_va, stratify=y, random_state=seed
+    )
+    X, Xv, y, yv = train_test_split(Xa, ya, test_size=n_va, stratify=ya, random_state=seed)
+    return {"X": X, "y": y, "Xv": Xv, "yv": yv, "Xt": Xt, "yt": yt}
+
+
+def load_forest(data_dir: str, n_tr: int = 20000) -> dict[str, Any]:
+    d = pd.read_csv(os.path.join(data_dir, "covertype", "covertype_sample_397k.csv.gz"))
+    d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
+    y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
+    num = d.iloc[:, :10].astype(np.float64)
+    wild = pd.get_dummies(d.Wilderness_Area).astype(np.float64)
+    soil = pd.get_dummies(d.Soil_Type).astype(np.float64)
+    X = pd.concat([num, wild, soil], axis=1).to_numpy()
+    out = _split(X, y, n_tr, 5000, 10000, seed=0)
+    out.update(
+        f0_kind="random_forest",
+        split=f"stratified random {n_tr:,} train / 5,000 validation / "
+        f"10,000 test rows out of {len(y):,} (classes 1 vs 2)",
+    )
+    return out
+
+
+def load_magic(data_dir: str) -> dict[str, Any]:
+    d = pd.read_csv(os.path.join(data_dir, "magic04", "magic04.data"), header=None)
+    y = (d.pop(10) == "g").astype(int).to_numpy()
+    X = d.to_numpy(dtype=np.float64)
+    out = _split(X, y, 11412, 3804, 3804, seed=0)
+    out.update(f0_kind="random_forest", split="stratified random 60% / 20% / 20%")
+    return out
+
+
+def load_synthetic2(_data_dir: str) -> dict[str, Any]:
+    from budget_extras._adapt_synthetic import make_synthetic2
+
+    rng = np.random.default_rng(0)
+    out: dict[str, Any] = {}
+    for key, n in (("", 2000), ("v", 2000), ("t", 4000)):
+        out["X" + key], out["y" + key] = make_synthetic2(n, rng=rng)
+    out.update(f0_kind="random_forest", split="2,000 / 2,000 / 4,000 fresh draws", f0_features="all")
+    return out
+
+
+# ------------------------------------------------------------------------ competitors
+def fit_f0(ds: dict[str, Any], n_jobs: int) -> tuple[Any, np.ndarray]:
+    """Fit f0 and return (f0, f0 probabilities for the training rows used in the q-step)."""
+    X, y = ds["X"], ds["y"]
+    if ds["f0_kind"] == "rbf_svm":
+        # C, gamma picked on the validation split from C=10, gamma in {5, 10, 20} (0.973/0.980/0.987)
+        f0 = CalibratedClassifierCV(SVC(C=10.0, gamma=20.0), ensemble=False, cv=3)
+    else:
+        f0 = RandomForestClassifier(n_estimators=100, n_jobs=n_jobs, random_state=0)
+    # out-of-fold probabilities for the q-step: both models nearly memorize their training rows
+    oof = cross_val_predict(f0, X, y, cv=3, method="predict_proba")
+    return f0.fit(X, y), oof
+
+
+class Method:
+    name = ""
+
+    def __init__(self, ds: dict[str, Any], f0: Any, p0_train: np.ndarray, ctx: dict[str, Any], quick: bool):
+        self.ds, self.f0, self.p0_train, self.ctx, self.quick = ds, f0, p0_train, ctx, quick
+
+    def setup(self) -> None:
+        pass
+
+    def run(self) -> pd.DataFrame:  # one row per candidate: val/test accuracy and cost
+        raise NotImplementedError
+
+
+class AdaptGBRTMethod(Method):
+    name = "Adapt-GBRT"
+
+    def run(self) -> pd.DataFrame:
+        ds, c = self.ds, self.ctx
+        pgrid = self.ctx["p_grid"] or (
+            [0.0, 0.1, 0.3, 0.5] if self.quick else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+        )
+        ggrid = self.ctx["gamma_grid"] or ([3e-3, 3e-2] if self.quick else [1e-3, 2e-3, 5e-3, 1e-2, 2e-2])
+        rows = []
+        for g in ggrid:
+            for p in pgrid:
+                m = AdaptGBRT(p_full=p, gamma=g, n_trees=self.ctx["n_trees"], max_em_iter=self.ctx["em"])
+                m.fit(ds["X"], ds["y"], self.f0, f0_proba_train=self.p0_train)
+                # correctness gate: every q-step met P_full
+                assert all(abs(h["mean_q"] - p) < 1e-5 for h in m.train_result_.history)
+                for thr in GATE_THRESHOLDS:  # the same model at shifted gate thresholds
+                    m.set_params(gate_threshold=thr)
+                    ev_v = m._evaluate(ds["Xv"], ds["yv"], p0=c["p0v"], f0_used=c["f0uv"])
+                    ev_t = m._evaluate(ds["Xt"], ds["yt"], p0=c["p0t"], f0_used=c["f0ut"])
+                    rows.append(
+                        {
+                            "p_full": p,
+                            "gamma": g,
+                            "gate_threshold": thr,
+                            "nit": m.train_result_.nit,
+                            "val_acc": ev_v["accuracy"],
+                            "val_cost": ev_v["cost"],
+                            "test_acc": ev_t["accuracy"],
+                            "test_cost": ev_t["cost"],
+                            "test_frac_f0": ev_t["frac_f0"],
+                        }
+                    )
+                    if thr == 0.0:
+                        print(
+                            f"  adapt p_full={p} gamma={g}: val acc {ev_v['accuracy']:.4f} "
+                            f"cost {ev_v['cost']:.2f} frac_f0 {ev_v['frac_f0']:.2f} "
+                            f"(nit {m.train_result_.nit})",
+                            flush=True,
+                        )
+        return pd.DataFrame(rows)
+
+
+class AdaptLinMethod(Method):
+    name = "ADAPT-LIN"
+
+    def run(self) -> pd.DataFrame:
+        ds, c = self.ds, self.ctx
+        frames = []
+        pgrid = [0.1, 0.3, 0.5] if self.quick else [0.1, 0.2, 0.3, 0.5, 0.7]
+        lgrid = [1e-3, 1e-2] if self.quick else [1e-3, 3e-3, 1e-2, 3e-2]
+        for lam in lgrid:
+            for p in pgrid:
+                m = AdaptLin(p_full=p, lam=lam, max_em_iter=10, max_iter=200)
+                m.fit(ds["X"], ds["y"], self.f0, f0_proba_train=self.p0_train)
+                v = m.evaluate(ds["Xv"], ds["yv"], f0_proba=c["p0v"], f0_used=c["f0uv"])
+                t = m.evaluate(ds["Xt"], ds["yt"], f0_proba=c["p0t"], f0_used=c["f0ut"])
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "p_full": p,
+                            "lam": lam,
+                            "val_acc": v["accuracy"],
+                            "val_cost": v["cost"],
+                            "test_acc": t["accuracy"],
+                            "test_cost": t["cost"],
+                            "test_frac_f0": t["frac_f0"],
+                        }
+                    )
+                )
+        return pd.concat(frames, ignore_index=True)
+
+
+class L1Method(Method):
+    name = "L1 baseline"
+
+    def run(self) -> pd.DataFrame:
+        ds, c = self.ds, self.ctx
+        n_c = self.ctx["l1_c"] or (5 if self.quick else 9)
+        m = L1GateBaseline(C_grid=np.logspace(-3, 1, n_c), n_gate_weights=self.ctx["l1_w"]).fit(
+            ds["X"], ds["y"], self.f0
+        )
+        v = m.evaluate(ds["Xv"], ds["yv"], f0_proba=c["p0v"], f0_used=c["f0uv"])
+        t = m.evaluate(ds["Xt"], ds["yt"], f0_proba=c["p0t"], f0_used=c["f0ut"])
+        return pd.DataFrame(
+            {
+                "val_acc": v["accuracy"],
+                "val_cost": v["cost"],
+                "test_acc": t["accuracy"],
+                "test_cost": t["cost"],
+                "test_frac_f0": t["frac_f0"],
+            }
+        )
+
+
+def operating_point(df: pd.DataFrame, f0_val_acc: float) -> dict[str, float] | None:
+    ok = df[df["val_acc"] >= f0_val_acc - 0.01]
+    if ok.empty:
+        return None
+    r = ok.sort_values(["val_cost", "val_acc"], ascending=[True, False]).iloc[0]
+    return {k: float(r[k]) for k in ("val_acc", "val_cost", "test_acc", "test_cost")}
+
+
+# ---------------------------------------------------------------------------- driver
+def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    f0, p0_train = fit_f0(ds, args.n_jobs)
+    f0_fit_s = time.perf_counter() - t0
+    from budget_extras._adapt_f0 import F0Model
+
+    f0m = F0Model(f0, features=ds.get("f0_features", "auto"))
+    ctx = {
+        "p0v": f0m.proba(ds["Xv"]),
+        "p0t": f0m.proba(ds["Xt"]),
+        "f0uv": f0m.features_used(ds["Xv"]),
+        "f0ut": f0m.features_used(ds["Xt"]),
+        "n_trees": args.n_trees,
+        "em": args.max_em_iter,
+        "p_grid": args.p_grid,
+        "l1_c": args.l1_c,
+        "l1_w": args.l1_gate_weights,
+        "gamma_grid": args.gamma_grid,
+    }
+    f0_val_acc = float(np.mean((ctx["p0v"][:, 1] > 0.5) == ds["yv"]))
+    f0_test_acc = float(np.mean((ctx["p0t"][:, 1] > 0.5) == ds["yt"]))
+    f0_test_cost = float(ctx["f0ut"].sum(axis=1).mean())
+    print(
+        f"{name}: f0 ({ds['f0_kind']}) val acc {f0_val_acc:.4f} test acc {f0_test_acc:.4f} "
+        f"cost {f0_test_cost:.2f} / {ds['X'].shape[1]} features",
+        flush=True,
+    )
+    out: dict[str, Any] = {
+        "n_features": int(ds["X"].shape[1]),
+        "split": ds["split"],
+        "f0": {
+            "kind": ds["f0_kind"],
+            "val_acc": f0_val_acc,
+            "test_acc": f0_test_acc,
+            "test_cost": f0_test_cost,
+            "fit_s": f0_fit_s,
+        },
+        "methods": {},
+    }
+    for cls in (AdaptGBRTMethod, L1Method, AdaptLinMethod):  # interleaved on the same f0 and splits
+        meth = cls(ds, f0, p0_train, ctx, args.quick)
+        meth.setup()
+        t = time.perf_counter()
+        df = meth.run()
+        secs = time.perf_counter() - t
+        df["on_val_frontier"] = pareto_mask(df["val_cost"].to_numpy(), df["val_acc"].to_numpy())
+        op = operating_point(df, f0_val_acc)
+        red = None if op is None else 1.0 - op["test_cost"] / f0_test_cost
+        out["methods"][cls.name] = {
+            "seconds": secs,
+            "operating_point": op,
+            "cost_reduction": red,
+            "candidates": df.to_dict(orient="list"),
+        }
+        print(
+            f"  {cls.name}: {len(df)} candidates in {secs:.0f}s; operating point {op}; cost reduction {red}",
+            flush=True,
+        )
+    return out
+
+
+def plot(results: dict[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results["datasets"])
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        r = results["datasets"][name]
+        for meth, style in (("Adapt-GBRT", "o-"), ("ADAPT-LIN", "s--"), ("L1 baseline", "^:")):
+            df = pd.DataFrame(r["methods"][meth]["candidates"])
+            fr = df[df["on_val_frontier"]].sort_values("val_cost")
+            ax.plot(fr["test_cost"], fr["test_acc"], style, label=meth, ms=4)
+        ax.axhline(r["f0"]["test_acc"], color="k", lw=0.8, label="f0 accuracy")
+        ax.axhline(r["f0"]["test_acc"] - 0.01, color="k", lw=0.5, ls=":", label="f0 - 1 point")
+        ax.axvline(r["f0"]["test_cost"], color="gray", lw=0.8)
+        ax.set_title(f"{name} (f0: {r['f0']['kind']})")
+        ax.set_xlabel("test mean feature cost per row")
+        ax.set_ylabel("test accuracy")
+        lo = r["f0"]["test_acc"] - 0.08
+        ax.set_ylim(lo, min(1.0, r["f0"]["test_acc"] + 0.02))
+    axes[0][0].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", default="", help="folder with letter/, covertype/, magic04/")
+    ap.add_argument("--datasets", nargs="+", default=["letters", "forest", "magic"])
+    ap.add_argument("--quick", action="store_true", help="smaller grids")
+    ap.add_argument("--n-trees", type=int, default=100)
+    ap.add_argument("--max-em-iter", type=int, default=10)
+    ap.add_argument("--forest-train", type=int, default=20000)
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--l1-c", type=int, help="number of L1 strengths of the L1 baseline (default 9)")
+    ap.add_argument("--l1-gate-weights", type=int, default=10, help="gate class weights of the L1 baseline")
+    ap.add_argument("--p-grid", type=float, nargs="+", help="Adapt-GBRT P_full grid")
+    ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
+    ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
+    ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
+    args = ap.parse_args(argv)
+    if args.plot_only:
+        with open(args.out, encoding="utf-8") as fh:
+            plot(json.load(fh), args.plot)
+        return 0
+    loaders = {
+        "letters": load_letters,
+        "forest": lambda d: load_forest(d, args.forest_train),
+        "synthetic2": load_synthetic2,
+        "magic": load_magic,
+    }
+    results: dict[str, Any] = {
+        "versions": {
+            "lightgbm": lightgbm.__version__,
+            "sklearn": sklearn.__version__,
+            "numpy": np.__version__,
+            "python": platform.python_version(),
+        },
+        "hardware": {
+            "machine": platform.machine(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+        },
+        "settings": {
+            "n_trees": args.n_trees,
+            "max_em_iter": args.max_em_iter,
+            "quick": args.quick,
+            "costs": "uniform, 1 per feature",
+            "selection": "cheapest validation candidate with "
+            "validation accuracy >= f0 validation accuracy - 0.01",
+        },
+        "targets_cost_reduction": TARGETS,
+        "datasets": {},
+    }
+    if os.path.exists(args.out):  # keep the other datasets of an earlier run
+        with open(args.out, encoding="utf-8") as fh:
+            results["datasets"] = json.load(fh).get("datasets", {})
+    for name in args.datasets:
+        results["datasets"][name] = run_dataset(name, loaders[name](args.data_dir), args)
+        results["datasets"][name]["settings"] = dict(
+            results["settings"],
+            forest_train=args.forest_train,
+            l1_c=args.l1_c,
+            l1_gate_weights=args.l1_gate_weights,
+        )
+        os.makedirs(os.path.dirname(args.out), exist_ok=True)
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=1)
+    if args.plot:
+        plot(results, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

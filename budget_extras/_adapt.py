@@ -1,0 +1,497 @@
+"""AdaptGBRT: a cheap gate and a cheap model that approximate an expensive model where they can.
+
+Nan & Saligrama, "Adaptive Classification for Prediction Under a Budget", NeurIPS 2017.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ._adapt_f0 import F0Model
+from ._adapt_paths import as_feature_costs, booster_features_used, row_cost
+from ._adapt_train import (
+    AdaptTrainResult,
+    _per_feature_cost,
+    default_lgb_params,
+    make_dataset,
+    train_adapt_gbrt,
+    train_init_f1,
+)
+from ._ensemble import TreeEnsemble
+
+__all__ = ["AdaptGBRT", "AdaptSweepResult"]
+
+_FORMAT = "budget_extras.AdaptGBRT/1"
+
+
+@dataclass
+class AdaptSweepResult:
+    """Result of the budget sweep of :class:`AdaptGBRT` (scipy-style).
+
+    Attributes
+    ----------
+    status : int
+        0: a configuration within the budget was found; 2: none was, the cheapest is kept.
+    success : bool
+    message : str
+    results : pandas.DataFrame
+        One row per ``(p_full, gamma)``: validation ``accuracy``, ``cost`` (mean per row),
+        ``frac_f0``, ``nit`` and ``on_frontier`` (validation Pareto frontier:
+        no other configuration is at least as accurate and at most as costly, one strictly).
+    best_index : int
+        Row of ``results`` chosen.
+    """
+
+    status: int
+    success: bool
+    message: str
+    results: pd.DataFrame
+    best_index: int
+
+    @property
+    def frontier(self) -> pd.DataFrame:
+        """The validation Pareto frontier, sorted by cost."""
+        return self.results[self.results["on_frontier"]].sort_values("cost")
+
+
+def pareto_mask(cost: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """Return True where no other point has cost <= and accuracy >= (one strictly)."""
+    cost = np.asarray(cost, dtype=float)
+    acc = np.asarray(acc, dtype=float)
+    dominated = (
+        (cost[None, :] <= cost[:, None])
+        & (acc[None, :] >= acc[:, None])
+        & ((cost[None, :] < cost[:, None]) | (acc[None, :] > acc[:, None]))
+    )
+    return np.asarray(~dominated.any(axis=1))
+
+
+def _adapt_iv(est: AdaptGBRT) -> None:
+    pf = est.p_full
+    if not (isinstance(pf, (int, float, np.floating)) and 0.0 <= float(pf) <= 1.0):
+        raise ValueError(
+            f"The 'p_full' parameter of AdaptGBRT must be a number in [0, 1]. Got {pf!r} instead."
+        )
+    gm = est.gamma
+    if not (isinstance(gm, (int, float, np.floating)) and np.isfinite(gm) and gm >= 0):
+        raise ValueError(
+            f"The 'gamma' parameter of AdaptGBRT must be a finite number >= 0. Got {gm!r} instead."
+        )
+    b = est.budget
+    if b is not None and not (isinstance(b, (int, float, np.floating)) and np.isfinite(b) and b > 0):
+        raise ValueError(
+            "The 'budget' parameter of AdaptGBRT must be a positive finite number or None. "
+            f"Got {b!r} instead."
+        )
+    for name in ("n_trees", "max_em_iter"):
+        v = getattr(est, name)
+        if not (isinstance(v, (int, np.integer)) and v >= 1):
+            raise ValueError(
+                f"The '{name}' parameter of AdaptGBRT must be an integer >= 1. Got {v!r} instead."
+            )
+
+
+class AdaptGBRT(ClassifierMixin, BaseEstimator):
+    """Adapt-GBRT: low-cost gate ``g`` and low-cost model ``f1`` in front of an expensive ``f0``.
+
+    A row goes to ``f0`` when ``g(x) > gate_threshold`` (default 0) and is otherwise answered by
+    ``f1``. Both ``g`` and ``f1`` are LightGBM tree ensembles trained jointly by alternating
+    minimization (closed-form q-step, then one ``g`` tree and one ``f1`` tree per round against
+    the gradients of the paper's loss) with the feature-acquisition penalty ``gamma * c_a`` on
+    each feature that neither model uses yet. Binary classification only.
+
+    Cost accounting (per row, the unified rule): a row answered by ``f1`` pays the union of the
+    features on its ``g`` and ``f1`` paths; a row sent to ``f0`` pays the union of the features
+    on its ``g`` path and those ``f0`` reads for that row.
+
+    Parameters
+    ----------
+    p_full : float in [0, 1], default 0.5
+        Fraction of training rows the q-step routes to ``f0``.
+    gamma : float >= 0, default 0.01
+        Feature-acquisition penalty per unit cost (in units of the mean per-row log-loss).
+    budget : float, optional
+        Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` and
+        keeps, on the validation data, the most accurate system whose cost is ``<= budget``.
+    p_full_grid, gamma_grid : sequence of float, optional
+        Sweep grids (defaults: ``0.1 ... 0.9`` and ``1e-3 ... 1e-1``).
+    n_trees : int, default 100
+        Trees per model per g/f1-step (also for the initial f1).
+    max_em_iter : int, default 10
+        Cap on alternating-minimization iterations.
+    q_tol : float, default 1e-4
+        Convergence: ``||q - q_old||_1 < q_tol * n_rows``.
+    accu_tol : float, default 1e-5
+        Convergence: change of training accuracy below ``accu_tol``.
+    q_equality : bool, default True
+        True: ``mean(q) = p_full`` (reference code); False: ``mean(q) <= p_full`` (paper).
+    lgb_params : dict, optional
+        Overrides of :func:`~budget_extras._adapt_train.default_lgb_params`.
+    f0_features : {"auto", "all"}, bool mask or callable, default "auto"
+        Features ``f0`` reads per row (see :class:`~budget_extras._adapt_f0.F0Model`).
+    gate_threshold : float, default 0.0
+        Rows with ``g(x) > gate_threshold`` go to ``f0`` (0 is the paper's rule; raising it trades
+        accuracy for cost without refitting).
+    progress : bool, default False
+        Progress bar (tqdm) over sweeps and per-iteration messages.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    g_model_, f1_model_ : lightgbm.Booster
+    g_bias_, f1_bias_ : float
+    train_result_ : AdaptTrainResult
+        History (``mean_q`` after each q-step, accuracy, ...), status, message.
+    sweep_result_ : AdaptSweepResult or None
+        With ``budget``: the validation results and Pareto frontier.
+    p_full_, gamma_ : float
+        The configuration of the final model.
+    """
+
+    def __init__(
+        self,
+        p_full: float = 0.5,
+        gamma: float = 0.01,
+        *,
+        budget: float | None = None,
+        p_full_grid: Any = None,
+        gamma_grid: Any = None,
+        n_trees: int = 100,
+        max_em_iter: int = 10,
+        q_tol: float = 1e-4,
+        accu_tol: float = 1e-5,
+        q_equality: bool = True,
+        lgb_params: dict[str, Any] | None = None,
+        f0_features: Any = "auto",
+        gate_threshold: float = 0.0,
+        progress: bool = False,
+    ) -> None:
+        self.p_full = p_full
+        self.gamma = gamma
+        self.budget = budget
+        self.p_full_grid = p_full_grid
+        self.gamma_grid = gamma_grid
+        self.n_trees = n_trees
+        self.max_em_iter = max_em_iter
+        self.q_tol = q_tol
+        self.accu_tol = accu_tol
+        self.q_equality = q_equality
+        self.lgb_params = lgb_params
+        self.f0_features = f0_features
+        self.gate_threshold = gate_threshold
+        self.progress = progress
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        f0: Any,
+        costs: Any = None,
+        *,
+        X_valid: Any = None,
+        y_valid: Any = None,
+        f0_proba_train: Any = None,
+    ) -> AdaptGBRT:
+        """Fit the gate and f1 around the fitted expensive model ``f0``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,), two classes
+        f0 : fitted model
+            LightGBM Booster/estimator, scikit-learn classifier with ``predict_proba``, or a
+            callable returning ``(n_rows, 2)`` probabilities.
+        costs : FeatureCosts or array-like (n_features,), optional
+            The cost model (groups and all) or per-feature acquisition costs (default: 1 each).
+        X_valid, y_valid : array-like, optional
+            Validation data; required with ``budget``.
+        f0_proba_train : array-like of shape (n_rows, 2), optional
+            f0's probabilities on the training rows to use in the q-step instead of
+            ``f0.predict_proba(X)`` (e.g. out-of-fold predictions when f0 was fit on ``X``
+            and memorizes it, as random forests do).
+
+        Returns
+        -------
+        self
+        """
+        _adapt_iv(self)
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"The 'X' argument of AdaptGBRT.fit must be 2-D. Got shape {X.shape} instead.")
+        y = np.asarray(y)
+        if y.shape != (X.shape[0],):
+            raise ValueError(
+                f"The 'y' argument of AdaptGBRT.fit must have shape ({X.shape[0]},). Got {y.shape} instead."
+            )
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                "AdaptGBRT supports binary classification only: 'y' must have exactly 2 classes. "
+                f"Got {classes.size} instead."
+            )
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
+        self.costs_ = as_feature_costs(costs, X.shape[1])
+        self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
+        self.f0_ = F0Model(f0, features=self.f0_features)
+        y01 = (y == classes[1]).astype(np.float64)
+        p0 = self.f0_.proba(X) if f0_proba_train is None else np.asarray(f0_proba_train, dtype=np.float64)
+        if p0.shape != (X.shape[0], 2):
+            raise ValueError(
+                f"The 'f0_proba_train' argument must have shape ({X.shape[0]}, 2). Got {p0.shape} instead."
+            )
+        p0_true = np.where(y01 == 1, p0[:, 1], p0[:, 0])
+        f0_correct = (p0[:, 1] > 0.5) == (y01 == 1)
+        params = default_lgb_params()
+        params.update(self.lgb_params or {})
+        ds = make_dataset(X, params)
+        ctx = _FitContext(X, y01, p0_true, f0_correct, ds, params)
+        if self.budget is None:
+            self._fit_one(ctx, float(self.p_full), float(self.gamma), {})
+            self.sweep_result_: AdaptSweepResult | None = None
+            return self
+        if X_valid is None or y_valid is None:
+            raise ValueError(
+                "AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit."
+            )
+        self._sweep(ctx, np.asarray(X_valid, dtype=np.float64), np.asarray(y_valid))
+        return self
+
+    def _fit_one(self, ctx: _FitContext, p_full: float, gamma: float, init_cache: dict[float, Any]) -> None:
+        if gamma not in init_cache:
+            init = train_init_f1(
+                ctx.ds, ctx.y01, self.cost_vec_, gamma=gamma, n_trees=self.n_trees, lgb_params=ctx.params
+            )
+            init_cache[gamma] = init.predict(ctx.X, raw_score=True)
+        cb = None
+        if self.progress and self.budget is None:
+
+            def cb(rec: dict[str, float]) -> None:
+                print(
+                    f"AdaptGBRT iter {int(rec['iteration'])}: mean_q={rec['mean_q']:.4f} "
+                    f"frac_f0={rec['frac_f0']:.4f} train_acc={rec['train_accuracy']:.4f} "
+                    f"q_change={rec['q_change']:.2e} features={int(rec['n_features'])}"
+                )
+
+        res: AdaptTrainResult = train_adapt_gbrt(
+            ctx.ds,
+            ctx.X,
+            ctx.y01,
+            ctx.p0_true,
+            ctx.f0_correct,
+            self.cost_vec_,
+            p_full=p_full,
+            gamma=gamma,
+            n_trees=self.n_trees,
+            lgb_params=ctx.params,
+            init_f1_raw=init_cache[gamma],
+            max_em_iter=self.max_em_iter,
+            q_tol=self.q_tol,
+            accu_tol=self.accu_tol,
+            equality=self.q_equality,
+            callback=cb,
+        )
+        self.train_result_ = res
+        self.g_model_, self.f1_model_ = res.g_model, res.f1_model
+        self.g_bias_, self.f1_bias_ = res.g_bias, res.f1_bias
+        self.p_full_, self.gamma_ = p_full, gamma
+        self._leaf_cache: dict[str, TreeEnsemble] = {}
+
+    def _sweep(self, ctx: _FitContext, Xv: np.ndarray, yv: np.ndarray) -> None:
+        pgrid = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+        if self.p_full_grid is not None:
+            pgrid = list(self.p_full_grid)
+        ggrid = [1e-3, 3e-3, 1e-2, 3e-2, 1e-1] if self.gamma_grid is None else self.gamma_grid
+        configs = [(float(p), float(g)) for g in ggrid for p in pgrid]
+        f0_used_v = self.f0_.features_used(Xv)
+        p0v = self.f0_.proba(Xv)
+        rows, states = [], []
+        init_cache: dict[float, Any] = {}
+        it: Any = configs
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(configs, desc="AdaptGBRT sweep")
+        for p, g in it:
+            self._fit_one(ctx, p, g, init_cache)
+            ev = self._evaluate(Xv, yv, p0=p0v, f0_used=f0_used_v)
+            rows.append({"p_full": p, "gamma": g, **ev, "nit": self.train_result_.nit})
+            states.append(self._state())
+        df = pd.DataFrame(rows)
+        df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["accuracy"].to_numpy())
+        ok = df["cost"] <= float(self.budget)  # type: ignore[arg-type]
+        if ok.any():
+            best = int(df[ok].sort_values(["accuracy", "cost"], ascending=[False, True]).index[0])
+            status, msg = 0, f"Most accurate validation configuration within budget {self.budget}."
+        else:
+            best = int(df["cost"].idxmin())
+            status, msg = 2, f"No configuration within budget {self.budget}; kept the cheapest."
+        self._set_state(states[best])
+        self.sweep_result_ = AdaptSweepResult(status, status == 0, msg, df, best)
+
+    def _state(self) -> dict[str, Any]:
+        return {
+            "g": self.g_model_,
+            "f1": self.f1_model_,
+            "gb": self.g_bias_,
+            "fb": self.f1_bias_,
+            "res": self.train_result_,
+            "p": self.p_full_,
+            "gm": self.gamma_,
+        }
+
+    def _set_state(self, s: dict[str, Any]) -> None:
+        self.g_model_, self.f1_model_ = s["g"], s["f1"]
+        self.g_bias_, self.f1_bias_ = s["gb"], s["fb"]
+        self.train_result_, self.p_full_, self.gamma_ = s["res"], s["p"], s["gm"]
+        self._leaf_cache = {}
+
+    # -------------------------------------------------------------- predict
+    def _check(self, X: Any) -> np.ndarray:
+        if not hasattr(self, "g_model_"):
+            raise ValueError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X must be 2-D with {self.n_features_in_} features. Got shape {X.shape} instead."
+            )
+        return X
+
+    def decision_function_gate(self, X: Any) -> np.ndarray:
+        """Raw gate score ``g(x)``; rows with ``g(x) > gate_threshold`` go to ``f0``."""
+        X = self._check(X)
+        return np.asarray(self.g_model_.predict(X, raw_score=True)) + self.g_bias_
+
+    def route(self, X: Any) -> np.ndarray:
+        """Which model answers each row: 1 for ``f0``, 0 for ``f1`` (int8, shape (n_rows,))."""
+        return (self.decision_function_gate(X) > self.gate_threshold).astype(np.int8)
+
+    def _require_f0(self) -> F0Model:
+        if getattr(self, "f0_", None) is None:
+            raise ValueError("This AdaptGBRT has no f0 (loaded without one). Pass f0= to AdaptGBRT.load.")
+        return self.f0_
+
+    def predict_proba(self, X: Any, *, p0: np.ndarray | None = None) -> np.ndarray:
+        """Class probabilities: ``f0``'s on rows routed to it, ``sigmoid(f1)`` elsewhere."""
+        X = self._check(X)
+        to_f0 = self.route(X).astype(bool)
+        p1 = expit(np.asarray(self.f1_model_.predict(X, raw_score=True)) + self.f1_bias_)
+        out = np.column_stack([1.0 - p1, p1])
+        if to_f0.any():
+            if p0 is None:
+                out[to_f0] = self._require_f0().proba(X[to_f0])
+            else:
+                out[to_f0] = np.asarray(p0)[to_f0]
+        return out
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predicted class labels."""
+        return np.asarray(self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)])
+
+    # ----------------------------------------------------------------- cost
+    def _ensemble(self, which: str) -> TreeEnsemble:
+        if which not in self._leaf_cache:
+            model = self.g_model_ if which == "g" else self.f1_model_
+            self._leaf_cache[which] = TreeEnsemble.from_booster(model)
+        return self._leaf_cache[which]
+
+    def features_used(self, X: Any, *, f0_used: np.ndarray | None = None) -> np.ndarray:
+        """Boolean ``(n_rows, n_features)``: features acquired per row under the unified rule."""
+        X = self._check(X)
+        gu = booster_features_used(self.g_model_, X, ensemble=self._ensemble("g"))
+        to_f0 = self.route(X).astype(bool)
+        other = np.zeros_like(gu)
+        if (~to_f0).any():
+            other[~to_f0] = booster_features_used(self.f1_model_, X[~to_f0], ensemble=self._ensemble("f1"))
+        if to_f0.any():
+            if f0_used is not None:
+                other[to_f0] = np.asarray(f0_used)[to_f0]
+            else:
+                other[to_f0] = self._require_f0().features_used(X[to_f0])
+        return gu | other
+
+    def row_cost(self, X: Any, *, f0_used: np.ndarray | None = None) -> np.ndarray:
+        """Acquisition cost of each row (float64, shape (n_rows,))."""
+        return row_cost(self.costs_, self.features_used(X, f0_used=f0_used))
+
+    def _evaluate(
+        self, X: np.ndarray, y: np.ndarray, *, p0: np.ndarray | None = None, f0_used: np.ndarray | None = None
+    ) -> dict[str, float]:
+        pred = self.classes_[(self.predict_proba(X, p0=p0)[:, 1] > 0.5).astype(int)]
+        return {
+            "accuracy": float(np.mean(pred == y)),
+            "cost": float(self.row_cost(X, f0_used=f0_used).mean()),
+            "frac_f0": float(self.route(X).mean()),
+        }
+
+    def evaluate(self, X: Any, y: Any) -> dict[str, float]:
+        """Accuracy, mean cost per row and share of rows sent to ``f0`` on ``(X, y)``."""
+        return self._evaluate(self._check(X), np.asarray(y))
+
+    # ------------------------------------------------------------ save/load
+    def save(self, path: str) -> None:
+        """Write the gate, f1, classes, costs and parameters as JSON (f0 is not saved)."""
+        self._check(np.zeros((0, self.n_features_in_)))
+        doc = {
+            "format": _FORMAT,
+            "params": {k: v for k, v in self.get_params().items() if _jsonable(v)},
+            "classes": self.classes_.tolist(),
+            "n_features": int(self.n_features_in_),
+            "cost_vec": self.cost_vec_.tolist(),
+            "p_full": self.p_full_,
+            "gamma": self.gamma_,
+            "g_bias": self.g_bias_,
+            "f1_bias": self.f1_bias_,
+            "g_model": self.g_model_.model_to_string(),
+            "f1_model": self.f1_model_.model_to_string(),
+        }
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh)
+
+    @classmethod
+    def load(cls, path: str, *, f0: Any = None, costs: Any = None, f0_features: Any = "auto") -> AdaptGBRT:
+        """Read a model written by :meth:`save`; pass ``f0`` to predict rows routed to it."""
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if doc.get("format") != _FORMAT:
+            raise ValueError(f"'{path}' is not an AdaptGBRT file: format is {doc.get('format')!r}.")
+        est = cls(**doc["params"])
+        est.classes_ = np.asarray(doc["classes"])
+        est.n_features_in_ = int(doc["n_features"])
+        est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
+        est.costs_ = as_feature_costs(costs if costs is not None else est.cost_vec_, est.n_features_in_)
+        est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]
+        est.g_bias_, est.f1_bias_ = doc["g_bias"], doc["f1_bias"]
+        est.g_model_ = lgb.Booster(model_str=doc["g_model"])
+        est.f1_model_ = lgb.Booster(model_str=doc["f1_model"])
+        est.f0_ = F0Model(f0, features=f0_features) if f0 is not None else None  # type: ignore[assignment]
+        est._leaf_cache = {}
+        est.sweep_result_ = None
+        return est
+
+
+def _jsonable(v: Any) -> bool:
+    try:
+        json.dumps(v)
+    except TypeError:
+        return False
+    return True
+
+
+@dataclass
+class _FitContext:
+    X: np.ndarray
+    y01: np.ndarray
+    p0_true: np.ndarray
+    f0_correct: np.ndarray
+    ds: Any
+    params: dict[str, Any]

@@ -1,0 +1,109 @@
+"""Adapter for the expensive model f0 of Adapt-GBRT: probabilities and per-row feature usage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._adapt_paths import booster_features_used, sklearn_tree_features_used
+from ._ensemble import TreeEnsemble
+
+__all__ = ["F0Model"]
+
+
+def _is_booster(obj: Any) -> bool:
+    return type(obj).__name__ == "Booster" and hasattr(obj, "dump_model")
+
+
+class F0Model:
+    """Wrap f0: a LightGBM Booster / LGBMClassifier, a scikit-learn classifier, or a callable.
+
+    Parameters
+    ----------
+    f0 : object
+        ``lightgbm.Booster`` (binary: ``predict`` gives P(class 1)), any estimator with
+        ``predict_proba`` (columns in the order of the sorted class labels), or a callable
+        ``X -> (n_rows, 2)`` probabilities.
+    features : {"auto", "all"}, array-like of bool (n_features,), or callable, default "auto"
+        The features f0 reads on each row. ``"auto"``: the path features for LightGBM and
+        scikit-learn tree models, all features otherwise (kernel SVM, neural net, callable).
+        A bool mask: the same features on every row. A callable: ``X -> bool (n_rows, n_features)``.
+    """
+
+    def __init__(self, f0: Any, *, features: Any = "auto") -> None:
+        booster = getattr(f0, "booster_", None) if not _is_booster(f0) else f0
+        if booster is not None and not _is_booster(booster):
+            booster = None
+        if booster is None and not hasattr(f0, "predict_proba") and not callable(f0):
+            raise TypeError(
+                "The 'f0' argument of AdaptGBRT must be a LightGBM Booster or estimator, an "
+                f"estimator with predict_proba, or a callable. Got {type(f0).__name__} instead."
+            )
+        self.model = f0
+        self._booster = booster
+        self._features = features
+        self._ensemble: TreeEnsemble | None = None
+
+    def proba(self, X: Any) -> np.ndarray:
+        """Probabilities ``(n_rows, 2)`` of the two classes."""
+        if self._booster is not None and not hasattr(self.model, "predict_proba"):
+            p1 = np.asarray(self._booster.predict(X), dtype=np.float64).reshape(-1)
+            return np.column_stack([1.0 - p1, p1])
+        if hasattr(self.model, "predict_proba"):
+            p = np.asarray(self.model.predict_proba(X), dtype=np.float64)
+        else:
+            p = np.asarray(self.model(X), dtype=np.float64)
+        if p.ndim == 1:
+            p = np.column_stack([1.0 - p, p])
+        if p.ndim != 2 or p.shape[1] != 2:
+            raise ValueError(
+                "f0 must return probabilities of shape (n_rows, 2) for binary Adapt-GBRT. "
+                f"Got shape {p.shape} instead."
+            )
+        return p
+
+    def features_used(self, X: Any) -> np.ndarray:
+        """Boolean ``(n_rows, n_features)``: the features f0 reads on each row."""
+        n_rows, n_features = np.shape(X)
+        spec = self._features
+        if callable(spec):
+            used = np.asarray(spec(X), dtype=bool)
+            if used.shape != (n_rows, n_features):
+                raise ValueError(
+                    "The 'f0_features' callable must return a bool array of shape "
+                    f"{(n_rows, n_features)}. Got shape {used.shape} instead."
+                )
+            return used
+        if isinstance(spec, str):
+            if spec == "all":
+                return np.ones((n_rows, n_features), dtype=bool)
+            if spec != "auto":
+                raise ValueError(
+                    "The 'f0_features' parameter must be 'auto', 'all', a bool mask or a callable. "
+                    f"Got {spec!r} instead."
+                )
+            if self._booster is not None:
+                return booster_features_used(self._booster, X, ensemble=self._tree_ensemble())
+            if hasattr(self.model, "tree_") or (
+                hasattr(self.model, "estimators_")
+                and all(hasattr(e, "tree_") for e in np.ravel(self.model.estimators_))
+            ):
+                return sklearn_tree_features_used(self.model, X)
+            return np.ones((n_rows, n_features), dtype=bool)
+        mask = np.asarray(spec, dtype=bool).reshape(-1)
+        if mask.size != n_features:
+            raise ValueError(
+                f"The 'f0_features' mask must have one entry per feature ({n_features}). "
+                f"Got {mask.size} instead."
+            )
+        return np.broadcast_to(mask, (n_rows, n_features)).copy()
+
+    def _tree_ensemble(self) -> TreeEnsemble:
+        if self._ensemble is None:
+            self._ensemble = TreeEnsemble.from_booster(self._booster)
+        return self._ensemble
+
+
+ProbaFn = Callable[[Any], np.ndarray]

@@ -1,0 +1,184 @@
+"""Per-row feature usage of tree models and the acquisition-cost rule, for Adapt-GBRT.
+
+Adapt-GBRT needs, for every row, the set of features on its paths through the gate ``g``,
+the cheap model ``f1`` and the expensive model ``f0``. This module computes those boolean
+matrices for LightGBM boosters (through ``dump_model()``) and scikit-learn tree ensembles
+(through ``decision_path``) and prices them.
+
+Notes
+-----
+LightGBM models go through the core: ``TreeEnsemble.from_booster`` and ``features_used``; prices
+through ``FeatureCosts.row_cost`` (:func:`as_feature_costs` turns plain per-feature costs into a
+``FeatureCosts``). scikit-learn trees and the per-leaf feature sets used while growing the gate
+and f1 are computed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
+from ._report import features_used
+
+__all__ = [
+    "booster_features_used",
+    "booster_leaf_features",
+    "row_cost",
+    "sklearn_tree_features_used",
+]
+
+
+def _tree_leaf_features(node: dict[str, Any], n_features: int) -> np.ndarray:
+    """Features on the path to each leaf of one dumped LightGBM tree.
+
+    Returns bool ``(n_leaves, n_features)``; row ``k`` marks the features split on between the
+    root and the leaf whose ``leaf_index`` is ``k``. A single-leaf tree has one all-False row.
+    """
+    if "split_feature" not in node:
+        return np.zeros((1, n_features), dtype=bool)
+    rows: dict[int, np.ndarray] = {}
+    stack: list[tuple[dict[str, Any], np.ndarray]] = [(node, np.zeros(n_features, dtype=bool))]
+    while stack:
+        cur, path = stack.pop()
+        if "split_feature" in cur:
+            nxt = path.copy()
+            nxt[int(cur["split_feature"])] = True
+            stack.append((cur["left_child"], nxt))
+            stack.append((cur["right_child"], nxt))
+        else:
+            rows[int(cur.get("leaf_index", 0))] = path
+    out = np.zeros((max(rows) + 1, n_features), dtype=bool)
+    for k, path in rows.items():
+        out[k] = path
+    return out
+
+
+def booster_leaf_features(booster: Any, *, start_iteration: int = 0) -> list[np.ndarray]:
+    """Per tree, the features on the path to each leaf of a LightGBM booster.
+
+    Parameters
+    ----------
+    booster : lightgbm.Booster
+        A trained booster.
+    start_iteration : int, default 0
+        Skip the trees of the first ``start_iteration`` iterations.
+
+    Returns
+    -------
+    list of ndarray
+        One bool array ``(n_leaves_t, n_features)`` per tree, indexed by LightGBM leaf id.
+    """
+    dump = booster.dump_model(start_iteration=start_iteration)
+    n_features = int(dump["max_feature_idx"]) + 1
+    return [_tree_leaf_features(t["tree_structure"], n_features) for t in dump["tree_info"]]
+
+
+def booster_features_used(booster: Any, X: Any, *, ensemble: TreeEnsemble | None = None) -> np.ndarray:
+    """Boolean ``(n_rows, n_features)``: features on each row's paths through all trees.
+
+    Parameters
+    ----------
+    booster : lightgbm.Booster
+        A trained booster.
+    X : array-like of shape (n_rows, n_features)
+        Rows to route.
+    ensemble : TreeEnsemble, optional
+        ``TreeEnsemble.from_booster(booster)``, when already built.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows, n_features)
+    """
+    n_rows = np.shape(X)[0]
+    if booster.num_trees() == 0 or n_rows == 0:
+        return np.zeros((n_rows, booster.num_feature()), dtype=bool)
+    ens = TreeEnsemble.from_booster(booster) if ensemble is None else ensemble
+    return np.asarray(features_used(ens, X).toarray(), dtype=bool)
+
+
+def as_feature_costs(costs: Any, n_features: int) -> FeatureCosts:
+    """Return ``costs`` as a :class:`FeatureCosts` (default: 1 per feature).
+
+    Parameters
+    ----------
+    costs : FeatureCosts, array-like of shape (n_features,) or None
+        Per-feature acquisition (lazy) costs, or a full cost model.
+    n_features : int
+        Number of features of the data.
+
+    Returns
+    -------
+    FeatureCosts
+    """
+    if costs is None:
+        return FeatureCosts.uniform(n_features)
+    if isinstance(costs, FeatureCosts):
+        if costs.n_features != n_features:
+            raise ValueError(
+                f"The 'costs' argument describes {costs.n_features} features; the data has {n_features}."
+            )
+        return costs
+    c = np.asarray(costs, dtype=np.float64).reshape(-1)
+    if c.size != n_features or not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise ValueError(
+            f"The 'costs' argument must hold {n_features} finite non-negative costs, one per feature. "
+            f"Got {np.asarray(costs).tolist()!r} instead."
+        )
+    return FeatureCosts(c)
+
+
+def sklearn_tree_features_used(estimator: Any, X: Any) -> np.ndarray:
+    """Boolean ``(n_rows, n_features)`` for a fitted scikit-learn tree or tree ensemble.
+
+    Works with ``DecisionTreeClassifier`` and ensembles exposing ``estimators_`` of trees
+    (random forests, extra trees, gradient boosting).
+
+    Parameters
+    ----------
+    estimator : fitted scikit-learn tree model
+        Must have ``tree_`` or ``estimators_``.
+    X : array-like of shape (n_rows, n_features)
+        Rows to route.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows, n_features)
+    """
+    Xa = np.asarray(X, dtype=np.float32)
+    trees = [estimator] if hasattr(estimator, "tree_") else list(np.ravel(estimator.estimators_))
+    n_features = Xa.shape[1]
+    used = np.zeros((Xa.shape[0], n_features), dtype=bool)
+    for tree in trees:
+        feat = tree.tree_.feature
+        internal = np.flatnonzero(feat >= 0)
+        if internal.size == 0:
+            continue
+        node_to_feat = sp.csr_matrix(
+            (np.ones(internal.size), (internal, feat[internal])), shape=(feat.size, n_features)
+        )
+        path = tree.decision_path(Xa)
+        used |= (path @ node_to_feat).toarray() > 0
+    return used
+
+
+def row_cost(costs: Any, used: np.ndarray) -> np.ndarray:
+    """Acquisition cost of each row of a boolean feature-usage matrix.
+
+    Parameters
+    ----------
+    costs : FeatureCosts or array-like of shape (n_features,)
+        An object with a ``row_cost(used)`` method (the core's ``FeatureCosts``: groups and all)
+        or plain per-feature acquisition costs, paid once per row for each used feature.
+    used : ndarray of bool, shape (n_rows, n_features)
+
+    Returns
+    -------
+    ndarray of float64, shape (n_rows,)
+    """
+    if hasattr(costs, "row_cost"):
+        return np.asarray(costs.row_cost(used), dtype=np.float64)
+    return np.asarray(used, dtype=np.float64) @ np.asarray(costs, dtype=np.float64)

@@ -1,0 +1,255 @@
+"""Alternating minimization of Adapt-GBRT (Nan & Saligrama 2017, Algorithm 2) with LightGBM trees.
+
+One call of :func:`train_adapt_gbrt` runs, for a fixed ``(p_full, gamma)``:
+
+1. initialization as in the reference code: ``g = 0`` and ``f1`` a cost-penalized boosted
+   model on the labels (GreedyMiser-style: LightGBM ``binary`` with the coupled CEGB penalty);
+2. repeat up to ``max_em_iter`` times:
+
+   * q-step: the closed-form I-projection (:func:`~budget_extras._adapt_qstep.q_step`);
+   * g/f1-step: ``g`` and ``f1`` are regrown from scratch (as in the reference), one ``g``
+     tree then one ``f1`` tree per round, each a LightGBM tree fit (custom objective, Newton
+     step) to the gradients of the paper's loss with ``q`` fixed; before every tree the
+     per-feature penalty ``gamma * u_a * c_a`` is passed to upstream LightGBM's CEGB
+     (``cegb_penalty_feature_coupled``, ``cegb_tradeoff = 1``), where ``u_a = 0`` once ``g``
+     or ``f1`` has split on feature ``a``;
+   * stop when the training accuracy of the system changes by less than ``accu_tol`` and
+     ``||q - q_old||_1 < q_tol * n_rows`` (the reference's criteria).
+
+Penalty scale: the objective is ``mean_i loss_i + gamma * sum_a c_a u_a``. LightGBM's split gain
+is twice the (second-order) reduction of the *summed* loss, so the penalty handed to LightGBM is
+``2 * n_rows * gamma * c_a``; ``gamma`` therefore does not depend on the size of the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+from scipy.special import expit, logit
+
+from ._adapt_paths import _tree_leaf_features
+from ._adapt_qstep import f1_loss_grad_hess, gate_loss_grad_hess, log_weights, q_step
+
+__all__ = ["AdaptTrainResult", "default_lgb_params", "make_dataset", "train_adapt_gbrt", "train_init_f1"]
+
+
+def default_lgb_params() -> dict[str, Any]:
+    """LightGBM parameters for the gate and f1 trees (overridable through ``lgb_params``)."""
+    return {
+        "num_leaves": 8,
+        "learning_rate": 0.2,
+        "min_data_in_leaf": 20,
+        "min_sum_hessian_in_leaf": 1e-3,
+        "lambda_l2": 1.0,
+        "max_bin": 255,
+        "num_threads": 1,
+        "verbose": -1,
+        "deterministic": True,
+        "seed": 0,
+    }
+
+
+@dataclass
+class AdaptTrainResult:
+    """Result of one Adapt-GBRT fit (scipy-style).
+
+    Attributes
+    ----------
+    g_model, f1_model : lightgbm.Booster
+        The gate and cheap model (raw scores ``booster.predict(raw_score=True) + bias``).
+    g_bias, f1_bias : float
+        Constant offsets of the raw scores.
+    history : list of dict
+        Per EM iteration: ``mean_q`` (after the q-step), ``beta``, ``q_change`` (L1 / n_rows),
+        ``loss``, ``train_accuracy``, ``frac_f0`` (share of rows with g > 0), ``n_features``.
+    status : int
+        0 converged, 1 iteration cap reached.
+    success : bool
+        ``status == 0``.
+    message : str
+    nit : int
+        EM iterations run.
+    """
+
+    g_model: Any
+    f1_model: Any
+    g_bias: float
+    f1_bias: float
+    history: list[dict[str, float]] = field(default_factory=list)
+    status: int = 1
+    success: bool = False
+    message: str = ""
+    nit: int = 0
+
+
+def _per_feature_cost(costs: Any, n_features: int) -> np.ndarray:
+    if hasattr(costs, "row_cost"):
+        return np.asarray(costs.row_cost(np.eye(n_features, dtype=bool)), dtype=np.float64)
+    c = np.asarray(costs, dtype=np.float64).reshape(-1)
+    if c.size != n_features:
+        raise ValueError(
+            f"The 'costs' argument must have one cost per feature ({n_features}). Got {c.size} instead."
+        )
+    return c
+
+
+def _new_tree_features(booster: Any, n_before: int, n_features: int) -> np.ndarray:
+    used = np.zeros(n_features, dtype=bool)
+    if booster.num_trees() > n_before:
+        for t in booster.dump_model(start_iteration=n_before)["tree_info"]:
+            used |= _tree_leaf_features(t["tree_structure"], n_features).any(axis=0)
+    return used
+
+
+def make_dataset(X: Any, lgb_params: dict[str, Any]) -> lgb.Dataset:
+    """Build the LightGBM Dataset shared by all g/f1 boosters of one training set."""
+    keys = ("max_bin", "min_data_in_bin", "verbose", "min_data_in_leaf", "seed")
+    ds_params = {k: lgb_params[k] for k in keys if k in lgb_params}
+    ds = lgb.Dataset(X, label=np.zeros(np.shape(X)[0]), params=ds_params, free_raw_data=False)
+    return ds.construct()
+
+
+def train_init_f1(
+    ds: lgb.Dataset,
+    y01: np.ndarray,
+    cost_vec: np.ndarray,
+    *,
+    gamma: float,
+    n_trees: int,
+    lgb_params: dict[str, Any],
+) -> Any:
+    """GreedyMiser-style initial f1: LightGBM ``binary`` with the coupled penalty ``gamma * c``."""
+    n = y01.size
+    params = dict(lgb_params)
+    params.update(
+        objective="binary",
+        cegb_tradeoff=1.0,
+        cegb_penalty_feature_coupled=list(2.0 * n * gamma * cost_vec),
+    )
+    ds.set_label(y01.astype(np.float64))
+    return lgb.train(params, ds, num_boost_round=n_trees)
+
+
+def _logit_mean(v: np.ndarray, w: np.ndarray | None = None) -> float:
+    m = float(np.average(v, weights=w)) if w is None or w.sum() > 0 else 0.5
+    return float(logit(np.clip(m, 1e-6, 1.0 - 1e-6)))
+
+
+def train_adapt_gbrt(
+    ds: lgb.Dataset,
+    X: Any,
+    y01: np.ndarray,
+    p0_true: np.ndarray,
+    f0_correct: np.ndarray,
+    cost_vec: np.ndarray,
+    *,
+    p_full: float,
+    gamma: float,
+    n_trees: int,
+    lgb_params: dict[str, Any],
+    init_f1_raw: np.ndarray,
+    max_em_iter: int,
+    q_tol: float,
+    accu_tol: float,
+    equality: bool = True,
+    callback: Callable[[dict[str, float]], None] | None = None,
+) -> AdaptTrainResult:
+    """Run the alternating minimization for one ``(p_full, gamma)``; see the module docstring.
+
+    Parameters
+    ----------
+    ds : lightgbm.Dataset
+        Constructed dataset of ``X`` (from :func:`make_dataset`).
+    X : array-like (n_rows, n_features)
+        Training rows (for raw-score predictions).
+    y01 : ndarray of {0, 1}
+        Labels.
+    p0_true : ndarray
+        f0's probability of each row's true label.
+    f0_correct : ndarray of bool
+        Whether f0 classifies each row correctly (for the system accuracy).
+    cost_vec : ndarray (n_features,)
+        Acquisition cost of each feature.
+    p_full, gamma, n_trees, lgb_params, init_f1_raw, max_em_iter, q_tol, accu_tol, equality
+        See :class:`~budget_extras.AdaptGBRT`.
+    callback : callable, optional
+        Called with each iteration's history record.
+
+    Returns
+    -------
+    AdaptTrainResult
+    """
+    n, n_features = np.shape(X)
+    g_raw = np.zeros(n)
+    f1_raw = np.asarray(init_f1_raw, dtype=np.float64)
+    q_old = np.zeros(n)
+    acc_old = 0.0
+    penalty = 2.0 * n * gamma * cost_vec
+    params = dict(lgb_params)
+    params.update(objective="none", cegb_tradeoff=1.0, cegb_penalty_feature_coupled=list(penalty))
+    result = AdaptTrainResult(None, None, 0.0, 0.0)
+    ysign_correct = y01.astype(np.float64)
+    for it in range(max_em_iter):
+        A, B = log_weights(p0_true, g_raw, f1_raw, y01)
+        qs = q_step(A, B, p_full, equality=equality)
+        q = qs.q
+        w1 = 1.0 - q
+        g_bias = _logit_mean(q)
+        f1_bias = _logit_mean(ysign_correct, w1)
+
+        def g_obj(preds: np.ndarray, _data: Any, q: np.ndarray = q, b: float = g_bias) -> Any:
+            return gate_loss_grad_hess(preds + b, q)[1:]
+
+        def f_obj(preds: np.ndarray, _data: Any, w: np.ndarray = w1, b: float = f1_bias) -> Any:
+            return f1_loss_grad_hess(preds + b, y01, w)[1:]
+
+        g_b = lgb.Booster(params, ds)
+        f_b = lgb.Booster(params, ds)
+        used = np.zeros(n_features, dtype=bool)
+        for _ in range(n_trees):
+            for booster, fobj in ((g_b, g_obj), (f_b, f_obj)):
+                pen = np.where(used, 0.0, penalty)
+                booster.reset_parameter({"cegb_penalty_feature_coupled": list(pen)})
+                n0 = booster.num_trees()
+                booster.update(fobj=fobj)
+                used |= _new_tree_features(booster, n0, n_features)
+        g_raw = np.asarray(g_b.predict(X, raw_score=True)) + g_bias
+        f1_raw = np.asarray(f_b.predict(X, raw_score=True)) + f1_bias
+        to_f0 = g_raw > 0
+        correct = np.where(to_f0, f0_correct, (f1_raw > 0) == (y01 == 1))
+        acc = float(correct.mean())
+        loss = gate_loss_grad_hess(g_raw, q)[0] + f1_loss_grad_hess(f1_raw, y01, w1)[0]
+        q_change = float(np.abs(q - q_old).sum())
+        rec = {
+            "iteration": float(it + 1),
+            "mean_q": qs.mean_q,
+            "beta": float(qs.beta),
+            "q_change": q_change / n,
+            "loss": loss / n,
+            "train_accuracy": acc,
+            "frac_f0": float(to_f0.mean()),
+            "n_features": float(used.sum()),
+        }
+        result.history.append(rec)
+        if callback is not None:
+            callback(rec)
+        result.g_model, result.f1_model = g_b, f_b
+        result.g_bias, result.f1_bias = g_bias, f1_bias
+        result.nit = it + 1
+        if it > 0 and abs(acc - acc_old) < accu_tol and q_change < q_tol * n:
+            result.status, result.success = 0, True
+            result.message = "Converged: accuracy and q changes below tolerance."
+            break
+        q_old, acc_old = q, acc
+    if not result.success:
+        result.message = f"Stopped at the iteration cap max_em_iter={max_em_iter}."
+    return result
+
+
+def gate_proba(g_raw: np.ndarray) -> np.ndarray:
+    """Probability of routing to f0."""
+    return np.asarray(expit(g_raw))

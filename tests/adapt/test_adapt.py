@@ -1,0 +1,260 @@
+import lightgbm as lgb
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit
+from sklearn.neighbors import KNeighborsClassifier
+
+from budget_extras import AdaptGBRT, AdaptLin, L1GateBaseline
+from budget_extras._adapt import pareto_mask
+from budget_extras._adapt_paths import booster_features_used, row_cost, sklearn_tree_features_used
+from budget_extras._adapt_qstep import q_step
+
+# ----------------------------------------------------------------------------- q-step
+
+
+@pytest.mark.parametrize("p_full", [0.02, 0.3, 0.5, 0.8, 0.98])
+def test_q_step_meets_p_full(rng, p_full):
+    A, B = rng.normal(size=500) * 3, rng.normal(size=500) * 3
+    res = q_step(A, B, p_full)
+    assert res.success
+    assert abs(res.q.mean() - p_full) < 1e-6
+    np.testing.assert_allclose(res.q, expit(A - B - res.beta))
+
+
+@pytest.mark.parametrize("p_full", [0.2, 0.6])
+def test_q_step_is_the_i_projection(rng, p_full):
+    """Oracle: minimize sum_i KL(q_i || sigma(A_i - B_i)) s.t. mean(q) = p_full with SLSQP."""
+    A, B = rng.normal(size=6), rng.normal(size=6)
+    post = expit(A - B)
+
+    def kl(q):
+        q = np.clip(q, 1e-12, 1 - 1e-12)
+        return np.sum(q * np.log(q / post) + (1 - q) * np.log((1 - q) / (1 - post)))
+
+    cons = {"type": "eq", "fun": lambda q: q.mean() - p_full}
+    ref = minimize(kl, np.full(6, p_full), bounds=[(1e-9, 1 - 1e-9)] * 6, constraints=cons, tol=1e-12)
+    np.testing.assert_allclose(q_step(A, B, p_full).q, ref.x, atol=1e-4)
+
+
+def test_q_step_inequality_mode_inactive(rng):
+    A, B = rng.normal(size=200) - 3, rng.normal(size=200)  # posterior mean well below 0.5
+    res = q_step(A, B, 0.5, equality=False)
+    assert res.status == 2 and res.beta == 0.0 and res.q.mean() <= 0.5
+
+
+@pytest.mark.parametrize("p_full", [0.0, 1.0])
+def test_q_step_extremes(rng, p_full):
+    res = q_step(rng.normal(size=10), rng.normal(size=10), p_full)
+    np.testing.assert_array_equal(res.q, np.full(10, p_full))
+
+
+# ------------------------------------------------------------------ alternating minimization
+
+
+@pytest.mark.parametrize("p_full", [0.2, 0.6])
+def test_every_q_step_meets_p_full(binary_problem, p_full):
+    X, y, _, _, f0 = binary_problem
+    m = AdaptGBRT(p_full=p_full, gamma=0.005, n_trees=15, max_em_iter=4).fit(X, y, f0)
+    assert len(m.train_result_.history) >= 2
+    for rec in m.train_result_.history:
+        assert abs(rec["mean_q"] - p_full) < 1e-5
+
+
+def test_p_full_zero_is_a_cost_penalized_booster(binary_problem):
+    """P_full = 0: every row goes to f1, and f1 equals LightGBM's binary booster with the same
+    coupled CEGB penalty (GreedyMiser-style), the special case noted in the paper."""
+    X, y, Xt, _, f0 = binary_problem
+    gamma, n_trees = 0.01, 20
+    m = AdaptGBRT(p_full=0.0, gamma=gamma, n_trees=n_trees, max_em_iter=2).fit(X, y, f0)
+    assert m.route(Xt).sum() == 0
+    from budget_extras._adapt_train import default_lgb_params
+
+    params = default_lgb_params()
+    params.update(
+        objective="binary", cegb_tradeoff=1.0, cegb_penalty_feature_coupled=[2 * len(y) * gamma] * X.shape[1]
+    )
+    ref = lgb.train(params, lgb.Dataset(X, label=y), num_boost_round=n_trees)
+    ours = m.f1_model_.predict(Xt, raw_score=True) + m.f1_bias_
+    np.testing.assert_allclose(ours, ref.predict(Xt, raw_score=True), atol=1e-6)
+    np.testing.assert_array_equal(m.predict(Xt), (ref.predict(Xt) > 0.5).astype(int))
+
+
+def test_penalty_limits_features(binary_problem):
+    X, y, _, _, f0 = binary_problem
+    cheap = AdaptGBRT(p_full=0.3, gamma=0.0, n_trees=15, max_em_iter=2).fit(X, y, f0)
+    dear = AdaptGBRT(p_full=0.3, gamma=0.05, n_trees=15, max_em_iter=2).fit(X, y, f0)
+    assert dear.train_result_.history[-1]["n_features"] < cheap.train_result_.history[-1]["n_features"]
+
+
+def test_convergence_status(binary_problem):
+    X, y, _, _, f0 = binary_problem
+    m = AdaptGBRT(p_full=0.3, gamma=0.01, n_trees=10, max_em_iter=1).fit(X, y, f0)
+    assert m.train_result_.status == 1 and not m.train_result_.success
+    assert "max_em_iter=1" in m.train_result_.message
+
+
+# ------------------------------------------------------------------------ Synthetic-2
+
+
+def test_synthetic2_adapt_reaches_1_5_and_l1_does_not(synthetic2):
+    X, y, Xt, yt, f0 = synthetic2
+    acc0 = np.mean(f0.predict(Xt) == yt)
+    m = AdaptGBRT(p_full=0.5, gamma=0.05, n_trees=30, f0_features="all").fit(X, y, f0)
+    ev = m.evaluate(Xt, yt)
+    assert ev["accuracy"] >= acc0 - 0.005
+    assert ev["cost"] <= 1.5 + 0.04  # the hard half is 50% +- sampling
+    l1 = L1GateBaseline(f0_features="all").fit(X, y, f0).evaluate(Xt, yt)
+    assert l1[l1["accuracy"] >= acc0 - 0.005]["cost"].min() >= 1.7
+
+
+# ------------------------------------------------------------------------ cost accounting
+
+
+def _walk_features(tree, x):
+    used = set()
+    node = tree
+    while "split_feature" in node:
+        f = node["split_feature"]
+        used.add(f)
+        node = node["left_child"] if x[f] <= node["threshold"] else node["right_child"]
+    return used
+
+
+def test_unified_cost_rule_against_slow_walk(synthetic2):
+    X, y, Xt, _, f0 = synthetic2
+    Xt = Xt[:300]
+    costs = np.array([1.0, 2.5])
+    m = AdaptGBRT(p_full=0.5, gamma=0.02, n_trees=10, max_em_iter=3).fit(X, y, f0, costs)
+    f0_used = sklearn_tree_features_used(f0, Xt)
+    gdump = m.g_model_.dump_model()["tree_info"]
+    fdump = m.f1_model_.dump_model()["tree_info"]
+    route = m.route(Xt)
+    expected = np.zeros(len(Xt))
+    for i, x in enumerate(Xt):
+        used = set().union(*(_walk_features(t["tree_structure"], x) for t in gdump))
+        if route[i]:
+            used |= set(np.flatnonzero(f0_used[i]))
+        else:
+            used |= set().union(*(_walk_features(t["tree_structure"], x) for t in fdump))
+        expected[i] = sum(costs[list(used)])
+    np.testing.assert_allclose(m.row_cost(Xt), expected)
+    assert 0 < route.mean() < 1
+
+
+def test_sklearn_forest_features_against_slow_walk(binary_problem):
+    _, _, Xt, _, f0 = binary_problem
+    used = sklearn_tree_features_used(f0, Xt[:50])
+    for i, x in enumerate(Xt[:50]):
+        ref = set()
+        for est in f0.estimators_:
+            t, node = est.tree_, 0
+            while t.children_left[node] != -1:
+                ref.add(t.feature[node])
+                node = (
+                    t.children_left[node]
+                    if x[t.feature[node]] <= t.threshold[node]
+                    else t.children_right[node]
+                )
+        assert set(np.flatnonzero(used[i])) == ref
+
+
+def test_booster_features_used_single_leaf_tree(rng):
+    X = rng.normal(size=(50, 3))
+    b = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(X, label=np.ones(50)), 2)
+    assert not booster_features_used(b, X).any()
+    np.testing.assert_array_equal(row_cost([1, 2, 3], np.array([[True, False, True]])), [4.0])
+
+
+def test_non_tree_f0_pays_all_features(rng):
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.2 * X[:, 1] > 0).astype(int)
+    f0 = KNeighborsClassifier(5).fit(X, y)
+    m = AdaptGBRT(p_full=0.5, gamma=0.0, n_trees=5, max_em_iter=1).fit(X, y, f0)
+    to_f0 = m.route(X).astype(bool)
+    assert to_f0.any()
+    np.testing.assert_array_equal(m.row_cost(X)[to_f0], 3.0)
+
+
+# ---------------------------------------------------------------------- API and budget
+
+
+def test_save_load_roundtrip(synthetic2, tmp_path):
+    X, y, Xt, _, f0 = synthetic2
+    Xt = Xt[:300]
+    m = AdaptGBRT(p_full=0.5, gamma=0.02, n_trees=10, max_em_iter=2).fit(X, y, f0)
+    assert 0 < m.route(Xt).mean() < 1
+    path = tmp_path / "adapt.json"
+    m.save(str(path))
+    m2 = AdaptGBRT.load(str(path), f0=f0)
+    np.testing.assert_array_equal(m2.route(Xt), m.route(Xt))
+    np.testing.assert_allclose(m2.predict_proba(Xt), m.predict_proba(Xt))
+    np.testing.assert_allclose(m2.row_cost(Xt), m.row_cost(Xt))
+    m3 = AdaptGBRT.load(str(path))
+    np.testing.assert_array_equal(m3.route(Xt), m.route(Xt))
+    with pytest.raises(ValueError, match=r"Pass f0= to AdaptGBRT\.load"):
+        m3.predict(Xt)
+
+
+def test_budget_sweep_picks_most_accurate_within_budget(binary_problem):
+    X, y, Xt, yt, f0 = binary_problem
+    m = AdaptGBRT(
+        budget=4.0, p_full_grid=[0.2, 0.6], gamma_grid=[0.002, 0.02], n_trees=10, max_em_iter=2
+    ).fit(X, y, f0, X_valid=Xt, y_valid=yt)
+    res = m.sweep_result_
+    df = res.results
+    assert len(df) == 4
+    within = df[df["cost"] <= 4.0]
+    if res.success:
+        assert df.loc[res.best_index, "accuracy"] == within["accuracy"].max()
+        assert m.evaluate(Xt, yt)["accuracy"] == pytest.approx(df.loc[res.best_index, "accuracy"])
+    np.testing.assert_array_equal(df["on_frontier"], pareto_mask(df["cost"], df["accuracy"]))
+    fr = res.frontier
+    assert np.all(np.diff(fr["accuracy"].to_numpy()) > 0)
+
+
+def test_pareto_mask_brute_force(rng):
+    cost, acc = rng.integers(0, 5, 40).astype(float), rng.integers(0, 5, 40).astype(float)
+    mask = pareto_mask(cost, acc)
+    for i in range(40):
+        dom = any(
+            cost[j] <= cost[i] and acc[j] >= acc[i] and (cost[j] < cost[i] or acc[j] > acc[i])
+            for j in range(40)
+        )
+        assert mask[i] == (not dom)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"p_full": 1.5}, "'p_full' parameter of AdaptGBRT must be a number in \\[0, 1\\]"),
+        ({"gamma": -1.0}, "'gamma' parameter of AdaptGBRT must be a finite number >= 0"),
+        ({"budget": -3}, "'budget' parameter of AdaptGBRT must be a positive finite number"),
+        ({"n_trees": 0}, "'n_trees' parameter of AdaptGBRT must be an integer >= 1"),
+    ],
+)
+def test_invalid_parameters(binary_problem, kwargs, match):
+    X, y, _, _, f0 = binary_problem
+    with pytest.raises(ValueError, match=match):
+        AdaptGBRT(**kwargs).fit(X, y, f0)
+
+
+def test_invalid_inputs(binary_problem):
+    X, y, _, _, f0 = binary_problem
+    with pytest.raises(ValueError, match="binary classification only"):
+        AdaptGBRT().fit(X, np.arange(len(y)) % 3, f0)
+    with pytest.raises(ValueError, match="needs validation data"):
+        AdaptGBRT(budget=2.0).fit(X, y, f0)
+    with pytest.raises(TypeError, match="'f0' argument of AdaptGBRT"):
+        AdaptGBRT().fit(X, y, object())
+    with pytest.raises(ValueError, match="not fitted yet"):
+        AdaptGBRT().route(X)
+
+
+def test_adapt_lin_q_and_candidates(binary_problem):
+    X, y, Xt, yt, f0 = binary_problem
+    m = AdaptLin(p_full=0.3, lam=0.01, max_em_iter=3, max_iter=100).fit(X, y, f0)
+    np.testing.assert_allclose(m.history_, 0.3, atol=1e-5)
+    df = m.evaluate(Xt, yt)
+    assert df["n_support"].is_monotonic_decreasing
+    assert df["n_support"].iloc[-1] == 0

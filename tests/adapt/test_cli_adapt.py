@@ -1,0 +1,111 @@
+import argparse
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+from budget_extras import AdaptGBRT
+from budget_extras._cli import main as cli_main
+from budget_extras._cli_adapt import register
+
+
+def _main(argv):
+    """Our parser alone (errors propagate as exceptions, unlike budget-extras' main)."""
+    parser = argparse.ArgumentParser(prog="budget-extras")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_registered_in_main_cli(files, capsys):
+    tmp, *_ = files
+    argv = [
+        "adapt",
+        "--train",
+        str(tmp / "train.csv"),
+        "--label",
+        "y",
+        "--f0",
+        str(tmp / "f0.txt"),
+        "--n-trees",
+        "3",
+        "--max-em-iter",
+        "1",
+        "--output",
+        str(tmp / "m.json"),
+        "--quiet",
+    ]
+    assert cli_main(argv) == 0
+    assert '"em_iterations": 1' in capsys.readouterr().out
+    assert cli_main([*argv[:-3], "--label", "nope", "--output", str(tmp / "m.json")]) == 2
+
+
+@pytest.fixture
+def files(tmp_path, rng):
+    X = rng.normal(size=(600, 4))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] * X[:, 2] > 0.5)).astype(int)
+    f0 = lgb.train({"objective": "binary", "verbose": -1}, lgb.Dataset(X[:300], label=y[:300]), 30)
+    f0.save_model(str(tmp_path / "f0.txt"))
+    cols = ["a", "b", "c", "d"]
+    df = pd.DataFrame(X[300:], columns=cols).assign(y=y[300:])
+    df.to_csv(tmp_path / "train.csv", index=False)
+    pd.DataFrame({"feature": cols, "cost": [1.0, 2.0, 1.0, 3.0]}).to_csv(tmp_path / "costs.csv", index=False)
+    return tmp_path, X[300:], y[300:], f0
+
+
+def test_cli_equals_library(files, capsys):
+    tmp, X, y, f0 = files
+    rc = _main(
+        [
+            "adapt",
+            "--train",
+            str(tmp / "train.csv"),
+            "--label",
+            "y",
+            "--f0",
+            str(tmp / "f0.txt"),
+            "--costs",
+            str(tmp / "costs.csv"),
+            "--p-full",
+            "0.3",
+            "--gamma",
+            "0.005",
+            "--n-trees",
+            "10",
+            "--max-em-iter",
+            "3",
+            "--output",
+            str(tmp / "adapt.json"),
+            "--quiet",
+        ]
+    )
+    assert rc == 0
+    assert '"p_full": 0.3' in capsys.readouterr().out
+    cli = AdaptGBRT.load(str(tmp / "adapt.json"), f0=f0)
+    lib = AdaptGBRT(p_full=0.3, gamma=0.005, n_trees=10, max_em_iter=3).fit(X, y, f0, [1.0, 2.0, 1.0, 3.0])
+    np.testing.assert_array_equal(cli.route(X), lib.route(X))
+    np.testing.assert_allclose(cli.predict_proba(X), lib.predict_proba(X))
+    np.testing.assert_allclose(cli.row_cost(X), lib.row_cost(X))
+
+
+def test_cli_rejects_bad_costs(files):
+    tmp, *_ = files
+    pd.DataFrame({"feature": ["a"], "price": [1.0]}).to_csv(tmp / "bad.csv", index=False)
+    with pytest.raises(ValueError, match="cost"):
+        _main(
+            [
+                "adapt",
+                "--train",
+                str(tmp / "train.csv"),
+                "--label",
+                "y",
+                "--f0",
+                str(tmp / "f0.txt"),
+                "--costs",
+                str(tmp / "bad.csv"),
+                "--output",
+                str(tmp / "o.json"),
+                "--quiet",
+            ]
+        )
