@@ -41,12 +41,18 @@ def _format_value(value: Any, param: str, name: str) -> str:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"The value of feature '{name}' in '{param}' must be a number. Got {value!r} instead.") from None
+        raise TypeError(
+            f"The value of feature '{name}' in '{param}' must be a number. Got {value!r} instead."
+        ) from None
     if not math.isfinite(number) or number < 0:
-        raise ValueError(f"The value of feature '{name}' in '{param}' must be a finite number >= 0. Got {value!r} instead.")
+        raise ValueError(
+            f"The value of feature '{name}' in '{param}' must be a finite number >= 0. Got {value!r} instead."
+        )
     if param == "cegb_feature_group":
         if number != int(number):
-            raise ValueError(f"The group of feature '{name}' in '{param}' must be an integer >= 0. Got {value!r} instead.")
+            raise ValueError(
+                f"The group of feature '{name}' in '{param}' must be an integer >= 0. Got {value!r} instead."
+            )
         return str(int(number))
     return repr(number)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from .conftest import get_booster, hard_rows
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report, predict_acquiring
+
+from .conftest import get_booster, hard_rows
 
 
 class RecordingFetch:

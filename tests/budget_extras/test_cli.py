@@ -8,11 +8,12 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from .conftest import get_booster, hard_rows
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras._cli import SUBCOMMANDS, build_parser, main
 from budget_extras._cli_report import report_dict
+
+from .conftest import get_booster, hard_rows
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from .conftest import N_FEAT, get_booster, hard_rows
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report, features_used
 from budget_extras._predict import reference_leaf
+
+from .conftest import N_FEAT, get_booster, hard_rows
 
 NAMES = [f"Column_{i}" for i in range(N_FEAT)]
 

@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from .conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, get_booster, hard_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget_extras import ModelParseError, TreeEnsemble
 from budget_extras._predict import reference_leaf
+
+from .conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, get_booster, hard_rows
 
 
 def assert_raw_equal(ours: np.ndarray, theirs: np.ndarray) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 import pytest
-from .conftest import MODEL_KINDS, get_booster, hard_rows
 
 from budget_extras import TreeEnsemble
+
+from .conftest import MODEL_KINDS, get_booster, hard_rows
 
 ARRAYS = (
     "left_child",
@@ -161,6 +162,7 @@ def test_save_model_and_errors(tmp_path, rng):
 
 def test_pandas_categorical_survives_export(rng):
     import pandas as pd
+
     from .conftest import N_FEAT, _make
 
     ens = TreeEnsemble.from_booster(_make("pandas_categorical"))

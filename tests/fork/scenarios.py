@@ -126,7 +126,8 @@ def scenario_bagging_modes(lgb: Any) -> dict[str, Any]:
                            cegb_penalty_feature_coupled=[0.0] * 8 + [1e12] * 100, cegb_tradeoff=0.05),
                       lgb.Dataset(X_wide, y), num_boost_round=12)
     a, b = _tree_signatures(subset), _tree_signatures(index)
-    return {"identical": a == b, "first_diff_tree": next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)}
+    first_diff = next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)
+    return {"identical": a == b, "first_diff_tree": first_diff}
 
 
 def scenario_oob_marking(lgb: Any) -> dict[str, Any]:
@@ -164,7 +165,8 @@ def _continued(lgb: Any, cegb: dict[str, Any]) -> dict[str, Any]:
     first = lgb.train(params, lgb.Dataset(X, y), num_boost_round=10)
     cont = lgb.train(params, lgb.Dataset(X, y), num_boost_round=10, init_model=first)
     a, b = _tree_signatures(full, 10), _tree_signatures(cont, 10)
-    return {"identical": a == b, "first_diff_tree": next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)}
+    first_diff = next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)
+    return {"identical": a == b, "first_diff_tree": first_diff}
 
 
 def scenario_continued_coupled(lgb: Any) -> dict[str, Any]:

@@ -280,8 +280,9 @@ def test_cli_named_costs_and_cost_file(lgb, data, tmp_path):
               "objective=l2", "num_leaves=15", "verbose=-1", "num_threads=1", "deterministic=true",
               "force_row_wise=true", "seed=7", "cegb_tradeoff=0.05"]
     models = {}
+    named = ",".join(f"{n}:{c}" for n, c in zip(NAMES, LAZY, strict=True))
     for tag, spec in [("positional", "cegb_penalty_feature_lazy=" + ",".join(map(str, LAZY))),
-                      ("named", "cegb_penalty_feature_lazy=" + ",".join(f"{n}:{c}" for n, c in zip(NAMES, LAZY, strict=True))),
+                      ("named", "cegb_penalty_feature_lazy=" + named),
                       ("file", f"cegb_cost_file={costs}")]:
         out = tmp_path / f"{tag}.txt"
         subprocess.run([exe, *common, spec, f"output_model={out}"], check=True, capture_output=True, timeout=300)
