@@ -1,0 +1,115 @@
+"""Wall-clock of the fork's native QWYC early exit vs the full ensemble and pred_early_stop.
+
+UCI Adult (from --data-dir), LightGBM 500 trees of depth 5 (learning rate 0.05), as in
+benchmarks/qwyc.py. QWYC chooses its order on training rows and calibrates its thresholds
+on one half of adult.test (held-out rule); everything is measured on the other half.
+Competitors, all LightGBM's native predictor with 1 thread, interleaved, min/median of repeats:
+  full            Booster.predict(raw_score=True)                 (every tree)
+  pred_early_stop Booster.predict(pred_early_stop=True, freq=1, margin=m), several m
+  QWYC native     the plan file, Booster.predict(pred_early_stop=True)
+Correctness gate: the native QWYC scores equal budget_extras.QWYC.predict's, bit for bit.
+
+    python benchmarks/qwyc_native.py --data-dir DIR [--alphas 0.001 0.005] [--repeats 5]
+
+Writes benchmarks/results/qwyc_native.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import lightgbm as lgb
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from qwyc import CATS, load_adult  # noqa: E402
+
+from budget_extras import QWYC  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class NativePredictor:
+    """One configuration of LightGBM's native predictor."""
+
+    def __init__(self, name: str, booster: lgb.Booster, **kwargs: object) -> None:
+        self.name, self.booster, self.kwargs = name, booster, kwargs
+
+    def run(self, X: np.ndarray) -> np.ndarray:
+        return self.booster.predict(X, raw_score=True, num_threads=1, **self.kwargs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument("--alphas", type=float, nargs="+", default=[0.001, 0.005])
+    ap.add_argument("--margins", type=float, nargs="+", default=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "qwyc_native.json"))
+    args = ap.parse_args(argv)
+    if "+cegb" not in lgb.__version__:
+        ap.error(f"needs the lightgbm-cegb fork (found lightgbm {lgb.__version__})")
+
+    Xtr, ytr, Xte, yte, names = load_adult(args.data_dir)
+    params = dict(objective="binary", learning_rate=0.05, max_depth=5, num_leaves=32, verbose=-1,
+                  num_threads=1, seed=0)
+    booster = lgb.train(params, lgb.Dataset(Xtr, ytr, feature_name=names,
+                                            categorical_feature=[names.index(c) for c in CATS]), 500)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(Xte))
+    calib, evaluation = np.sort(perm[: len(perm) // 2]), np.sort(perm[len(perm) // 2:])
+    X = Xte[evaluation]
+    full = booster.predict(X, raw_score=True, num_threads=1)
+    full_label = full > 0
+    competitors = [NativePredictor("full", booster)]
+    competitors += [NativePredictor(f"pred_early_stop margin={m:g}", booster, pred_early_stop=True,
+                                    pred_early_stop_freq=1, pred_early_stop_margin=m) for m in args.margins]
+    mean_trees: dict[str, float] = {"full": 500.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        order_rows = Xtr[rng.permutation(len(Xtr))[:15000]]
+        for alpha in args.alphas:
+            q = QWYC(alpha=alpha, margin=0.1, random_state=0).fit(booster, order_rows, X_holdout=Xte[calib])
+            path = Path(tmp) / f"qwyc_{alpha}.txt"
+            q.save_model(path)
+            name = f"QWYC native alpha={alpha:g}"
+            native = NativePredictor(name, lgb.Booster(model_file=str(path)), pred_early_stop=True)
+            ref = q.predict(X)
+            if not np.array_equal(native.run(X), ref.scores):
+                print(f"correctness gate FAILED for {name}", file=sys.stderr)
+                return 1
+            mean_trees[name] = float(ref.trees_evaluated.mean())
+            competitors.append(native)
+        times: dict[str, list[float]] = {c.name: [] for c in competitors}
+        outputs: dict[str, np.ndarray] = {}
+        for _ in range(args.repeats):
+            for comp in competitors:
+                t0 = time.perf_counter_ns()
+                outputs[comp.name] = comp.run(X)
+                times[comp.name].append((time.perf_counter_ns() - t0) / 1e9)
+    rows = []
+    t_full = min(times["full"])
+    for comp in competitors:
+        disagreement = float(np.mean((outputs[comp.name] > 0) != full_label))
+        rows.append({"name": comp.name, "min_s": min(times[comp.name]), "median_s": statistics.median(times[comp.name]),
+                     "speedup_vs_full": t_full / min(times[comp.name]), "test_disagreement": disagreement,
+                     "accuracy": float(np.mean((outputs[comp.name] > 0) == yte[evaluation])),
+                     "mean_trees": mean_trees.get(comp.name)})
+    print(f"{'predictor':34s} {'min s':>8s} {'x full':>7s} {'disagree':>9s} {'accuracy':>9s} {'trees':>7s}")
+    for r in rows:
+        trees = f"{r['mean_trees']:.1f}" if r["mean_trees"] is not None else "-"
+        print(f"{r['name']:34s} {r['min_s']:8.4f} {r['speedup_vs_full']:7.2f} {r['test_disagreement']:9.4%} "
+              f"{r['accuracy']:9.4f} {trees:>7s}")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"rows": rows, "n_rows": int(len(X)), "repeats": args.repeats,
+                                          "lightgbm": lgb.__version__}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
