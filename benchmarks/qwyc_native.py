@@ -28,9 +28,9 @@ import lightgbm as lgb
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qwyc import CATS, load_adult  # noqa: E402
+from qwyc import CATS, load_adult
 
-from budget_extras import QWYC  # noqa: E402
+from budget_extras import QWYC
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['name']:34s} {r['min_s']:8.4f} {r['speedup_vs_full']:7.2f} {r['test_disagreement']:9.4%} "
               f"{r['accuracy']:9.4f} {trees:>7s}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows, "n_rows": int(len(X)), "repeats": args.repeats,
+    Path(args.out).write_text(json.dumps({"rows": rows, "n_rows": len(X), "repeats": args.repeats,
                                           "lightgbm": lgb.__version__}, indent=2))
     return 0
 
