@@ -22,7 +22,7 @@ excludes=()
 for f in "${ours[@]}"; do
   case "$f" in
     src/*) mkdir -p "$here/$(dirname "$f")"; cp "$f" "$here/$f" ;;
-    include/*) mkdir -p "$here/src/../$(dirname "$f")"; echo "regen-patches: new header $f must live under src/ (include/ is upstream's)" >&2; exit 1 ;;
+    include/*) echo "regen-patches: new header $f must live under src/ (include/ is upstream's)" >&2; exit 1 ;;
     lightgbm/*) mkdir -p "$root/python-package/$(dirname "$f")"; cp "$f" "$root/python-package/$f" ;;
   esac
   excludes+=(":(exclude)$f")

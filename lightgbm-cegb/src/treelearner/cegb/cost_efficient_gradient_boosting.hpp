@@ -408,10 +408,17 @@ class CostEfficientGradientBoosting {
   /*! \brief GreedyMiser mode: in-bag rows pay for the groups on their leaf's path. */
   void MarkInBagFromLeaves(const Tree& tree) {
     const DataPartition* partition = tree_learner_->data_partition_.get();
+    // Tree keeps the parents of leaves only; derive those of internal nodes once.
+    std::vector<int> parent(std::max(0, tree.num_leaves() - 1), -1);
+    for (int node = 0; node < tree.num_leaves() - 1; ++node) {
+      for (int child : {tree.left_child(node), tree.right_child(node)}) {
+        if (child >= 0) parent[child] = node;
+      }
+    }
     std::vector<data_size_t> fresh(costs_.num_groups, 0);
     for (int leaf = 0; leaf < tree.num_leaves(); ++leaf) {
       std::vector<int> groups;
-      for (int node = tree.leaf_parent(leaf); node >= 0; node = NodeParent(tree, node)) {
+      for (int node = tree.leaf_parent(leaf); node >= 0; node = parent[node]) {
         const int f = full_data_->InnerFeatureIndex(tree.split_feature(node));
         if (f >= 0) groups.push_back(inner_group_[f]);
       }
@@ -422,14 +429,6 @@ class CostEfficientGradientBoosting {
       }
     }
     for (int g = 0; g < costs_.num_groups; ++g) paid_rows_[g] += fresh[g];
-  }
-
-  static int NodeParent(const Tree& tree, int node) {
-    // Tree keeps leaf parents only; internal nodes are found by their children.
-    for (int p = 0; p < node; ++p) {
-      if (tree.left_child(p) == node || tree.right_child(p) == node) return p;
-    }
-    return -1;
   }
 
   /*!
