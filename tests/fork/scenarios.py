@@ -44,6 +44,18 @@ def _node_grad(node: dict[str, Any], lr: float) -> tuple[float, float]:
     return -value / lr * h, h
 
 
+def _raw_gain(node: dict[str, Any], lr: float) -> float:
+    """Unpenalized split gain of an internal node of an L2 model (lambda = 0), from its children."""
+    gl, hl = _node_grad(node["left_child"], lr)
+    gr, hr = _node_grad(node["right_child"], lr)
+    return gl * gl / hl + gr * gr / hr - (gl + gr) ** 2 / (hl + hr)
+
+
+def _first_diff(a: list[Any], b: list[Any]) -> int:
+    """Index of the first differing tree signature, -1 if none."""
+    return next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)
+
+
 def scenario_coupled_refund(lgb: Any) -> dict[str, Any]:
     """Defect a: stored split gains vs gains recomputed from node statistics (coupled=200)."""
     X, y = _regression_data()
@@ -56,10 +68,7 @@ def scenario_coupled_refund(lgb: Any) -> dict[str, Any]:
         for node in _nodes(tree):
             if "split_gain" not in node:
                 continue
-            gl, hl = _node_grad(node["left_child"], lr)
-            gr, hr = _node_grad(node["right_child"], lr)
-            raw = gl * gl / hl + gr * gr / hr - (gl + gr) ** 2 / (hl + hr)
-            excess.append(node["split_gain"] - raw)
+            excess.append(node["split_gain"] - _raw_gain(node, lr))
     excess_arr = np.array(excess)
     return {"n_splits": int(excess_arr.size),
             "n_exceeding": int((excess_arr > 1e-3 * penalty).sum()),
@@ -126,8 +135,7 @@ def scenario_bagging_modes(lgb: Any) -> dict[str, Any]:
                            cegb_penalty_feature_coupled=[0.0] * 8 + [1e12] * 100, cegb_tradeoff=0.05),
                       lgb.Dataset(X_wide, y), num_boost_round=12)
     a, b = _tree_signatures(subset), _tree_signatures(index)
-    first_diff = next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)
-    return {"identical": a == b, "first_diff_tree": first_diff}
+    return {"identical": a == b, "first_diff_tree": _first_diff(a, b)}
 
 
 def scenario_oob_marking(lgb: Any) -> dict[str, Any]:
@@ -150,9 +158,7 @@ def scenario_oob_marking(lgb: Any) -> dict[str, Any]:
     roots = []
     for tree in booster.dump_model()["tree_info"]:
         root = tree["tree_structure"]
-        gl, hl = _node_grad(root["left_child"], lr)
-        gr, hr = _node_grad(root["right_child"], lr)
-        raw = gl * gl / hl + gr * gr / hr - (gl + gr) ** 2 / (hl + hr)
+        raw = _raw_gain(root, lr)
         roots.append({"feature": root["split_feature"], "count": root["internal_count"],
                       "unpaid_rows": round((raw - root["split_gain"]) / lazy, 3)})
     return {"roots": roots}
@@ -165,8 +171,7 @@ def _continued(lgb: Any, cegb: dict[str, Any]) -> dict[str, Any]:
     first = lgb.train(params, lgb.Dataset(X, y), num_boost_round=10)
     cont = lgb.train(params, lgb.Dataset(X, y), num_boost_round=10, init_model=first)
     a, b = _tree_signatures(full, 10), _tree_signatures(cont, 10)
-    first_diff = next((i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q), -1)
-    return {"identical": a == b, "first_diff_tree": first_diff}
+    return {"identical": a == b, "first_diff_tree": _first_diff(a, b)}
 
 
 def scenario_continued_coupled(lgb: Any) -> dict[str, Any]:
@@ -272,9 +277,7 @@ def scenario_big_lazy(lgb: Any) -> dict[str, Any]:
     out = []
     for tree in booster.dump_model()["tree_info"]:
         root = tree["tree_structure"]
-        gl, hl = _node_grad(root["left_child"], 0.1)
-        gr, hr = _node_grad(root["right_child"], 0.1)
-        raw = gl * gl / hl + gr * gr / hr - (gl + gr) ** 2 / (hl + hr)
+        raw = _raw_gain(root, 0.1)
         out.append({"feature": root["split_feature"], "count": root["internal_count"],
                     "unpaid_rows": (raw - root["split_gain"]) / 0.2, "gain": raw})
     return {"n_rows": n, "n_features": d, "roots": out}

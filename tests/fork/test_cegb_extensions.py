@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .scenarios import BASE, _node_grad, _tree_signatures
+from .scenarios import BASE, _raw_gain, _tree_signatures
 
 LAZY = [3.0, 1.0, 1.0, 2.0, 0.5, 0.5, 1.0, 1.0]
 NAMES = [f"f{i}" for i in range(8)]
@@ -49,9 +49,7 @@ def _charges(booster, lr=0.1):
             node, depth, path = stack.pop()
             if "split_feature" not in node:
                 continue
-            gl, hl = _node_grad(node["left_child"], lr)
-            gr, hr = _node_grad(node["right_child"], lr)
-            raw = gl * gl / hl + gr * gr / hr - (gl + gr) ** 2 / (hl + hr)
+            raw = _raw_gain(node, lr)
             # internal values are written with 6 significant digits: compare within that resolution
             out.append({"tree": t, "depth": depth, "feature": node["split_feature"], "path": path,
                         "count": node["internal_count"], "penalty": raw - node["split_gain"],
