@@ -6,6 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import numpy as np
+
 WORKER = r"""
 import json, sys, time
 import numpy as np
@@ -36,3 +38,18 @@ class Competitor:
         out = subprocess.run([self.python, "-c", WORKER, str(data), json.dumps(params), str(rounds)],
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def synthetic_regression(rows: int, cols: int, *, leaves: int, threads: int):
+    """The fork benchmarks' data and settings: (X, y, base params, one lazy cost per feature).
+
+    200,000 x 50 float32 Gaussian features with a nonlinear target; col-wise histograms,
+    deterministic; lazy costs uniform in [0.5, 3].
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(rows, cols)).astype(np.float32)
+    y = X[:, 0] + X[:, 1] * X[:, 2] + np.sin(X[:, 3]) + 0.5 * X[:, 4:10].sum(axis=1) + rng.normal(size=rows)
+    base = {"objective": "l2", "num_leaves": leaves, "verbose": -1, "num_threads": threads,
+            "force_col_wise": True, "deterministic": True, "seed": 1}
+    lazy = [float(c) for c in rng.uniform(0.5, 3.0, size=cols)]
+    return X, y, base, lazy

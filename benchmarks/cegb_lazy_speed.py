@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import Competitor
+from _runner import Competitor, synthetic_regression
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,13 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cegb_lazy_speed.json"))
     args = parser.parse_args(argv)
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(args.rows, args.cols)).astype(np.float32)
-    y = X[:, 0] + X[:, 1] * X[:, 2] + np.sin(X[:, 3]) + 0.5 * X[:, 4:10].sum(axis=1) + rng.normal(size=args.rows)
-    base = {"objective": "l2", "num_leaves": args.leaves, "verbose": -1, "num_threads": args.threads,
-            "force_col_wise": True, "deterministic": True, "seed": 1}
-    lazy = dict(base, cegb_tradeoff=0.01,
-                cegb_penalty_feature_lazy=[float(c) for c in rng.uniform(0.5, 3.0, size=args.cols)])
+    X, y, base, costs = synthetic_regression(args.rows, args.cols, leaves=args.leaves, threads=args.threads)
+    lazy = dict(base, cegb_tradeoff=0.01, cegb_penalty_feature_lazy=costs)
     fork = sys.executable
     runs = [("plain", fork, base), ("lazy", fork, lazy), ("lazy_scan", fork, dict(lazy, cegb_lazy_reference_scan=True))]
     if args.upstream_python:
