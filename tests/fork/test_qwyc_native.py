@@ -86,3 +86,56 @@ def test_malformed_plans_are_refused(lgb, fitted, edit, pattern):
     assert edit[0] in text
     with pytest.raises(lgb.basic.LightGBMError, match=pattern):
         lgb.Booster(model_str=text.replace(edit[0], edit[1], 1))
+
+
+def _trees_evaluated(lgb, path, X, **kwargs):
+    return lgb.Booster(model_file=str(path)).predict(X, pred_early_stop=True, qwyc_trees_evaluated=True, **kwargs)
+
+
+def test_native_trees_evaluated_per_row(lgb, fitted, tmp_path):
+    kind, booster, qwyc, X = fitted
+    path = tmp_path / "fast.txt"
+    qwyc.save_model(path)
+    expected = qwyc.predict(X).trees_evaluated
+    assert len(np.unique(expected)) > 3  # rows stop at many different positions
+    for raw_score in (False, True):
+        got = _trees_evaluated(lgb, path, X, raw_score=raw_score)
+        if kind == "multiclass":  # every class column of a row holds the row's count
+            assert got.shape == (len(X), booster.num_model_per_iteration())
+            np.testing.assert_array_equal(got, np.repeat(got[:, :1], got.shape[1], axis=1))
+            got = got[:, 0]
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_cli_trees_evaluated_per_row(lgb, fitted, tmp_path):
+    kind, _, qwyc, X = fitted
+    exe = shutil.which("lightgbm")
+    assert exe, "the fork's lightgbm CLI must be on PATH"
+    path = tmp_path / "fast.txt"
+    qwyc.save_model(path)
+    data = tmp_path / "x.csv"
+    np.savetxt(data, np.column_stack([np.zeros(len(X)), X]), delimiter=",", fmt="%.17g")
+    out = tmp_path / "trees.txt"
+    subprocess.run([exe, "task=predict", f"data={data}", f"input_model={path}", f"output_result={out}",
+                    "header=false", "label_column=0", "pred_early_stop=true", "qwyc_trees_evaluated=true"],
+                   check=True, capture_output=True, timeout=300)
+    cli = np.loadtxt(out, delimiter="\t")
+    if kind == "multiclass":
+        cli = cli[:, 0]
+    np.testing.assert_array_equal(cli, qwyc.predict(X).trees_evaluated)
+
+
+def test_trees_evaluated_misuse_is_refused(lgb, fitted, tmp_path):
+    _, booster, qwyc, X = fitted
+    path = tmp_path / "fast.txt"
+    qwyc.save_model(path)
+    fast = lgb.Booster(model_file=str(path))
+    err = lgb.basic.LightGBMError
+    with pytest.raises(err, match=r"qwyc_trees_evaluated=true needs pred_early_stop=true"):
+        fast.predict(X, qwyc_trees_evaluated=True)
+    with pytest.raises(err, match=r"qwyc_trees_evaluated=true needs pred_early_stop=true.*pred_leaf=true"):
+        fast.predict(X, pred_early_stop=True, qwyc_trees_evaluated=True, pred_leaf=True)
+    with pytest.raises(err, match=r"qwyc_trees_evaluated=true needs the prediction to cover all"):
+        fast.predict(X, pred_early_stop=True, qwyc_trees_evaluated=True, num_iteration=5)
+    with pytest.raises(err, match=r"qwyc_trees_evaluated=true needs a model file carrying a QWYC plan"):
+        booster.predict(X, pred_early_stop=True, qwyc_trees_evaluated=True)
