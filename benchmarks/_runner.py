@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 from pathlib import Path
@@ -38,6 +39,42 @@ class Competitor:
         out = subprocess.run([self.python, "-c", WORKER, str(data), json.dumps(params), str(rounds)],
                              capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def common_parser(doc: str, *, result_name: str, repeats: int) -> argparse.ArgumentParser:
+    """The options every fork training benchmark takes (data size, repeats, threads, upstream, output)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--cols", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--upstream-python", default=str(ROOT / ".venv-upstream" / "bin" / "python"),
+                        help="interpreter with the upstream wheel")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / f"{result_name}.json"))
+    return parser
+
+
+def run_interleaved(runs: list[tuple[str, str, dict]], data: Path, rounds: int,
+                    repeats: int) -> tuple[dict[str, list[float]], dict[str, set[str]], dict[str, str]]:
+    """Run (name, python, params) competitors interleaved `repeats` times on one data file.
+
+    Returns seconds per name, the set of saved-model hashes per name and the LightGBM version per name.
+    """
+    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+    shas: dict[str, set[str]] = {name: set() for name, _, _ in runs}
+    versions: dict[str, str] = {}
+    for rep in range(repeats):
+        for name, python, params in runs:
+            r = Competitor(name, python).run(data, params, rounds)
+            times[name].append(r["seconds"])
+            shas[name].add(r["model_sha"])
+            versions[name] = r["version"]
+            print(f"repeat {rep + 1}/{repeats} {name:15s} {r['seconds']:.3f}s", flush=True)
+    return times, shas, versions
 
 
 def synthetic_regression(rows: int, cols: int, *, leaves: int, threads: int):

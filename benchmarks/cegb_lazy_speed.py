@@ -16,7 +16,6 @@ Writes benchmarks/results/cegb_lazy_speed.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import statistics
@@ -27,22 +26,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import Competitor, synthetic_regression
-
-ROOT = Path(__file__).resolve().parents[1]
+from _runner import common_parser, run_interleaved, synthetic_regression
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--cols", type=int, default=50)
+    parser = common_parser(__doc__, result_name="cegb_lazy_speed", repeats=3)
     parser.add_argument("--leaves", type=int, default=63)
-    parser.add_argument("--rounds", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--upstream-python", default=str(ROOT / ".venv-upstream" / "bin" / "python"),
-                        help="interpreter with the upstream wheel; '' to skip upstream")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "cegb_lazy_speed.json"))
     args = parser.parse_args(argv)
 
     X, y, base, costs = synthetic_regression(args.rows, args.cols, leaves=args.leaves, threads=args.threads)
@@ -51,17 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     runs = [("plain", fork, base), ("lazy", fork, lazy), ("lazy_scan", fork, dict(lazy, cegb_lazy_reference_scan=True))]
     if args.upstream_python:
         runs += [("upstream_plain", args.upstream_python, base), ("upstream_lazy", args.upstream_python, lazy)]
-    times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
-    shas: dict[str, set[str]] = {name: set() for name, _, _ in runs}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data.npz"
         np.savez(data, X=X, y=y)
-        for rep in range(args.repeats):
-            for name, python, params in runs:
-                r = Competitor(name, python).run(data, params, args.rounds)
-                times[name].append(r["seconds"])
-                shas[name].add(r["model_sha"])
-                print(f"repeat {rep + 1}/{args.repeats} {name:15s} {r['seconds']:.3f}s", flush=True)
+        times, shas, _ = run_interleaved(runs, data, args.rounds, args.repeats)
     summary = {name: {"min": min(t), "median": statistics.median(t), "all": t} for name, t in times.items()}
     for name in summary:
         summary[name]["ratio_to_plain_min"] = summary[name]["min"] / summary["plain"]["min"]

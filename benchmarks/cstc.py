@@ -41,6 +41,7 @@ from sklearn.model_selection import train_test_split
 import budget_extras
 from budget_extras import CSTC, FeatureCosts, TreeEnsemble, cost_report
 from budget_extras._cstc_features import _read_weak_learners, _tree_outputs
+from budget_extras._cstc_synthetic import QUADRANT_COSTS, make_quadrants
 
 # ---------------------------------------------------------------------------- cost rules
 
@@ -138,13 +139,15 @@ class CEGBAdapter:
     def setup(self, data: Data, fit: tuple[np.ndarray, np.ndarray], seed: int) -> None:
         self.data, self.fit_data, self.seed = data, fit, seed
 
+    def params(self, s: float) -> dict[str, Any]:
+        c = alone_costs(self.data.costs)
+        return {**BOOST, "seed": self.seed, "cegb_tradeoff": s,
+                "cegb_penalty_feature_lazy": (c / np.median(c[c > 0])).tolist()}
+
     def run(self, s: float) -> dict[str, Any]:
         d = self.data
-        c = alone_costs(d.costs)
-        params = {**BOOST, "seed": self.seed, "cegb_tradeoff": s,
-                  "cegb_penalty_feature_lazy": (c / np.median(c[c > 0])).tolist()}
         t0 = time.perf_counter_ns()
-        bst = lgb.train(params, lgb.Dataset(*self.fit_data), num_boost_round=N_TREES)
+        bst = lgb.train(self.params(s), lgb.Dataset(*self.fit_data), num_boost_round=N_TREES)
         t1 = time.perf_counter_ns()
         acc = float(np.mean((bst.predict(d.X_test) > 0.5) == d.y_test))
         return {"setting": s, "accuracy": acc, "cost": float(row_costs(bst, d.X_test, d.costs).mean()),
@@ -155,17 +158,10 @@ class PenalizedAdapter(CEGBAdapter):
     name = "penalized"
     settings: tuple[float, ...] = (0.0, 1.0, 10.0, 100.0, 1e3, 1e4)
 
-    def run(self, s: float) -> dict[str, Any]:
-        d = self.data
-        c = alone_costs(d.costs)
+    def params(self, s: float) -> dict[str, Any]:
+        c = alone_costs(self.data.costs)
         pen = 1.0 / (1.0 + s * c / np.median(c[c > 0]))
-        params = {**BOOST, "seed": self.seed, "feature_penalty": pen.tolist()}
-        t0 = time.perf_counter_ns()
-        bst = lgb.train(params, lgb.Dataset(*self.fit_data), num_boost_round=N_TREES)
-        t1 = time.perf_counter_ns()
-        acc = float(np.mean((bst.predict(d.X_test) > 0.5) == d.y_test))
-        return {"setting": s, "accuracy": acc, "cost": float(row_costs(bst, d.X_test, d.costs).mean()),
-                "fit_s": (t1 - t0) / 1e9}
+        return {**BOOST, "seed": self.seed, "feature_penalty": pen.tolist()}
 
 
 class CSTCAdapter(CEGBAdapter):
@@ -208,23 +204,12 @@ class CSTCAdapter(CEGBAdapter):
 # ------------------------------------------------------- the paper's synthetic data (5.1)
 
 
-def quadrant_data(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Four quadrants, labels N(mean_q, 1); sign(x), sign(z) cost 1; expert q (cost 10) = label in q."""
-    x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
-    sx, sz = np.where(x > 0, 1.0, -1.0), np.where(z > 0, 1.0, -1.0)
-    q = 2 * (sx > 0) + (sz > 0)
-    y = rng.normal(np.array([-6.0, -2.0, 2.0, 6.0])[q], 1.0)
-    expensive = 3.0 * rng.normal(size=(n, 4))
-    expensive[np.arange(n), q] = y
-    return np.column_stack([sx, sz, expensive]), y, q
-
-
 def run_quadrants(seed: int) -> list[dict[str, Any]]:
     rng = np.random.default_rng(seed)
-    X, y, q = quadrant_data(3000, rng)
-    Xv, yv, _ = quadrant_data(1000, rng)
-    Xt, yt, qt = quadrant_data(5000, rng)
-    costs = np.array([1.0, 1.0, 10.0, 10.0, 10.0, 10.0])
+    X, y, q = make_quadrants(3000, rng)
+    Xv, yv, _ = make_quadrants(1000, rng)
+    Xt, yt, qt = make_quadrants(5000, rng)
+    costs = QUADRANT_COSTS
     gbrt = lgb.train({"objective": "regression", "max_depth": 1, "num_leaves": 2, "learning_rate": 0.1,
                       "verbose": -1, "num_threads": 1, "seed": seed}, lgb.Dataset(X, y), 200)
     wl = _read_weak_learners(gbrt)

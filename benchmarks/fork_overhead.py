@@ -14,7 +14,6 @@ to benchmarks/results/fork_overhead.json.
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import statistics
@@ -25,19 +24,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import Competitor, synthetic_regression
+from _runner import common_parser, run_interleaved, synthetic_regression
 
-ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--cols", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--upstream-python", default=str(ROOT / ".venv-upstream" / "bin" / "python"))
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fork_overhead.json"))
+    parser = common_parser(__doc__, result_name="fork_overhead", repeats=5)
     args = parser.parse_args(argv)
 
     X, y, base, lazy = synthetic_regression(args.rows, args.cols, leaves=63, threads=args.threads)
@@ -46,22 +37,15 @@ def main(argv: list[str] | None = None) -> int:
         "cegb_split": dict(base, cegb_penalty_split=0.001),
         "cegb_lazy": dict(base, cegb_tradeoff=0.01, cegb_penalty_feature_lazy=lazy),
     }
-    competitors = [Competitor("fork", sys.executable), Competitor("upstream", args.upstream_python)]
+    pythons = {"fork": sys.executable, "upstream": args.upstream_python}
     results: dict = {"rows": args.rows, "cols": args.cols, "rounds": args.rounds, "threads": args.threads,
                      "machine": platform.platform(), "processor": platform.processor(), "configs": {}}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data.npz"
         np.savez(data, X=X, y=y)
         for name, params in configs.items():
-            times: dict[str, list[float]] = {c.name: [] for c in competitors}
-            shas: dict[str, set[str]] = {c.name: set() for c in competitors}
-            versions = {}
-            for _ in range(args.repeats):
-                for comp in competitors:
-                    r = comp.run(data, params, args.rounds)
-                    times[comp.name].append(r["seconds"])
-                    shas[comp.name].add(r["model_sha"])
-                    versions[comp.name] = r["version"]
+            runs = [(who, python, params) for who, python in pythons.items()]
+            times, shas, versions = run_interleaved(runs, data, args.rounds, args.repeats)
             same_model = shas["fork"] == shas["upstream"] and len(shas["fork"]) == 1
             row = {c: {"min": min(t), "median": statistics.median(t), "all": t} for c, t in times.items()}
             row["ratio_min"] = row["fork"]["min"] / row["upstream"]["min"]

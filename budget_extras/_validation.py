@@ -136,12 +136,7 @@ def check_array_2d(
 
 def check_nonnegative_scalar(x: Any, *, name: str) -> float:
     """Return ``x`` as a float after checking it is a finite number >= 0."""
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"The {name!r} parameter must be a finite number >= 0. Got {_describe(x)} instead.")
-    value = float(x)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"The {name!r} parameter must be a finite number >= 0. Got {value!r} instead.")
-    return value
+    return check_positive(x, name=name, allow_zero=True)
 
 
 def check_positive(x: Any, *, name: str, owner: str | None = None, allow_zero: bool = False) -> float:

@@ -91,6 +91,14 @@ def _make(kind: str) -> lgb.Booster:
     return lgb.train(params, lgb.Dataset(X, label, categorical_feature=cat), num_boost_round=rounds)
 
 
+# TreeEnsemble arrays that two loaders of the same model must give identically (the float
+# arrays value, weight and split_gain may differ in the last digits between text and JSON dumps)
+STRUCTURE_ARRAYS = (
+    "left_child", "right_child", "parent", "feature", "threshold", "is_categorical", "cat_offsets",
+    "cat_values", "default_left", "missing_type", "count", "depth", "leaf_index", "tree_offset",
+    "tree_class", "shrinkage",
+)
+
 MODEL_KINDS = (
     "regression",
     "regression_no_average",

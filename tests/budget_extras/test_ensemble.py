@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from budget_extras import ModelParseError, TreeEnsemble
 from budget_extras._predict import reference_leaf
 
-from .conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, get_booster, hard_rows
+from .conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, STRUCTURE_ARRAYS, get_booster, hard_rows
 
 
 def assert_raw_equal(ours: np.ndarray, theirs: np.ndarray) -> None:
@@ -36,24 +36,7 @@ def test_dump_and_text_give_same_arrays(kind):
     booster = get_booster(kind)
     a = TreeEnsemble.from_booster(booster)
     b = TreeEnsemble.from_dump(booster.dump_model())
-    for name in (
-        "left_child",
-        "right_child",
-        "parent",
-        "feature",
-        "threshold",
-        "is_categorical",
-        "cat_offsets",
-        "cat_values",
-        "default_left",
-        "missing_type",
-        "count",
-        "depth",
-        "leaf_index",
-        "tree_offset",
-        "tree_class",
-        "shrinkage",
-    ):
+    for name in STRUCTURE_ARRAYS:
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_array_equal(a.value[a.is_leaf], b.value[b.is_leaf])
     np.testing.assert_allclose(a.value, b.value, rtol=1e-14)  # internal values: 6 digits, JSON may round

@@ -8,29 +8,9 @@ import pytest
 
 from budget_extras import TreeEnsemble
 
-from .conftest import MODEL_KINDS, get_booster, hard_rows
+from .conftest import MODEL_KINDS, STRUCTURE_ARRAYS, get_booster, hard_rows
 
-ARRAYS = (
-    "left_child",
-    "right_child",
-    "parent",
-    "feature",
-    "threshold",
-    "is_categorical",
-    "cat_offsets",
-    "cat_values",
-    "default_left",
-    "missing_type",
-    "value",
-    "count",
-    "weight",
-    "depth",
-    "split_gain",
-    "leaf_index",
-    "tree_offset",
-    "tree_class",
-    "shrinkage",
-)
+ARRAYS = (*STRUCTURE_ARRAYS, "value", "weight", "split_gain")
 
 
 def assert_same_ensemble(a: TreeEnsemble, b: TreeEnsemble) -> None:

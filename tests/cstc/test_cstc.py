@@ -19,6 +19,7 @@ from budget_extras._cstc_objective import (
     _Problem,
     _Structure,
 )
+from budget_extras._cstc_synthetic import QUADRANT_COSTS, make_quadrants
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -28,28 +29,14 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20130617)
 
 
-def quadrant_data(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Section 5.1 of the paper: four quadrants of [-1, 1]^2, Gaussian labels (variance 1)
-    with quadrant-specific means; cheap features sign(x), sign(z) (cost 1) and four expensive
-    features (cost 10), each the exact label in its own quadrant and noise elsewhere."""
-    x, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
-    sx, sz = np.where(x > 0, 1.0, -1.0), np.where(z > 0, 1.0, -1.0)
-    q = 2 * (sx > 0) + (sz > 0)
-    y = rng.normal(np.array([-6.0, -2.0, 2.0, 6.0])[q], 1.0)
-    expensive = 3.0 * rng.normal(size=(n, 4))
-    expensive[np.arange(n), q] = y
-    return np.column_stack([sx, sz, expensive]), y, q
-
-
-QUADRANT_COSTS = np.array([1.0, 1.0, 10.0, 10.0, 10.0, 10.0])
 
 
 @pytest.fixture(scope="module")
 def quadrant_fit() -> dict[str, object]:
     rng = np.random.default_rng(5)
-    X, y, q = quadrant_data(2000, rng)
-    Xv, yv, _ = quadrant_data(800, rng)
-    Xt, yt, qt = quadrant_data(3000, rng)
+    X, y, q = make_quadrants(2000, rng)
+    Xv, yv, _ = make_quadrants(800, rng)
+    Xt, yt, qt = make_quadrants(3000, rng)
     model = CSTC(depth=3, lam=0.05, rho=1e-3, n_weak=150, weak_max_depth=1, random_state=0)
     model.fit(X, y, QUADRANT_COSTS, Xv, yv)
     return {"model": model, "X": X, "y": y, "q": q, "Xt": Xt, "yt": yt, "qt": qt}

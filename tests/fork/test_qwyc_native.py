@@ -58,8 +58,8 @@ def test_without_early_stop_the_file_predicts_the_full_ensemble(lgb, fitted, tmp
     assert not np.array_equal(part, qwyc.predict(X).scores)
 
 
-def test_cli_predict_uses_the_plan(lgb, fitted, tmp_path):
-    _, _, qwyc, X = fitted
+def _cli_predict(qwyc, X, tmp_path, *params):
+    """The fork's CLI task=predict on X with qwyc's plan and extra parameters; the result file's array."""
     exe = shutil.which("lightgbm")
     assert exe, "the fork's lightgbm CLI must be on PATH"
     path = tmp_path / "fast.txt"
@@ -68,9 +68,14 @@ def test_cli_predict_uses_the_plan(lgb, fitted, tmp_path):
     np.savetxt(data, np.column_stack([np.zeros(len(X)), X]), delimiter=",", fmt="%.17g")
     out = tmp_path / "pred.txt"
     subprocess.run([exe, "task=predict", f"data={data}", f"input_model={path}", f"output_result={out}",
-                    "header=false", "label_column=0", "predict_raw_score=true", "pred_early_stop=true"],
+                    "header=false", "label_column=0", "pred_early_stop=true", *params],
                    check=True, capture_output=True, timeout=300)
-    cli = np.loadtxt(out, delimiter="\t")
+    return np.loadtxt(out, delimiter="\t")
+
+
+def test_cli_predict_uses_the_plan(lgb, fitted, tmp_path):
+    _, _, qwyc, X = fitted
+    cli = _cli_predict(qwyc, X, tmp_path, "predict_raw_score=true")
     np.testing.assert_allclose(cli, qwyc.predict(X).scores, rtol=1e-15, atol=0)
 
 
@@ -109,17 +114,7 @@ def test_native_trees_evaluated_per_row(lgb, fitted, tmp_path):
 
 def test_cli_trees_evaluated_per_row(lgb, fitted, tmp_path):
     kind, _, qwyc, X = fitted
-    exe = shutil.which("lightgbm")
-    assert exe, "the fork's lightgbm CLI must be on PATH"
-    path = tmp_path / "fast.txt"
-    qwyc.save_model(path)
-    data = tmp_path / "x.csv"
-    np.savetxt(data, np.column_stack([np.zeros(len(X)), X]), delimiter=",", fmt="%.17g")
-    out = tmp_path / "trees.txt"
-    subprocess.run([exe, "task=predict", f"data={data}", f"input_model={path}", f"output_result={out}",
-                    "header=false", "label_column=0", "pred_early_stop=true", "qwyc_trees_evaluated=true"],
-                   check=True, capture_output=True, timeout=300)
-    cli = np.loadtxt(out, delimiter="\t")
+    cli = _cli_predict(qwyc, X, tmp_path, "qwyc_trees_evaluated=true")
     if kind == "multiclass":
         cli = cli[:, 0]
     np.testing.assert_array_equal(cli, qwyc.predict(X).trees_evaluated)

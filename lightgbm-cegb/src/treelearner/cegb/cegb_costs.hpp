@@ -81,13 +81,6 @@ struct CEGBCosts {
     return c;
   }
 
-  /*! \brief Whether any per-feature cost source is given (used by IsEnable). */
-  static bool AnyGiven(const Config& config) {
-    return !config.cegb_penalty_feature_lazy.empty() || !config.cegb_penalty_feature_coupled.empty() ||
-           !config.cegb_penalty_feature_split.empty() || !config.cegb_named_costs.empty() ||
-           !config.cegb_cost_file.empty();
-  }
-
  private:
   static void CheckValue(const char* param, const std::string& feature, double v, bool is_group) {
     if (is_group && v == -1.0) return;  // no group

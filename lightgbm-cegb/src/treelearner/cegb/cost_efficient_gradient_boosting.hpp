@@ -61,8 +61,7 @@ class CostEfficientGradientBoosting {
       : tree_learner_(tree_learner) {}
 
   static bool IsEnable(const Config* config) {
-    return !(config->cegb_tradeoff >= 1.0f && config->cegb_penalty_split <= 0.0f &&
-             !CEGBCosts::AnyGiven(*config));
+    return config->CEGBEnabled();
   }
 
   /*! \brief Size the state for the current config; called on init and on every config reset. */
