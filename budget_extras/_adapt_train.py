@@ -31,7 +31,6 @@ import lightgbm as lgb
 import numpy as np
 from scipy.special import expit, logit
 
-from ._adapt_paths import _tree_leaf_features
 from ._adapt_qstep import f1_loss_grad_hess, gate_loss_grad_hess, log_weights, q_step
 
 __all__ = ["AdaptTrainResult", "default_lgb_params", "make_dataset", "train_adapt_gbrt", "train_init_f1"]
@@ -97,12 +96,9 @@ def _per_feature_cost(costs: Any, n_features: int) -> np.ndarray:
     return c
 
 
-def _new_tree_features(booster: Any, n_before: int, n_features: int) -> np.ndarray:
-    used = np.zeros(n_features, dtype=bool)
-    if booster.num_trees() > n_before:
-        for t in booster.dump_model(start_iteration=n_before)["tree_info"]:
-            used |= _tree_leaf_features(t["tree_structure"], n_features).any(axis=0)
-    return used
+def _booster_split_features(booster: Any) -> np.ndarray:
+    """Bool ``(n_features,)``: features split on anywhere in ``booster`` (all its trees)."""
+    return np.asarray(booster.feature_importance(importance_type="split") > 0)
 
 
 def make_dataset(X: Any, lgb_params: dict[str, Any]) -> lgb.Dataset:
@@ -214,9 +210,8 @@ def train_adapt_gbrt(
             for booster, fobj in ((g_b, g_obj), (f_b, f_obj)):
                 pen = np.where(used, 0.0, penalty)
                 booster.reset_parameter({"cegb_penalty_feature_coupled": list(pen)})
-                n0 = booster.num_trees()
                 booster.update(fobj=fobj)
-                used |= _new_tree_features(booster, n0, n_features)
+                used |= _booster_split_features(booster)
         g_raw = np.asarray(g_b.predict(X, raw_score=True)) + g_bias
         f1_raw = np.asarray(f_b.predict(X, raw_score=True)) + f1_bias
         to_f0 = g_raw > 0
