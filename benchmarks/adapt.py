@@ -168,7 +168,7 @@ class AdaptGBRTMethod(Method):
                 m.fit(ds["X"], ds["y"], self.f0, f0_proba_train=self.p0_train)
                 # correctness gate: every q-step met P_full
                 assert all(abs(h["mean_q"] - p) < 1e-5 for h in m.train_result_.history)
-                for thr in GATE_THRESHOLDS:  # the same model at shifted gate thresholds
+                for thr in self.ctx["gate_thresholds"]:  # the same model at shifted gate thresholds
                     m.set_params(gate_threshold=thr)
                     ev_v = m._evaluate(ds["Xv"], ds["yv"], p0=c["p0v"], f0_used=c["f0uv"])
                     ev_t = m._evaluate(ds["Xt"], ds["yt"], p0=c["p0t"], f0_used=c["f0ut"])
@@ -275,6 +275,7 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         "l1_c": args.l1_c,
         "l1_w": args.l1_gate_weights,
         "gamma_grid": args.gamma_grid,
+        "gate_thresholds": args.gate_thresholds or GATE_THRESHOLDS,
     }
     classes = np.unique(ds["y"])
     f0_val_acc = float(np.mean(classes[np.argmax(ctx["p0v"], axis=1)] == ds["yv"]))
@@ -297,7 +298,8 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         },
         "methods": {},
     }
-    methods = [c for c in (AdaptGBRTMethod, L1Method, AdaptLinMethod) if c.name in ds.get("methods", ALL_METHODS)]
+    wanted = set(ds.get("methods", ALL_METHODS)) & set(args.methods or ALL_METHODS)
+    methods = [c for c in (AdaptGBRTMethod, L1Method, AdaptLinMethod) if c.name in wanted]
     for cls in methods:  # interleaved on the same f0 and splits
         meth = cls(ds, f0, p0_train, ctx, args.quick)
         meth.setup()
@@ -381,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--l1-gate-weights", type=int, default=10, help="gate class weights of the L1 baseline")
     ap.add_argument("--p-grid", type=float, nargs="+", help="Adapt-GBRT P_full grid")
     ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
+    ap.add_argument("--gate-thresholds", type=float, nargs="+", help=f"Adapt-GBRT gate thresholds {GATE_THRESHOLDS}")
+    ap.add_argument("--methods", nargs="+", choices=ALL_METHODS, help="run only these methods")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
     ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
