@@ -337,6 +337,33 @@ def greedy_from_adapt(df: pd.DataFrame, f0_val_acc: float, f0_test_cost: float, 
     }
 
 
+def append_sweep(old: dict[str, Any], new: dict[str, Any], margin: float) -> dict[str, Any]:
+    """Union of two runs on the same splits and f0: candidates pooled, frontier and point redone."""
+    if old["f0"]["val_acc"] != new["f0"]["val_acc"] or old["split"] != new["split"]:
+        raise ValueError("--append needs the same split and f0 as the stored run.")
+    out = dict(old, methods=dict(old["methods"]))
+    f0_val, f0_cost = old["f0"]["val_acc"], old["f0"]["test_cost"]
+    for name, res in new["methods"].items():
+        if name == GREEDY:
+            continue
+        frames = [pd.DataFrame(res["candidates"])]
+        if name in old["methods"]:
+            frames.insert(0, pd.DataFrame(old["methods"][name]["candidates"]))
+        df = pd.concat(frames, ignore_index=True)
+        df["on_val_frontier"] = pareto_mask(df["val_cost"].to_numpy(), df["val_acc"].to_numpy())
+        op = operating_point(df, f0_val, margin)
+        secs = [m["seconds"] for m in (old["methods"].get(name), res) if m and m["seconds"] is not None]
+        out["methods"][name] = {
+            "seconds": float(sum(secs)),
+            "operating_point": op,
+            "cost_reduction": None if op is None else 1.0 - op["test_cost"] / f0_cost,
+            "candidates": df.to_dict(orient="list"),
+        }
+        if name == AdaptGBRTMethod.name:
+            out["methods"][GREEDY] = greedy_from_adapt(df, f0_val, f0_cost, margin)
+    return out
+
+
 def plot(results: dict[str, Any], path: str) -> None:
     import matplotlib
 
@@ -385,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
     ap.add_argument("--gate-thresholds", type=float, nargs="+", help=f"Adapt-GBRT gate thresholds {GATE_THRESHOLDS}")
     ap.add_argument("--methods", nargs="+", choices=ALL_METHODS, help="run only these methods")
+    ap.add_argument(
+        "--append", action="store_true", help="pool the candidates with the stored run of the dataset (same split, f0)"
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
     ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
@@ -427,15 +457,24 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, encoding="utf-8") as fh:
             results["datasets"] = json.load(fh).get("datasets", {})
     for name in args.datasets:
-        results["datasets"][name] = run_dataset(name, loaders[name](args.data_dir), args)
-        results["datasets"][name]["settings"] = dict(
+        new = run_dataset(name, loaders[name](args.data_dir), args)
+        new["settings"] = dict(
             results["settings"],
             forest_train=args.forest_train,
             forest_valid=args.forest_valid,
             val_margin=args.val_margin,
             l1_c=args.l1_c,
             l1_gate_weights=args.l1_gate_weights,
+            p_grid=args.p_grid,
+            gamma_grid=args.gamma_grid,
+            gate_thresholds=args.gate_thresholds,
+            methods=args.methods,
         )
+        if args.append and name in results["datasets"]:
+            old = results["datasets"][name]
+            sweeps = [*old.get("sweeps", [old["settings"]]), new["settings"]]
+            new = dict(append_sweep(old, new, args.val_margin), sweeps=sweeps)
+        results["datasets"][name] = new
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=1)
