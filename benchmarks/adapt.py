@@ -350,6 +350,7 @@ def append_sweep(old: dict[str, Any], new: dict[str, Any], margin: float) -> dic
         if name in old["methods"]:
             frames.insert(0, pd.DataFrame(old["methods"][name]["candidates"]))
         df = pd.concat(frames, ignore_index=True)
+        df = df.drop_duplicates([c for c in df.columns if c != "on_val_frontier"], ignore_index=True)
         df["on_val_frontier"] = pareto_mask(df["val_cost"].to_numpy(), df["val_acc"].to_numpy())
         op = operating_point(df, f0_val, margin)
         secs = [m["seconds"] for m in (old["methods"].get(name), res) if m and m["seconds"] is not None]
@@ -374,12 +375,17 @@ def plot(results: dict[str, Any], path: str) -> None:
     fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         r = results["datasets"][name]
-        for meth, style in (("Adapt-GBRT", "o-"), ("ADAPT-LIN", "s--"), ("L1 baseline", "^:"), (GREEDY, "x-.")):
+        for meth, style, color in (
+            ("Adapt-GBRT", "o-", "C0"),
+            ("ADAPT-LIN", "s--", "C1"),
+            ("L1 baseline", "^:", "C2"),
+            (GREEDY, "x-.", "C3"),
+        ):
             if meth not in r["methods"]:
                 continue
             df = pd.DataFrame(r["methods"][meth]["candidates"])
             fr = df[df["on_val_frontier"]].sort_values("val_cost")
-            ax.plot(fr["test_cost"], fr["test_acc"], style, label=meth, ms=4)
+            ax.plot(fr["test_cost"], fr["test_acc"], style, color=color, label=meth, ms=4)
         ax.axhline(r["f0"]["test_acc"], color="k", lw=0.8, label="f0 accuracy")
         ax.axhline(r["f0"]["test_acc"] - 0.01, color="k", lw=0.5, ls=":", label="f0 - 1 point")
         ax.axvline(r["f0"]["test_cost"], color="gray", lw=0.8)
