@@ -107,20 +107,22 @@ def main(argv: list[str] | None = None) -> int:
             f"learned gate {best_l['learned_gate_test_acc']:.4f} {best_l['features']}",
             flush=True,
         )
-    out = {
+    feasible_oracle = [r for r in rows if r["oracle_gate_test_acc"] >= need]
+    feasible_learned = [r for r in rows if r["learned_gate_test_acc"] >= need]
+    out: dict[str, Any] = {
         "f0_test_acc": float(f0_test_ok.mean()),
         "needed_test_acc": need,
         "max_mean_cost": 3.7,
         "f1_params": F1_PARAMS,
         "gate_params": GATE_PARAMS,
         "subsets": rows,
-        "feasible_oracle": [r for r in rows if r["oracle_gate_test_acc"] >= need],
-        "feasible_learned": [r for r in rows if r["learned_gate_test_acc"] >= need],
+        "feasible_oracle": feasible_oracle,
+        "feasible_learned": feasible_learned,
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         json.dump(out, fh, indent=1)
-    print(f"feasible with oracle gate: {len(out['feasible_oracle'])}; learned: {len(out['feasible_learned'])}")
+    print(f"feasible with oracle gate: {len(feasible_oracle)}; learned: {len(feasible_learned)}")
     return 0
 
 
