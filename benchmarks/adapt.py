@@ -87,7 +87,7 @@ def _split(X: np.ndarray, y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: 
     return {"X": X, "y": y, "Xv": Xv, "yv": yv, "Xt": Xt, "yt": yt}
 
 
-def load_forest(data_dir: str, n_tr: int = 20000, n_va: int = 5000) -> dict[str, Any]:
+def load_forest(data_dir: str, n_tr: int = 20000, n_va: int = 20000) -> dict[str, Any]:
     d = pd.read_csv(os.path.join(data_dir, "covertype", "covertype_sample_397k.csv.gz"))
     d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
     y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-trees", type=int, default=100)
     ap.add_argument("--max-em-iter", type=int, default=10)
     ap.add_argument("--forest-train", type=int, default=20000)
-    ap.add_argument("--forest-valid", type=int, default=5000, help="Forest validation rows")
+    ap.add_argument("--forest-valid", type=int, default=20000, help="Forest validation rows")
     ap.add_argument(
         "--val-margin", type=float, default=0.0, help="operating point: validation accuracy >= f0's - 0.01 + margin"
     )

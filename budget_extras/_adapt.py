@@ -263,7 +263,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if gamma not in init_cache:
             init = train_init_f1(
                 ctx.ds,
-                ctx.y01,
+                ctx.y_idx,
                 self.cost_vec_,
                 gamma=gamma,
                 n_trees=self.n_trees,
@@ -284,7 +284,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         res: AdaptTrainResult = train_adapt_gbrt(
             ctx.ds,
             ctx.X,
-            ctx.y01,
+            ctx.y_idx,
             ctx.p0_true,
             ctx.f0_correct,
             self.cost_vec_,
@@ -491,7 +491,7 @@ def _jsonable(v: Any) -> bool:
 @dataclass
 class _FitContext:
     X: np.ndarray
-    y01: np.ndarray
+    y_idx: np.ndarray
     p0_true: np.ndarray
     f0_correct: np.ndarray
     ds: Any
