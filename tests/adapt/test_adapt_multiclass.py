@@ -134,3 +134,14 @@ def test_errors(multiclass_problem):
         AdaptGBRT(n_trees=2, max_em_iter=1).fit(X, y, two_columns)
     with pytest.raises(ValueError, match=r"'f0_proba_train' argument must have shape \(500, 4\)"):
         AdaptGBRT(n_trees=2, max_em_iter=1).fit(X, y, f0, f0_proba_train=np.full((500, 2), 0.5))
+
+
+def test_budget_sweep(multiclass_problem):
+    X, y, Xt, yt, f0 = multiclass_problem
+    m = AdaptGBRT(budget=4.0, p_full_grid=[0.2, 0.5], gamma_grid=[0.01], n_trees=5, max_em_iter=2)
+    m.fit(X, y, f0, X_valid=Xt, y_valid=yt)
+    df = m.sweep_result_.results
+    assert len(df) == 2
+    best = df.loc[m.sweep_result_.best_index]
+    assert m.evaluate(Xt, yt)["accuracy"] == pytest.approx(best["accuracy"])
+    assert m.evaluate(Xt, yt)["cost"] == pytest.approx(best["cost"])
