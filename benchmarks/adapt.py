@@ -37,6 +37,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GATE_THRESHOLDS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0)
 TARGETS = {"letters": 0.31, "forest": 0.32, "magic": 0.63}
+ALL_METHODS = ("Adapt-GBRT", "L1 baseline", "ADAPT-LIN")
+GREEDY = "P_full=0 (cost-penalized booster)"
 
 
 # ------------------------------------------------------------------------------ data
@@ -57,6 +59,26 @@ def load_letters(data_dir: str) -> dict[str, Any]:
     }
 
 
+def load_letters26(data_dir: str) -> dict[str, Any]:
+    """Letters with all 26 classes (the multiclass extension); the same split and scaling."""
+    d = pd.read_csv(os.path.join(data_dir, "letter", "letter-recognition.data"), header=None)
+    y = d.pop(0).to_numpy().astype(str)
+    X = d.to_numpy(dtype=np.float64)
+    X = X / np.abs(X[:12000]).max(axis=0)
+    return {
+        "X": X[:12000],
+        "y": y[:12000],
+        "Xv": X[12000:16000],
+        "yv": y[12000:16000],
+        "Xt": X[16000:],
+        "yt": y[16000:],
+        "f0_kind": "rbf_svm",
+        "svm_gamma": 10.0,
+        "methods": ("Adapt-GBRT",),  # ADAPT-LIN and the L1 baseline are binary only
+        "split": "26 classes; first 12,000 train / next 4,000 validation / last 4,000 test",
+    }
+
+
 def _split(X: np.ndarray, y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: int) -> dict[str, Any]:
     Xa, Xt, ya, yt = train_test_split(
         X, y, test_size=n_te, train_size=n_tr + n_va, stratify=y, random_state=seed
@@ -65,7 +87,7 @@ def _split(X: np.ndarray, y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: 
     return {"X": X, "y": y, "Xv": Xv, "yv": yv, "Xt": Xt, "yt": yt}
 
 
-def load_forest(data_dir: str, n_tr: int = 20000) -> dict[str, Any]:
+def load_forest(data_dir: str, n_tr: int = 20000, n_va: int = 20000) -> dict[str, Any]:
     d = pd.read_csv(os.path.join(data_dir, "covertype", "covertype_sample_397k.csv.gz"))
     d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
     y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
@@ -73,10 +95,10 @@ def load_forest(data_dir: str, n_tr: int = 20000) -> dict[str, Any]:
     wild = pd.get_dummies(d.Wilderness_Area).astype(np.float64)
     soil = pd.get_dummies(d.Soil_Type).astype(np.float64)
     X = pd.concat([num, wild, soil], axis=1).to_numpy()
-    out = _split(X, y, n_tr, 5000, 10000, seed=0)
+    out = _split(X, y, n_tr, n_va, 10000, seed=0)
     out.update(
         f0_kind="random_forest",
-        split=f"stratified random {n_tr:,} train / 5,000 validation / "
+        split=f"stratified random {n_tr:,} train / {n_va:,} validation / "
         f"10,000 test rows out of {len(y):,} (classes 1 vs 2)",
     )
     return out
@@ -107,8 +129,9 @@ def fit_f0(ds: dict[str, Any], n_jobs: int) -> tuple[Any, np.ndarray]:
     """Fit f0 and return (f0, f0 probabilities for the training rows used in the q-step)."""
     X, y = ds["X"], ds["y"]
     if ds["f0_kind"] == "rbf_svm":
-        # C, gamma picked on the validation split from C=10, gamma in {5, 10, 20} (0.973/0.980/0.987)
-        f0 = CalibratedClassifierCV(SVC(C=10.0, gamma=20.0), ensemble=False, cv=3)
+        # binary: C, gamma picked on the validation split from C=10, gamma in {5, 10, 20}
+        # (0.973/0.980/0.987); 26 classes: uncalibrated 0.970/0.974/0.972, so gamma = 10
+        f0 = CalibratedClassifierCV(SVC(C=10.0, gamma=ds.get("svm_gamma", 20.0)), ensemble=False, cv=3)
     else:
         f0 = RandomForestClassifier(n_estimators=100, n_jobs=n_jobs, random_state=0)
     # out-of-fold probabilities for the q-step: both models nearly memorize their training rows
@@ -145,7 +168,7 @@ class AdaptGBRTMethod(Method):
                 m.fit(ds["X"], ds["y"], self.f0, f0_proba_train=self.p0_train)
                 # correctness gate: every q-step met P_full
                 assert all(abs(h["mean_q"] - p) < 1e-5 for h in m.train_result_.history)
-                for thr in GATE_THRESHOLDS:  # the same model at shifted gate thresholds
+                for thr in self.ctx["gate_thresholds"]:  # the same model at shifted gate thresholds
                     m.set_params(gate_threshold=thr)
                     ev_v = m._evaluate(ds["Xv"], ds["yv"], p0=c["p0v"], f0_used=c["f0uv"])
                     ev_t = m._evaluate(ds["Xt"], ds["yt"], p0=c["p0t"], f0_used=c["f0ut"])
@@ -224,8 +247,9 @@ class L1Method(Method):
         )
 
 
-def operating_point(df: pd.DataFrame, f0_val_acc: float) -> dict[str, float] | None:
-    ok = df[df["val_acc"] >= f0_val_acc - 0.01]
+def operating_point(df: pd.DataFrame, f0_val_acc: float, margin: float = 0.0) -> dict[str, float] | None:
+    """Cheapest validation candidate with validation accuracy >= f0's - 0.01 + margin."""
+    ok = df[df["val_acc"] >= f0_val_acc - 0.01 + margin]
     if ok.empty:
         return None
     r = ok.sort_values(["val_cost", "val_acc"], ascending=[True, False]).iloc[0]
@@ -239,7 +263,7 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
     f0_fit_s = time.perf_counter() - t0
     from budget_extras._adapt_f0 import F0Model
 
-    f0m = F0Model(f0, features=ds.get("f0_features", "auto"))
+    f0m = F0Model(f0, features=ds.get("f0_features", "auto"), n_classes=np.unique(ds["y"]).size)
     ctx = {
         "p0v": f0m.proba(ds["Xv"]),
         "p0t": f0m.proba(ds["Xt"]),
@@ -251,9 +275,11 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         "l1_c": args.l1_c,
         "l1_w": args.l1_gate_weights,
         "gamma_grid": args.gamma_grid,
+        "gate_thresholds": args.gate_thresholds or GATE_THRESHOLDS,
     }
-    f0_val_acc = float(np.mean((ctx["p0v"][:, 1] > 0.5) == ds["yv"]))
-    f0_test_acc = float(np.mean((ctx["p0t"][:, 1] > 0.5) == ds["yt"]))
+    classes = np.unique(ds["y"])
+    f0_val_acc = float(np.mean(classes[np.argmax(ctx["p0v"], axis=1)] == ds["yv"]))
+    f0_test_acc = float(np.mean(classes[np.argmax(ctx["p0t"], axis=1)] == ds["yt"]))
     f0_test_cost = float(ctx["f0ut"].sum(axis=1).mean())
     print(
         f"{name}: f0 ({ds['f0_kind']}) val acc {f0_val_acc:.4f} test acc {f0_test_acc:.4f} "
@@ -272,14 +298,16 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         },
         "methods": {},
     }
-    for cls in (AdaptGBRTMethod, L1Method, AdaptLinMethod):  # interleaved on the same f0 and splits
+    wanted = set(ds.get("methods", ALL_METHODS)) & set(args.methods or ALL_METHODS)
+    methods = [c for c in (AdaptGBRTMethod, L1Method, AdaptLinMethod) if c.name in wanted]
+    for cls in methods:  # interleaved on the same f0 and splits
         meth = cls(ds, f0, p0_train, ctx, args.quick)
         meth.setup()
         t = time.perf_counter()
         df = meth.run()
         secs = time.perf_counter() - t
         df["on_val_frontier"] = pareto_mask(df["val_cost"].to_numpy(), df["val_acc"].to_numpy())
-        op = operating_point(df, f0_val_acc)
+        op = operating_point(df, f0_val_acc, args.val_margin)
         red = None if op is None else 1.0 - op["test_cost"] / f0_test_cost
         out["methods"][cls.name] = {
             "seconds": secs,
@@ -291,6 +319,49 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
             f"  {cls.name}: {len(df)} candidates in {secs:.0f}s; operating point {op}; cost reduction {red}",
             flush=True,
         )
+        if cls is AdaptGBRTMethod:  # its P_full = 0 runs alone: the cost-penalized booster (no gate)
+            out["methods"][GREEDY] = greedy_from_adapt(df, f0_val_acc, f0_test_cost, args.val_margin)
+    return out
+
+
+def greedy_from_adapt(df: pd.DataFrame, f0_val_acc: float, f0_test_cost: float, margin: float) -> dict[str, Any]:
+    """The Adapt-GBRT candidates with P_full = 0 (GreedyMiser-style booster) as a method of their own."""
+    g = df[df["p_full"] == 0.0].reset_index(drop=True)
+    g["on_val_frontier"] = pareto_mask(g["val_cost"].to_numpy(), g["val_acc"].to_numpy())
+    op = operating_point(g, f0_val_acc, margin)
+    return {
+        "seconds": None,
+        "operating_point": op,
+        "cost_reduction": None if op is None else 1.0 - op["test_cost"] / f0_test_cost,
+        "candidates": g.to_dict(orient="list"),
+    }
+
+
+def append_sweep(old: dict[str, Any], new: dict[str, Any], margin: float) -> dict[str, Any]:
+    """Union of two runs on the same splits and f0: candidates pooled, frontier and point redone."""
+    if old["f0"]["val_acc"] != new["f0"]["val_acc"] or old["split"] != new["split"]:
+        raise ValueError("--append needs the same split and f0 as the stored run.")
+    out = dict(old, methods=dict(old["methods"]))
+    f0_val, f0_cost = old["f0"]["val_acc"], old["f0"]["test_cost"]
+    for name, res in new["methods"].items():
+        if name == GREEDY:
+            continue
+        frames = [pd.DataFrame(res["candidates"])]
+        if name in old["methods"]:
+            frames.insert(0, pd.DataFrame(old["methods"][name]["candidates"]))
+        df = pd.concat(frames, ignore_index=True)
+        df = df.drop_duplicates([c for c in df.columns if c != "on_val_frontier"], ignore_index=True)
+        df["on_val_frontier"] = pareto_mask(df["val_cost"].to_numpy(), df["val_acc"].to_numpy())
+        op = operating_point(df, f0_val, margin)
+        secs = [m["seconds"] for m in (old["methods"].get(name), res) if m and m["seconds"] is not None]
+        out["methods"][name] = {
+            "seconds": float(sum(secs)),
+            "operating_point": op,
+            "cost_reduction": None if op is None else 1.0 - op["test_cost"] / f0_cost,
+            "candidates": df.to_dict(orient="list"),
+        }
+        if name == AdaptGBRTMethod.name:
+            out["methods"][GREEDY] = greedy_from_adapt(df, f0_val, f0_cost, margin)
     return out
 
 
@@ -300,14 +371,21 @@ def plot(results: dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(results["datasets"])
+    names = [n for n in results["datasets"] if n != "synthetic2"]
     fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
     for ax, name in zip(axes[0], names, strict=True):
         r = results["datasets"][name]
-        for meth, style in (("Adapt-GBRT", "o-"), ("ADAPT-LIN", "s--"), ("L1 baseline", "^:")):
+        for meth, style, color in (
+            ("Adapt-GBRT", "o-", "C0"),
+            ("ADAPT-LIN", "s--", "C1"),
+            ("L1 baseline", "^:", "C2"),
+            (GREEDY, "x-.", "C3"),
+        ):
+            if meth not in r["methods"]:
+                continue
             df = pd.DataFrame(r["methods"][meth]["candidates"])
             fr = df[df["on_val_frontier"]].sort_values("val_cost")
-            ax.plot(fr["test_cost"], fr["test_acc"], style, label=meth, ms=4)
+            ax.plot(fr["test_cost"], fr["test_acc"], style, color=color, label=meth, ms=4)
         ax.axhline(r["f0"]["test_acc"], color="k", lw=0.8, label="f0 accuracy")
         ax.axhline(r["f0"]["test_acc"] - 0.01, color="k", lw=0.5, ls=":", label="f0 - 1 point")
         ax.axvline(r["f0"]["test_cost"], color="gray", lw=0.8)
@@ -329,11 +407,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-trees", type=int, default=100)
     ap.add_argument("--max-em-iter", type=int, default=10)
     ap.add_argument("--forest-train", type=int, default=20000)
+    ap.add_argument("--forest-valid", type=int, default=20000, help="Forest validation rows")
+    ap.add_argument(
+        "--val-margin", type=float, default=0.0, help="operating point: validation accuracy >= f0's - 0.01 + margin"
+    )
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--l1-c", type=int, help="number of L1 strengths of the L1 baseline (default 9)")
     ap.add_argument("--l1-gate-weights", type=int, default=10, help="gate class weights of the L1 baseline")
     ap.add_argument("--p-grid", type=float, nargs="+", help="Adapt-GBRT P_full grid")
     ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
+    ap.add_argument("--gate-thresholds", type=float, nargs="+", help=f"Adapt-GBRT gate thresholds {GATE_THRESHOLDS}")
+    ap.add_argument("--methods", nargs="+", choices=ALL_METHODS, help="run only these methods")
+    ap.add_argument(
+        "--append", action="store_true", help="pool the candidates with the stored run of the dataset (same split, f0)"
+    )
     ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
     ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
@@ -344,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     loaders = {
         "letters": load_letters,
-        "forest": lambda d: load_forest(d, args.forest_train),
+        "letters26": load_letters26,
+        "forest": lambda d: load_forest(d, args.forest_train, args.forest_valid),
         "synthetic2": load_synthetic2,
         "magic": load_magic,
     }
@@ -375,13 +463,24 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, encoding="utf-8") as fh:
             results["datasets"] = json.load(fh).get("datasets", {})
     for name in args.datasets:
-        results["datasets"][name] = run_dataset(name, loaders[name](args.data_dir), args)
-        results["datasets"][name]["settings"] = dict(
+        new = run_dataset(name, loaders[name](args.data_dir), args)
+        new["settings"] = dict(
             results["settings"],
             forest_train=args.forest_train,
+            forest_valid=args.forest_valid,
+            val_margin=args.val_margin,
             l1_c=args.l1_c,
             l1_gate_weights=args.l1_gate_weights,
+            p_grid=args.p_grid,
+            gamma_grid=args.gamma_grid,
+            gate_thresholds=args.gate_thresholds,
+            methods=args.methods,
         )
+        if args.append and name in results["datasets"]:
+            old = results["datasets"][name]
+            sweeps = [*old.get("sweeps", [old["settings"]]), new["settings"]]
+            new = dict(append_sweep(old, new, args.val_margin), sweeps=sweeps)
+        results["datasets"][name] = new
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
         with open(args.out, "w", encoding="utf-8") as fh:
             json.dump(results, fh, indent=1)

@@ -12,10 +12,10 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ._adapt_f0 import F0Model
+from ._adapt_heads import F1Head, make_head
 from ._adapt_paths import as_feature_costs, booster_features_used, row_cost
 from ._adapt_train import (
     AdaptTrainResult,
@@ -77,26 +77,19 @@ def pareto_mask(cost: np.ndarray, acc: np.ndarray) -> np.ndarray:
 def _adapt_iv(est: AdaptGBRT) -> None:
     pf = est.p_full
     if not (isinstance(pf, (int, float, np.floating)) and 0.0 <= float(pf) <= 1.0):
-        raise ValueError(
-            f"The 'p_full' parameter of AdaptGBRT must be a number in [0, 1]. Got {pf!r} instead."
-        )
+        raise ValueError(f"The 'p_full' parameter of AdaptGBRT must be a number in [0, 1]. Got {pf!r} instead.")
     gm = est.gamma
     if not (isinstance(gm, (int, float, np.floating)) and np.isfinite(gm) and gm >= 0):
-        raise ValueError(
-            f"The 'gamma' parameter of AdaptGBRT must be a finite number >= 0. Got {gm!r} instead."
-        )
+        raise ValueError(f"The 'gamma' parameter of AdaptGBRT must be a finite number >= 0. Got {gm!r} instead.")
     b = est.budget
     if b is not None and not (isinstance(b, (int, float, np.floating)) and np.isfinite(b) and b > 0):
         raise ValueError(
-            "The 'budget' parameter of AdaptGBRT must be a positive finite number or None. "
-            f"Got {b!r} instead."
+            f"The 'budget' parameter of AdaptGBRT must be a positive finite number or None. Got {b!r} instead."
         )
     for name in ("n_trees", "max_em_iter"):
         v = getattr(est, name)
         if not (isinstance(v, (int, np.integer)) and v >= 1):
-            raise ValueError(
-                f"The '{name}' parameter of AdaptGBRT must be an integer >= 1. Got {v!r} instead."
-            )
+            raise ValueError(f"The '{name}' parameter of AdaptGBRT must be an integer >= 1. Got {v!r} instead.")
 
 
 class AdaptGBRT(ClassifierMixin, BaseEstimator):
@@ -106,7 +99,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     ``f1``. Both ``g`` and ``f1`` are LightGBM tree ensembles trained jointly by alternating
     minimization (closed-form q-step, then one ``g`` tree and one ``f1`` tree per round against
     the gradients of the paper's loss) with the feature-acquisition penalty ``gamma * c_a`` on
-    each feature that neither model uses yet. Binary classification only.
+    each feature that neither model uses yet. Binary classification as in the paper; with more
+    than two classes (an extension) the gate is unchanged and ``f1`` is a multinomial LightGBM
+    booster, the q-step using ``f0``'s and ``f1``'s probabilities of the true class.
 
     Cost accounting (per row, the unified rule): a row answered by ``f1`` pays the union of the
     features on its ``g`` and ``f1`` paths; a row sent to ``f0`` pays the union of the features
@@ -145,9 +140,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
     g_model_, f1_model_ : lightgbm.Booster
-    g_bias_, f1_bias_ : float
+    g_bias_ : float
+    f1_bias_ : float, or ndarray of shape (n_classes,) for more than two classes
     train_result_ : AdaptTrainResult
         History (``mean_q`` after each q-step, accuracy, ...), status, message.
     sweep_result_ : AdaptSweepResult or None
@@ -206,15 +202,16 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features)
-        y : array-like of shape (n_rows,), two classes
+        y : array-like of shape (n_rows,), two or more classes
         f0 : fitted model
             LightGBM Booster/estimator, scikit-learn classifier with ``predict_proba``, or a
-            callable returning ``(n_rows, 2)`` probabilities.
+            callable returning ``(n_rows, n_classes)`` probabilities (columns in the order of
+            the sorted class labels).
         costs : FeatureCosts or array-like (n_features,), optional
             The cost model (groups and all) or per-feature acquisition costs (default: 1 each).
         X_valid, y_valid : array-like, optional
             Validation data; required with ``budget``.
-        f0_proba_train : array-like of shape (n_rows, 2), optional
+        f0_proba_train : array-like of shape (n_rows, n_classes), optional
             f0's probabilities on the training rows to use in the q-step instead of
             ``f0.predict_proba(X)`` (e.g. out-of-fold predictions when f0 was fit on ``X``
             and memorizes it, as random forests do).
@@ -233,43 +230,45 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
                 f"The 'y' argument of AdaptGBRT.fit must have shape ({X.shape[0]},). Got {y.shape} instead."
             )
         classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(
-                "AdaptGBRT supports binary classification only: 'y' must have exactly 2 classes. "
-                f"Got {classes.size} instead."
-            )
+        if classes.size < 2:
+            raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
         self.classes_ = classes
+        k = classes.size
         self.n_features_in_ = X.shape[1]
         self.costs_ = as_feature_costs(costs, X.shape[1])
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
-        self.f0_ = F0Model(f0, features=self.f0_features)
-        y01 = (y == classes[1]).astype(np.float64)
+        self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
+        y_idx = np.searchsorted(classes, y).astype(np.float64)
         p0 = self.f0_.proba(X) if f0_proba_train is None else np.asarray(f0_proba_train, dtype=np.float64)
-        if p0.shape != (X.shape[0], 2):
+        if p0.shape != (X.shape[0], k):
             raise ValueError(
-                f"The 'f0_proba_train' argument must have shape ({X.shape[0]}, 2). Got {p0.shape} instead."
+                f"The 'f0_proba_train' argument must have shape ({X.shape[0]}, {k}). Got {p0.shape} instead."
             )
-        p0_true = np.where(y01 == 1, p0[:, 1], p0[:, 0])
-        f0_correct = (p0[:, 1] > 0.5) == (y01 == 1)
+        p0_true = p0[np.arange(y.size), y_idx.astype(np.int64)]
+        f0_correct = np.argmax(p0, axis=1) == y_idx
         params = default_lgb_params()
         params.update(self.lgb_params or {})
         ds = make_dataset(X, params)
-        ctx = _FitContext(X, y01, p0_true, f0_correct, ds, params)
+        ctx = _FitContext(X, y_idx, p0_true, f0_correct, ds, params)
         if self.budget is None:
             self._fit_one(ctx, float(self.p_full), float(self.gamma), {})
             self.sweep_result_: AdaptSweepResult | None = None
             return self
         if X_valid is None or y_valid is None:
-            raise ValueError(
-                "AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit."
-            )
+            raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
         self._sweep(ctx, np.asarray(X_valid, dtype=np.float64), np.asarray(y_valid))
         return self
 
     def _fit_one(self, ctx: _FitContext, p_full: float, gamma: float, init_cache: dict[float, Any]) -> None:
         if gamma not in init_cache:
             init = train_init_f1(
-                ctx.ds, ctx.y01, self.cost_vec_, gamma=gamma, n_trees=self.n_trees, lgb_params=ctx.params
+                ctx.ds,
+                ctx.y_idx,
+                self.cost_vec_,
+                gamma=gamma,
+                n_trees=self.n_trees,
+                lgb_params=ctx.params,
+                head=self._head(),
             )
             init_cache[gamma] = init.predict(ctx.X, raw_score=True)
         cb = None
@@ -285,7 +284,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         res: AdaptTrainResult = train_adapt_gbrt(
             ctx.ds,
             ctx.X,
-            ctx.y01,
+            ctx.y_idx,
             ctx.p0_true,
             ctx.f0_correct,
             self.cost_vec_,
@@ -299,6 +298,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             accu_tol=self.accu_tol,
             equality=self.q_equality,
             callback=cb,
+            head=self._head(),
         )
         self.train_result_ = res
         self.g_model_, self.f1_model_ = res.g_model, res.f1_model
@@ -361,9 +361,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             raise ValueError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X must be 2-D with {self.n_features_in_} features. Got shape {X.shape} instead."
-            )
+            raise ValueError(f"X must be 2-D with {self.n_features_in_} features. Got shape {X.shape} instead.")
         return X
 
     def decision_function_gate(self, X: Any) -> np.ndarray:
@@ -375,17 +373,19 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         """Which model answers each row: 1 for ``f0``, 0 for ``f1`` (int8, shape (n_rows,))."""
         return (self.decision_function_gate(X) > self.gate_threshold).astype(np.int8)
 
+    def _head(self) -> F1Head:
+        return make_head(len(self.classes_))
+
     def _require_f0(self) -> F0Model:
         if getattr(self, "f0_", None) is None:
             raise ValueError("This AdaptGBRT has no f0 (loaded without one). Pass f0= to AdaptGBRT.load.")
         return self.f0_
 
     def predict_proba(self, X: Any, *, p0: np.ndarray | None = None) -> np.ndarray:
-        """Class probabilities: ``f0``'s on rows routed to it, ``sigmoid(f1)`` elsewhere."""
+        """Class probabilities: ``f0``'s on rows routed to it, ``f1``'s (sigmoid or softmax) elsewhere."""
         X = self._check(X)
         to_f0 = self.route(X).astype(bool)
-        p1 = expit(np.asarray(self.f1_model_.predict(X, raw_score=True)) + self.f1_bias_)
-        out = np.column_stack([1.0 - p1, p1])
+        out = self._head().proba(np.asarray(self.f1_model_.predict(X, raw_score=True)) + self.f1_bias_)
         if to_f0.any():
             if p0 is None:
                 out[to_f0] = self._require_f0().proba(X[to_f0])
@@ -395,7 +395,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        return np.asarray(self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(int)])
+        return np.asarray(self.classes_[np.argmax(self.predict_proba(X), axis=1)])
 
     # ----------------------------------------------------------------- cost
     def _ensemble(self, which: str) -> TreeEnsemble:
@@ -426,7 +426,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     def _evaluate(
         self, X: np.ndarray, y: np.ndarray, *, p0: np.ndarray | None = None, f0_used: np.ndarray | None = None
     ) -> dict[str, float]:
-        pred = self.classes_[(self.predict_proba(X, p0=p0)[:, 1] > 0.5).astype(int)]
+        pred = self.classes_[np.argmax(self.predict_proba(X, p0=p0), axis=1)]
         return {
             "accuracy": float(np.mean(pred == y)),
             "cost": float(self.row_cost(X, f0_used=f0_used).mean()),
@@ -450,7 +450,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             "p_full": self.p_full_,
             "gamma": self.gamma_,
             "g_bias": self.g_bias_,
-            "f1_bias": self.f1_bias_,
+            "f1_bias": np.asarray(self.f1_bias_).tolist(),
             "g_model": self.g_model_.model_to_string(),
             "f1_model": self.f1_model_.model_to_string(),
         }
@@ -470,10 +470,11 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
         est.costs_ = as_feature_costs(costs if costs is not None else est.cost_vec_, est.n_features_in_)
         est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]
-        est.g_bias_, est.f1_bias_ = doc["g_bias"], doc["f1_bias"]
+        fb = doc["f1_bias"]
+        est.g_bias_, est.f1_bias_ = doc["g_bias"], (np.asarray(fb, dtype=np.float64) if isinstance(fb, list) else fb)
         est.g_model_ = lgb.Booster(model_str=doc["g_model"])
         est.f1_model_ = lgb.Booster(model_str=doc["f1_model"])
-        est.f0_ = F0Model(f0, features=f0_features) if f0 is not None else None  # type: ignore[assignment]
+        est.f0_ = F0Model(f0, features=f0_features, n_classes=est.classes_.size) if f0 is not None else None  # type: ignore[assignment]
         est._leaf_cache = {}
         est.sweep_result_ = None
         return est
@@ -490,7 +491,7 @@ def _jsonable(v: Any) -> bool:
 @dataclass
 class _FitContext:
     X: np.ndarray
-    y01: np.ndarray
+    y_idx: np.ndarray
     p0_true: np.ndarray
     f0_correct: np.ndarray
     ds: Any

@@ -23,16 +23,19 @@ class F0Model:
     Parameters
     ----------
     f0 : object
-        ``lightgbm.Booster`` (binary: ``predict`` gives P(class 1)), any estimator with
-        ``predict_proba`` (columns in the order of the sorted class labels), or a callable
-        ``X -> (n_rows, 2)`` probabilities.
+        ``lightgbm.Booster`` (binary: ``predict`` gives P(class 1); multiclass: the
+        ``(n_rows, n_classes)`` probabilities), any estimator with ``predict_proba`` (columns in
+        the order of the sorted class labels), or a callable ``X -> (n_rows, n_classes)``
+        probabilities (binary: P(class 1) alone is accepted too).
     features : {"auto", "all"}, array-like of bool (n_features,), or callable, default "auto"
         The features f0 reads on each row. ``"auto"``: the path features for LightGBM and
         scikit-learn tree models, all features otherwise (kernel SVM, neural net, callable).
         A bool mask: the same features on every row. A callable: ``X -> bool (n_rows, n_features)``.
+    n_classes : int, default 2
+        Number of classes (columns of the probabilities).
     """
 
-    def __init__(self, f0: Any, *, features: Any = "auto") -> None:
+    def __init__(self, f0: Any, *, features: Any = "auto", n_classes: int = 2) -> None:
         booster = getattr(f0, "booster_", None) if not _is_booster(f0) else f0
         if booster is not None and not _is_booster(booster):
             booster = None
@@ -42,25 +45,25 @@ class F0Model:
                 f"estimator with predict_proba, or a callable. Got {type(f0).__name__} instead."
             )
         self.model = f0
+        self.n_classes = int(n_classes)
         self._booster = booster
         self._features = features
         self._ensemble: TreeEnsemble | None = None
 
     def proba(self, X: Any) -> np.ndarray:
-        """Probabilities ``(n_rows, 2)`` of the two classes."""
+        """Probabilities ``(n_rows, n_classes)``, columns in the order of the sorted labels."""
         if self._booster is not None and not hasattr(self.model, "predict_proba"):
-            p1 = np.asarray(self._booster.predict(X), dtype=np.float64).reshape(-1)
-            return np.column_stack([1.0 - p1, p1])
-        if hasattr(self.model, "predict_proba"):
+            p = np.asarray(self._booster.predict(X), dtype=np.float64)
+        elif hasattr(self.model, "predict_proba"):
             p = np.asarray(self.model.predict_proba(X), dtype=np.float64)
         else:
             p = np.asarray(self.model(X), dtype=np.float64)
-        if p.ndim == 1:
+        if p.ndim == 1 and self.n_classes == 2:
             p = np.column_stack([1.0 - p, p])
-        if p.ndim != 2 or p.shape[1] != 2:
+        if p.ndim != 2 or p.shape[1] != self.n_classes:
             raise ValueError(
-                "f0 must return probabilities of shape (n_rows, 2) for binary Adapt-GBRT. "
-                f"Got shape {p.shape} instead."
+                f"f0 must return probabilities of shape (n_rows, {self.n_classes}) for the "
+                f"{self.n_classes} classes of 'y'. Got shape {p.shape} instead."
             )
         return p
 
@@ -95,8 +98,7 @@ class F0Model:
         mask = np.asarray(spec, dtype=bool).reshape(-1)
         if mask.size != n_features:
             raise ValueError(
-                f"The 'f0_features' mask must have one entry per feature ({n_features}). "
-                f"Got {mask.size} instead."
+                f"The 'f0_features' mask must have one entry per feature ({n_features}). Got {mask.size} instead."
             )
         return np.broadcast_to(mask, (n_rows, n_features)).copy()
 

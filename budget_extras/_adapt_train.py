@@ -29,10 +29,10 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-from scipy.special import expit, logit
+from scipy.special import expit, log_expit, logit
 
-from ._adapt_paths import _tree_leaf_features
-from ._adapt_qstep import f1_loss_grad_hess, gate_loss_grad_hess, log_weights, q_step
+from ._adapt_heads import BinaryHead, F1Head
+from ._adapt_qstep import gate_loss_grad_hess, q_step
 
 __all__ = ["AdaptTrainResult", "default_lgb_params", "make_dataset", "train_adapt_gbrt", "train_init_f1"]
 
@@ -61,8 +61,10 @@ class AdaptTrainResult:
     ----------
     g_model, f1_model : lightgbm.Booster
         The gate and cheap model (raw scores ``booster.predict(raw_score=True) + bias``).
-    g_bias, f1_bias : float
-        Constant offsets of the raw scores.
+    g_bias : float
+        Constant offset of the gate's raw score.
+    f1_bias : float or ndarray of shape (n_classes,)
+        Constant offset(s) of f1's raw score(s) (one per class for the multinomial head).
     history : list of dict
         Per EM iteration: ``mean_q`` (after the q-step), ``beta``, ``q_change`` (L1 / n_rows),
         ``loss``, ``train_accuracy``, ``frac_f0`` (share of rows with g > 0), ``n_features``.
@@ -78,7 +80,7 @@ class AdaptTrainResult:
     g_model: Any
     f1_model: Any
     g_bias: float
-    f1_bias: float
+    f1_bias: float | np.ndarray
     history: list[dict[str, float]] = field(default_factory=list)
     status: int = 1
     success: bool = False
@@ -91,18 +93,13 @@ def _per_feature_cost(costs: Any, n_features: int) -> np.ndarray:
         return np.asarray(costs.row_cost(np.eye(n_features, dtype=bool)), dtype=np.float64)
     c = np.asarray(costs, dtype=np.float64).reshape(-1)
     if c.size != n_features:
-        raise ValueError(
-            f"The 'costs' argument must have one cost per feature ({n_features}). Got {c.size} instead."
-        )
+        raise ValueError(f"The 'costs' argument must have one cost per feature ({n_features}). Got {c.size} instead.")
     return c
 
 
-def _new_tree_features(booster: Any, n_before: int, n_features: int) -> np.ndarray:
-    used = np.zeros(n_features, dtype=bool)
-    if booster.num_trees() > n_before:
-        for t in booster.dump_model(start_iteration=n_before)["tree_info"]:
-            used |= _tree_leaf_features(t["tree_structure"], n_features).any(axis=0)
-    return used
+def _booster_split_features(booster: Any) -> np.ndarray:
+    """Bool ``(n_features,)``: features split on anywhere in ``booster`` (all its trees)."""
+    return np.asarray(booster.feature_importance(importance_type="split") > 0)
 
 
 def make_dataset(X: Any, lgb_params: dict[str, Any]) -> lgb.Dataset:
@@ -121,12 +118,16 @@ def train_init_f1(
     gamma: float,
     n_trees: int,
     lgb_params: dict[str, Any],
+    head: F1Head | None = None,
 ) -> Any:
-    """GreedyMiser-style initial f1: LightGBM ``binary`` with the coupled penalty ``gamma * c``."""
+    """Fit the GreedyMiser-style initial f1 (coupled penalty ``gamma * c``).
+
+    LightGBM ``binary``, or ``multiclass`` with a :class:`SoftmaxHead`; ``y01`` holds class indices.
+    """
     n = y01.size
     params = dict(lgb_params)
+    params.update((head or BinaryHead()).lgb_params())
     params.update(
-        objective="binary",
         cegb_tradeoff=1.0,
         cegb_penalty_feature_coupled=list(2.0 * n * gamma * cost_vec),
     )
@@ -157,6 +158,7 @@ def train_adapt_gbrt(
     accu_tol: float,
     equality: bool = True,
     callback: Callable[[dict[str, float]], None] | None = None,
+    head: F1Head | None = None,
 ) -> AdaptTrainResult:
     """Run the alternating minimization for one ``(p_full, gamma)``; see the module docstring.
 
@@ -166,8 +168,8 @@ def train_adapt_gbrt(
         Constructed dataset of ``X`` (from :func:`make_dataset`).
     X : array-like (n_rows, n_features)
         Training rows (for raw-score predictions).
-    y01 : ndarray of {0, 1}
-        Labels.
+    y01 : ndarray of float64
+        Labels as class indices (``{0, 1}`` for binary).
     p0_true : ndarray
         f0's probability of each row's true label.
     f0_correct : ndarray of bool
@@ -178,6 +180,9 @@ def train_adapt_gbrt(
         See :class:`~budget_extras.AdaptGBRT`.
     callback : callable, optional
         Called with each iteration's history record.
+    head : BinaryHead or SoftmaxHead, optional
+        The output layer of ``f1`` (default binary); :class:`~budget_extras._adapt_heads.SoftmaxHead`
+        makes ``f1`` a multinomial LightGBM booster (K trees per round) behind the same gate.
 
     Returns
     -------
@@ -189,40 +194,43 @@ def train_adapt_gbrt(
     q_old = np.zeros(n)
     acc_old = 0.0
     penalty = 2.0 * n * gamma * cost_vec
+    hd: F1Head = head or BinaryHead()
     params = dict(lgb_params)
     params.update(objective="none", cegb_tradeoff=1.0, cegb_penalty_feature_coupled=list(penalty))
     result = AdaptTrainResult(None, None, 0.0, 0.0)
-    ysign_correct = y01.astype(np.float64)
+    y = np.asarray(y01, dtype=np.float64)
+    log_p0 = np.log(np.clip(p0_true, 1e-300, 1.0))
     for it in range(max_em_iter):
-        A, B = log_weights(p0_true, g_raw, f1_raw, y01)
+        A = log_p0 + log_expit(g_raw)
+        B = hd.log_p_true(f1_raw, y) + log_expit(-g_raw)
         qs = q_step(A, B, p_full, equality=equality)
         q = qs.q
         w1 = 1.0 - q
         g_bias = _logit_mean(q)
-        f1_bias = _logit_mean(ysign_correct, w1)
+        f1_bias = hd.bias(y, w1)
 
         def g_obj(preds: np.ndarray, _data: Any, q: np.ndarray = q, b: float = g_bias) -> Any:
             return gate_loss_grad_hess(preds + b, q)[1:]
 
-        def f_obj(preds: np.ndarray, _data: Any, w: np.ndarray = w1, b: float = f1_bias) -> Any:
-            return f1_loss_grad_hess(preds + b, y01, w)[1:]
+        def f_obj(preds: np.ndarray, _data: Any, w: np.ndarray = w1, b: Any = f1_bias) -> Any:
+            return hd.loss_grad_hess(preds + b, y, w)[1:]
 
         g_b = lgb.Booster(params, ds)
-        f_b = lgb.Booster(params, ds)
+        f_b = lgb.Booster(dict(params, num_class=hd.n_outputs), ds)
         used = np.zeros(n_features, dtype=bool)
         for _ in range(n_trees):
             for booster, fobj in ((g_b, g_obj), (f_b, f_obj)):
                 pen = np.where(used, 0.0, penalty)
                 booster.reset_parameter({"cegb_penalty_feature_coupled": list(pen)})
-                n0 = booster.num_trees()
                 booster.update(fobj=fobj)
-                used |= _new_tree_features(booster, n0, n_features)
+                used |= _booster_split_features(booster)
         g_raw = np.asarray(g_b.predict(X, raw_score=True)) + g_bias
         f1_raw = np.asarray(f_b.predict(X, raw_score=True)) + f1_bias
         to_f0 = g_raw > 0
-        correct = np.where(to_f0, f0_correct, (f1_raw > 0) == (y01 == 1))
+        f1_pred = np.argmax(hd.proba(f1_raw), axis=1)
+        correct = np.where(to_f0, f0_correct, f1_pred == y)
         acc = float(correct.mean())
-        loss = gate_loss_grad_hess(g_raw, q)[0] + f1_loss_grad_hess(f1_raw, y01, w1)[0]
+        loss = gate_loss_grad_hess(g_raw, q)[0] + hd.loss_grad_hess(f1_raw, y, w1)[0]
         q_change = float(np.abs(q - q_old).sum())
         rec = {
             "iteration": float(it + 1),

@@ -27,3 +27,14 @@ def synthetic2():
     Xt, yt = make_synthetic2(2000, rng=r)
     f0 = RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y)
     return X, y, Xt, yt, f0
+
+
+@pytest.fixture(scope="module")
+def multiclass_problem():
+    """Four classes (string labels) from two informative and two noise features; RF f0."""
+    r = np.random.default_rng(11)
+    X = r.normal(size=(1500, 5))
+    idx = (X[:, 0] > 0).astype(int) * 2 + (X[:, 1] + 0.5 * X[:, 2] * X[:, 3] > 0).astype(int)
+    y = np.array(["a", "b", "c", "d"])[idx]
+    f0 = RandomForestClassifier(n_estimators=30, random_state=0).fit(X[:600], y[:600])
+    return X[600:1100], y[600:1100], X[1100:], y[1100:], f0

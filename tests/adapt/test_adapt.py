@@ -241,8 +241,8 @@ def test_invalid_parameters(binary_problem, kwargs, match):
 
 def test_invalid_inputs(binary_problem):
     X, y, _, _, f0 = binary_problem
-    with pytest.raises(ValueError, match="binary classification only"):
-        AdaptGBRT().fit(X, np.arange(len(y)) % 3, f0)
+    with pytest.raises(ValueError, match=r"needs at least 2 classes in 'y'\. Got 1 instead"):
+        AdaptGBRT().fit(X, np.zeros(len(y)), f0)
     with pytest.raises(ValueError, match="needs validation data"):
         AdaptGBRT(budget=2.0).fit(X, y, f0)
     with pytest.raises(TypeError, match="'f0' argument of AdaptGBRT"):
