@@ -19,6 +19,7 @@ __all__ = ["QWYC", "QWYCPrediction"]
 
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
+_SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,13 @@ class QWYC:
     alpha_fit : float or None, default=None
         Disagreement budget of the base thresholds fit on the order rows (default:
         ``alpha``). The held-out correction then targets ``alpha``.
+    shift : {"constant", "residual_std", "active_residual_std"} or array-like, default="active_residual_std"
+        Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
+        ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
+        standard deviation of the remaining score ``f - s_r`` over the order rows;
+        ``"active_residual_std"``: the same over the order rows the base plan has not
+        stopped before ``r``; an array: one positive scale per iteration. Computed
+        from the order rows only, never from the held-out rows.
 
     Attributes
     ----------
@@ -126,8 +134,11 @@ class QWYC:
     base_plan_ : QWYCPlan
         Order and base thresholds before the held-out correction.
     lambda_ : float
-        Conformal widening in raw-score units (0 without holdout; inf means never exit
-        early): ``eps_pos = base eps_pos + lambda_``, ``eps_neg = base eps_neg - lambda_``.
+        Conformal shift (0 without holdout; inf means never exit early):
+        ``eps_pos_r = max(base eps_pos_r + lambda_ * sigma_r, threshold)``,
+        ``eps_neg_r = min(base eps_neg_r - lambda_ * sigma_r, threshold)``.
+    shift_scale_ : ndarray of float64, shape (n_positions,)
+        ``sigma_r`` per plan position (see ``shift``).
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
     """
@@ -145,6 +156,7 @@ class QWYC:
         progress: bool = False,
         margin: float = 0.0,
         alpha_fit: float | None = None,
+        shift: Any = "active_residual_std",
     ) -> None:
         self.alpha = alpha
         self.order = order
@@ -156,6 +168,7 @@ class QWYC:
         self.progress = progress
         self.margin = margin
         self.alpha_fit = alpha_fit
+        self.shift = shift
 
     # scikit-learn style parameter access
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -173,6 +186,7 @@ class QWYC:
                 "progress",
                 "margin",
                 "alpha_fit",
+                "shift",
             )
         }
 
@@ -294,6 +308,11 @@ class QWYC:
             raise ValueError(
                 f"The 'alpha_fit' parameter of QWYC must be None or in [0, 1). Got {self.alpha_fit!r}."
             )
+        if isinstance(self.shift, str) and self.shift not in _SHIFTS:
+            raise ValueError(
+                f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
+                f"scales. Got {self.shift!r} instead."
+            )
         self._load(model)
         F3 = self._outputs(X)
         if X_holdout is not None:
@@ -362,6 +381,7 @@ class QWYC:
             inf = np.full(n_iter, np.inf)
             self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha))
         self.iteration_costs_ = costs
+        self.shift_scale_ = self._shift_scale(FA)
         self._correct(F3[idx_b] if idx_b.size else None)
         self.n_holdout_ = int(idx_b.size)
         res = self.predict_outputs(F3)
@@ -373,14 +393,41 @@ class QWYC:
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         return self
 
-    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
-        """Set ``plan_``/``lambda_``: the base plan widened by conformal risk control on ``F3b``."""
+    def _shift_scale(self, FA: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Per-position shape ``sigma_r`` of the held-out shift, computed from the order rows only."""
         base = self.base_plan_
         n_iter = base.n_positions
+        kind = self.shift
+        if not isinstance(kind, str):
+            sc = np.asarray(kind, dtype=np.float64)
+            if sc.shape != (n_iter,) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
+                raise ValueError(
+                    f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or {n_iter} positive finite "
+                    f"per-iteration scales. Got an array of shape {sc.shape} instead."
+                )
+            return sc[base.order]  # given per iteration, used per position
+        if kind == "constant" or FA.shape[0] < 2:
+            return np.ones(n_iter)
+        if base.eps_margin is None:
+            F2, thr = FA[:, :, 0], base.decision_threshold
+            if kind == "residual_std":
+                return core.residual_scale(F2, base.order)
+            if kind == "extreme_spacing":
+                return core.extreme_spacing(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
+            return core.active_residual_scale(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
+        if kind == "residual_std":
+            return multi.residual_scale_multiclass(FA, base.order)
+        if kind == "extreme_spacing":
+            return multi.extreme_spacing_multiclass(FA, base.order, base.eps_margin)
+        return multi.active_residual_scale_multiclass(FA, base.order, base.eps_margin)
+
+    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
+        """Set ``plan_``/``lambda_``: the base plan shifted by conformal risk control on ``F3b``."""
+        base = self.base_plan_
         if F3b is None:
             self.plan_, self.lambda_ = base, 0.0
             return
-        shift = np.ones(n_iter)
+        shift = self.shift_scale_
         if base.eps_margin is None:
             thr = base.decision_threshold
             lam = core.widen_conformal(
@@ -390,15 +437,7 @@ class QWYC:
             self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha))
         else:
             lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha)
-            if math.isinf(lam) and lam > 0:
-                eps = np.full(n_iter, np.inf)
-            else:
-                with np.errstate(invalid="ignore"):
-                    eps = np.where(
-                        np.isfinite(base.eps_margin),
-                        np.maximum(base.eps_margin + lam * shift, 0.0),
-                        base.eps_margin,
-                    )
+            eps = multi.shift_margins(base.eps_margin, lam, shift)
             self.plan_ = QWYCPlan(
                 base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha)
             )

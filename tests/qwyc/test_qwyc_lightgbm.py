@@ -183,6 +183,8 @@ def test_multiclass_plan_file(multiclass, tmp_path):
         (dict(mode="positive"), "'mode' parameter of QWYC must be one of"),
         (dict(holdout=1.0), "'holdout' parameter of QWYC must be None or a number in \\[0, 1\\)"),
         (dict(costs=[1.0, 2.0]), "'costs' parameter of QWYC must hold 60 positive finite"),
+        (dict(shift="wide"), "'shift' parameter of QWYC must be one of"),
+        (dict(shift=[1.0, -1.0]), "'shift' parameter of QWYC must be one of .* 60 positive finite"),
     ],
 )
 def test_errors_name_the_argument(binary, kwargs, match):
@@ -310,3 +312,22 @@ def test_feature_costs_per_iteration(binary):
     rep = cost_report(ens, Xc[:300], costs, tree_order=[t], n_trees=1)
     assert q.iteration_costs_[t] == pytest.approx(rep.total_cost.mean())
     assert q.iteration_costs_.shape == (60,) and np.all(q.iteration_costs_ > 1.0)
+
+
+@pytest.mark.parametrize("shift", ["constant", "residual_std", "active_residual_std", "extreme_spacing", "array"])
+@pytest.mark.parametrize("model", ["binary", "multiclass"])
+def test_held_out_shift_shapes_respect_the_conformal_count(request, model, shift):
+    """Every shape: sigma comes from the order rows; the held-out rows above the shift are at most m."""
+    from budget_extras import _qwyc_core as core
+
+    b, Xc, Xt = request.getfixturevalue(model)
+    n_iter = b.num_trees() // b.num_model_per_iteration()
+    sh = np.linspace(1.0, 0.1, n_iter) if shift == "array" else shift
+    q = QWYC(0.05, shift=sh, alpha_fit=0.0, random_state=0).fit(b, Xc, X_holdout=Xt)
+    assert q.shift_scale_.shape[-1] == n_iter and np.all(q.shift_scale_ > 0)
+    if shift == "array":
+        np.testing.assert_array_equal(q.shift_scale_, sh[q.plan_.order])
+    m = core.conformal_index(0.05, len(Xt))
+    assert q.holdout_disagreement_ * len(Xt) <= m
+    q2 = QWYC(0.05, shift=sh, alpha_fit=0.0, holdout=None).fit(b, Xc).recalibrate(Xt)
+    assert q2.lambda_ == q.lambda_
