@@ -49,7 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", required=True)
     ap.add_argument("--alphas", type=float, nargs="+", default=[0.001, 0.005])
-    ap.add_argument("--margins", type=float, nargs="+", default=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    ap.add_argument("--margins", type=float, nargs="+",
+                    default=[2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 4.0, 5.0, 6.0],
+                    help="pred_early_stop margins (freq 1)")
+    ap.add_argument("--qwyc-margin", type=float, default=0.0, help="QWYC robustness margin (library default 0)")
+    ap.add_argument("--alpha-fit", type=float, default=None, help="QWYC base budget (default: alpha)")
+    ap.add_argument("--shift", default="constant", help="shape of QWYC's held-out shift")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "qwyc_native.json"))
     args = ap.parse_args(argv)
@@ -74,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         order_rows = Xtr[rng.permutation(len(Xtr))[:15000]]
         for alpha in args.alphas:
-            q = QWYC(alpha=alpha, margin=0.1, random_state=0).fit(booster, order_rows, X_holdout=Xte[calib])
+            q = QWYC(alpha=alpha, margin=args.qwyc_margin, alpha_fit=args.alpha_fit, shift=args.shift,
+                     random_state=0).fit(booster, order_rows, X_holdout=Xte[calib])
             path = Path(tmp) / f"qwyc_{alpha}.txt"
             q.save_model(path)
             name = f"QWYC native alpha={alpha:g}"
@@ -105,9 +111,24 @@ def main(argv: list[str] | None = None) -> int:
         trees = f"{r['mean_trees']:.1f}" if r["mean_trees"] is not None else "-"
         print(f"{r['name']:34s} {r['min_s']:8.4f} {r['speedup_vs_full']:7.2f} {r['test_disagreement']:9.4%} "
               f"{r['accuracy']:9.4f} {trees:>7s}")
+    # QWYC vs the fastest pred_early_stop setting at equal or lower disagreement (same rows)
+    versus = {}
+    for r in rows:
+        if not r["name"].startswith("QWYC"):
+            continue
+        ok = [p for p in rows
+              if p["name"].startswith("pred_early_stop") and p["test_disagreement"] <= r["test_disagreement"]]
+        if ok:
+            best = min(ok, key=lambda p: p["min_s"])
+            versus[r["name"]] = {"pred_early_stop": best["name"], "pes_disagreement": best["test_disagreement"],
+                                 "speedup": best["min_s"] / r["min_s"]}
+            print(f"{r['name']}: {versus[r['name']]['speedup']:.2f}x faster than {best['name']} "
+                  f"({best['test_disagreement']:.4%} <= {r['test_disagreement']:.4%})")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows, "n_rows": len(X), "repeats": args.repeats,
-                                          "lightgbm": lgb.__version__}, indent=2))
+    Path(args.out).write_text(json.dumps({"rows": rows, "versus_best_pred_early_stop": versus, "n_rows": len(X),
+                                          "repeats": args.repeats, "lightgbm": lgb.__version__,
+                                          "qwyc_params": {"margin": args.qwyc_margin, "alpha_fit": args.alpha_fit,
+                                                          "shift": args.shift}}, indent=2))
     return 0
 
 

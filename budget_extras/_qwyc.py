@@ -119,13 +119,16 @@ class QWYC:
     alpha_fit : float or None, default=None
         Disagreement budget of the base thresholds fit on the order rows (default:
         ``alpha``). The held-out correction then targets ``alpha``.
-    shift : {"constant", "residual_std", "active_residual_std"} or array-like, default="active_residual_std"
+    shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
         Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
         ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
         standard deviation of the remaining score ``f - s_r`` over the order rows;
         ``"active_residual_std"``: the same over the order rows the base plan has not
-        stopped before ``r``; an array: one positive scale per iteration. Computed
-        from the order rows only, never from the held-out rows.
+        stopped before ``r``; ``"extreme_spacing"``: per side, the gap between the most
+        extreme and the 31st most extreme opposite-label order row still active at
+        ``r`` (the rows that set the base threshold); an array: one positive scale per
+        iteration. Computed from the order rows only, never from the held-out rows.
+        On Adult none of the shapes beat the constant one (docs/qwyc.md).
 
     Attributes
     ----------
@@ -156,7 +159,7 @@ class QWYC:
         progress: bool = False,
         margin: float = 0.0,
         alpha_fit: float | None = None,
-        shift: Any = "active_residual_std",
+        shift: Any = "constant",
     ) -> None:
         self.alpha = alpha
         self.order = order
@@ -463,7 +466,15 @@ class QWYC:
         if alpha is not None:
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
             self.alpha = alpha
-        F3b = self._outputs(X_holdout)
+        return self.recalibrate_outputs(self._outputs(X_holdout))
+
+    def recalibrate_outputs(self, F3b: npt.NDArray[np.float64], *, alpha: float | None = None) -> QWYC:
+        """:meth:`recalibrate` from precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
+        if not hasattr(self, "base_plan_"):
+            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
+        if alpha is not None:
+            _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+            self.alpha = alpha
         self._correct(F3b)
         self.n_holdout_ = len(F3b)
         res = self.predict_outputs(F3b)
