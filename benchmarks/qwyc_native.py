@@ -5,7 +5,7 @@ benchmarks/qwyc.py. QWYC chooses its order on training rows and calibrates its t
 on one half of adult.test (held-out rule); everything is measured on the other half.
 Competitors, all LightGBM's native predictor with 1 thread, interleaved, min/median of repeats:
   full            Booster.predict(raw_score=True)                 (every tree)
-  pred_early_stop Booster.predict(pred_early_stop=True, freq=1, margin=m), several m
+  pred_early_stop Booster.predict(pred_early_stop=True, freq=f, margin=m), several f and m
   QWYC native     the plan file, Booster.predict(pred_early_stop=True)
 Correctness gate: the native QWYC scores equal budget_extras.QWYC.predict's, bit for bit.
 
@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alphas", type=float, nargs="+", default=[0.001, 0.005])
     ap.add_argument("--margins", type=float, nargs="+",
                     default=[2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 4.0, 5.0, 6.0],
-                    help="pred_early_stop margins (freq 1)")
+                    help="pred_early_stop margins")
+    ap.add_argument("--freqs", type=int, nargs="+", default=[1, 10, 20], help="pred_early_stop frequencies")
     ap.add_argument("--qwyc-margin", type=float, default=0.0, help="QWYC robustness margin (library default 0)")
     ap.add_argument("--alpha-fit", type=float, default=None, help="QWYC base budget (default: alpha)")
     ap.add_argument("--shift", default="constant", help="shape of QWYC's held-out shift")
@@ -73,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     full = booster.predict(X, raw_score=True, num_threads=1)
     full_label = full > 0
     competitors = [NativePredictor("full", booster)]
-    competitors += [NativePredictor(f"pred_early_stop margin={m:g}", booster, pred_early_stop=True,
-                                    pred_early_stop_freq=1, pred_early_stop_margin=m) for m in args.margins]
+    competitors += [NativePredictor(f"pred_early_stop freq={f} margin={m:g}", booster, pred_early_stop=True,
+                                    pred_early_stop_freq=f, pred_early_stop_margin=m)
+                    for f in args.freqs for m in args.margins]
     mean_trees: dict[str, float] = {"full": 500.0}
     with tempfile.TemporaryDirectory() as tmp:
         order_rows = Xtr[rng.permutation(len(Xtr))[:15000]]
@@ -106,10 +108,10 @@ def main(argv: list[str] | None = None) -> int:
                      "speedup_vs_full": t_full / min(times[comp.name]), "test_disagreement": disagreement,
                      "accuracy": float(np.mean((outputs[comp.name] > 0) == yte[evaluation])),
                      "mean_trees": mean_trees.get(comp.name)})
-    print(f"{'predictor':34s} {'min s':>8s} {'x full':>7s} {'disagree':>9s} {'accuracy':>9s} {'trees':>7s}")
+    print(f"{'predictor':42s} {'min s':>8s} {'x full':>7s} {'disagree':>9s} {'accuracy':>9s} {'trees':>7s}")
     for r in rows:
         trees = f"{r['mean_trees']:.1f}" if r["mean_trees"] is not None else "-"
-        print(f"{r['name']:34s} {r['min_s']:8.4f} {r['speedup_vs_full']:7.2f} {r['test_disagreement']:9.4%} "
+        print(f"{r['name']:42s} {r['min_s']:8.4f} {r['speedup_vs_full']:7.2f} {r['test_disagreement']:9.4%} "
               f"{r['accuracy']:9.4f} {trees:>7s}")
     # QWYC vs the fastest pred_early_stop setting at equal or lower disagreement (same rows)
     versus = {}
