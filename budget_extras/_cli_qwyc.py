@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         args.alpha, order=args.order, mode=args.mode, holdout=args.holdout or None, random_state=args.seed
     ).fit(args.model, X)
     q.save_model(args.output)
-    n_trees = q.trees_.n_trees
+    n_trees = q.ensemble_.n_trees
     print(
         f"QWYC: {q.mean_trees_evaluated_:.2f} of {n_trees} trees on average on the calibration rows, "
         f"calibration disagreement {q.calibration_disagreement_:.4%} (alpha {args.alpha}); "

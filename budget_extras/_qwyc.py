@@ -12,8 +12,10 @@ import numpy.typing as npt
 
 from . import _qwyc_core as core
 from . import _qwyc_multi as multi
+from ._ensemble import TreeEnsemble
+from ._predict import apply_prepared, prepare_values
 from ._qwyc_format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
-from ._qwyc_trees import FlatTrees, booster_from_text, model_text_of, tree_output_matrix
+from ._qwyc_trees import booster_from_text, model_text_of
 
 __all__ = ["QWYC", "QWYCPrediction"]
 
@@ -204,17 +206,18 @@ class QWYC:
 
     # ------------------------------------------------------------------ fitting
     def _outputs(self, X: Any) -> npt.NDArray[np.float64]:
-        F = tree_output_matrix(self.booster_, X, self._leaf_values)
+        leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64)  # LightGBM, C++
+        leaves = leaves.reshape(leaves.shape[0], -1)
+        F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
         return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
 
     def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
         if self.costs is None:
             return np.ones(n_iter)
         if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
-            from ._ensemble import TreeEnsemble
             from ._report import cost_report
 
-            ens = TreeEnsemble.from_model_string(self.model_text_)
+            ens = self.ensemble_
             k = self.num_tree_per_iteration_
             out = np.empty(n_iter)
             for it in range(n_iter):
@@ -236,7 +239,7 @@ class QWYC:
                 )
             leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
             depth = self._leaf_depths()
-            per_tree = np.array([depth[t][leaves[:, t]].mean() for t in range(leaves.shape[1])])
+            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
             return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
         c = np.asarray(self.costs, dtype=np.float64)
         if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
@@ -246,22 +249,17 @@ class QWYC:
             )
         return c
 
-    def _leaf_depths(self) -> list[npt.NDArray[np.float64]]:
-        flat = self.trees_
-        out = []
-        for t in range(flat.n_trees):
-            base, n_leaves = int(flat.offset[t]), int(flat.leaf_offset[t + 1] - flat.leaf_offset[t])
-            d = np.zeros(n_leaves)
-            stack = [(0, 1)] if flat.offset[t + 1] > base else []
-            while stack:
-                node, depth = stack.pop()
-                for child in (flat.left[base + node], flat.right[base + node]):
-                    if child < 0:
-                        d[-child - 1] = depth
-                    else:
-                        stack.append((int(child), depth + 1))
-            out.append(d)
-        return out
+    def _per_leaf(self, values: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+        """``(n_trees, max_leaves)`` table: ``values`` of the leaf with LightGBM leaf id ``j`` of tree ``t``."""
+        ens = self.ensemble_
+        leaf = np.flatnonzero(ens.leaf_index >= 0)
+        table = np.zeros((ens.n_trees, int(ens.leaf_index.max()) + 1))
+        table[ens.node_tree[leaf], ens.leaf_index[leaf]] = values[leaf]
+        return table
+
+    def _leaf_depths(self) -> npt.NDArray[np.float64]:
+        """Return the splits on the path to each leaf, by tree and LightGBM leaf id (core ``depth``)."""
+        return self._per_leaf(self.ensemble_.depth)
 
     def _load(self, model: Any) -> str:
         text = model_text_of(model)
@@ -275,12 +273,9 @@ class QWYC:
             raise ValueError("QWYC does not support linear trees (linear_tree=true).")
         self.model_text_ = text
         self.booster_ = booster_from_text(text)
-        self.trees_ = FlatTrees.from_dump(self.booster_.dump_model())
-        self.num_tree_per_iteration_ = self.trees_.num_tree_per_iteration
-        self._leaf_values = [
-            self.trees_.leaf_value[self.trees_.leaf_offset[t] : self.trees_.leaf_offset[t + 1]]
-            for t in range(self.trees_.n_trees)
-        ]
+        self.ensemble_ = TreeEnsemble.from_model_string(text)
+        self.num_tree_per_iteration_ = self.ensemble_.num_tree_per_iteration
+        self._leaf_table = self._per_leaf(self.ensemble_.value)
         return text
 
     def fit(self, model: Any, X: Any, y: Any = None, *, X_holdout: Any = None) -> QWYC:
@@ -516,15 +511,17 @@ class QWYC:
             )
         p = self.plan_
         k = self.num_tree_per_iteration_
+        ens = self.ensemble_
+        Xp = prepare_values(X)
         n = X.shape[0]
         s = np.zeros((n, k))
         done = np.zeros(n, np.int64)
         active = np.arange(n)
         last = p.n_positions - 1
         for r, it in enumerate(p.order.tolist()):
-            Xa = X[active]
-            for c in range(k):
-                s[active, c] += self.trees_.tree_output(it * k + c, Xa)
+            Xa = Xp[active]
+            for c in range(k):  # the core's walker, one tree, active rows only
+                s[active, c] += ens.value[apply_prepared(ens, Xa, trees=np.array([it * k + c]))[:, 0]]
             if r == last:
                 done[active] = r + 1
                 break
@@ -552,21 +549,14 @@ class QWYC:
 
         Trees are taken in plan order and row ``i`` is charged for its first
         ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
-        Needs the core modules (``_report``, ``_ensemble``) of budget_extras.
         """
-        import importlib
+        from ._report import cost_report
 
-        try:
-            _report = importlib.import_module("budget_extras._report")
-            TreeEnsemble = importlib.import_module("budget_extras._ensemble").TreeEnsemble
-        except ImportError as exc:  # pragma: no cover - only before the core is merged
-            raise RuntimeError("QWYC.cost_report needs budget_extras' core cost accounting.") from exc
         self._check_fitted()
         res = self.predict(X)
         k = self.num_tree_per_iteration_
         tree_order = (self.plan_.order[:, None] * k + np.arange(k)[None, :]).reshape(-1)
-        ens = TreeEnsemble.from_model_string(self.model_text_)
-        return _report.cost_report(ens, X, costs, tree_order=tree_order, n_trees=res.trees_evaluated)
+        return cost_report(self.ensemble_, X, costs, tree_order=tree_order, n_trees=res.trees_evaluated)
 
     # ----------------------------------------------------------------- model file
     def to_model_string(self) -> str:
@@ -604,7 +594,7 @@ class QWYC:
             decision_threshold=plan.decision_threshold,
         )
         est._load(model)
-        n_iter = est.trees_.n_trees // est.num_tree_per_iteration_
+        n_iter = est.ensemble_.n_trees // est.num_tree_per_iteration_
         if plan.n_positions != n_iter:
             raise ValueError(
                 f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."

@@ -12,7 +12,6 @@ from budget_extras._cli_qwyc import register
 from budget_extras._qwyc import QWYC
 from budget_extras._qwyc_baselines import pred_early_stop_plan
 from budget_extras._qwyc_format import original_model_text, read_qwyc_plan, split_model_text
-from budget_extras._qwyc_trees import FlatTrees
 
 
 def make_data(seed: int, n: int, n_classes: int = 2):
@@ -54,11 +53,19 @@ def multiclass():
     return b, X[1200:1900], X[1900:]
 
 
-def test_flat_trees_match_lightgbm(binary):
-    b, _, Xt = binary
-    flat = FlatTrees.from_dump(b.dump_model())
-    out = np.stack([flat.tree_output(t, Xt) for t in range(flat.n_trees)], axis=1)
-    np.testing.assert_array_equal(np.cumsum(out, axis=1)[:, -1], b.predict(Xt, raw_score=True))
+@pytest.mark.parametrize("model", ["binary", "multiclass"])
+def test_tree_outputs_and_full_walk_match_lightgbm(request, model):
+    """Per-tree outputs (pred_leaf + the core's leaf values) and the core walker of QWYC.predict."""
+    b, _, Xt = request.getfixturevalue(model)
+    n_iter = b.num_trees() // b.num_model_per_iteration()
+    k = b.num_model_per_iteration()
+    q = QWYC.from_plan(b, pred_early_stop_plan(n_iter, freq=10**9, margin=0.0, num_class=k))
+    raw = b.predict(Xt, raw_score=True).reshape(len(Xt), k)
+    F3 = q._outputs(Xt)
+    np.testing.assert_array_equal(np.cumsum(F3, axis=1)[:, -1, :], raw)
+    res = q.predict(Xt)
+    np.testing.assert_array_equal(res.scores.reshape(len(Xt), k), raw)
+    assert np.all(res.trees_evaluated == n_iter * k)
 
 
 @pytest.mark.parametrize(("freq", "margin"), [(1, 0.5), (1, 2.0), (3, 1.0), (7, 3.0), (100, 1.0)])
