@@ -209,7 +209,17 @@ def test_unfitted_and_bad_model_errors(tmp_path):
         QWYC.from_model_string("tree\nnum_class=1\n\nTree=0\nnum_leaves=1\n\nend of trees\n")
 
 
-def test_cli_equals_library(binary, tmp_path):
+@pytest.mark.parametrize(
+    ("extra", "kwargs"),
+    [
+        ([], {}),
+        (
+            ["--shift", "extreme_spacing", "--margin", "0.05", "--alpha-fit", "0"],
+            {"shift": "extreme_spacing", "margin": 0.05, "alpha_fit": 0.0},
+        ),
+    ],
+)
+def test_cli_equals_library(binary, tmp_path, extra, kwargs):
     b, Xc, _ = binary
     model = tmp_path / "model.txt"
     b.save_model(str(model))
@@ -229,10 +239,11 @@ def test_cli_equals_library(binary, tmp_path):
             "0.01",
             "-o",
             str(tmp_path / "fast.txt"),
+            *extra,
         ]
     )
     assert args.func(args) == 0
-    lib = QWYC(0.01, random_state=0).fit(str(model), Xc)
+    lib = QWYC(0.01, random_state=0, **kwargs).fit(str(model), Xc)
     assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
 
 
