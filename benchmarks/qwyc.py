@@ -85,6 +85,7 @@ class Point:
     calib_disagreement: float | None = None
     target_alpha: float | None = None
     fit_seconds: float | None = None
+    family: str | None = None
 
 
 def _point(method: str, setting: str, tr: ExitTrace, full: np.ndarray, y: np.ndarray, **kw: Any) -> Point:
@@ -104,10 +105,21 @@ class QWYCAdapter:
     versa), so every test row is scored by a plan that never saw it. ``cross=False`` is the
     paper's in-sample setting (everything fit on the training rows)."""
 
-    def __init__(self, name: str, *, cross: bool = True, **params: Any) -> None:
+    def __init__(self, name: str, *, cross: bool = True, family: str | None = None, **params: Any) -> None:
         self.name, self.cross, self.params = name, cross, params
+        self.family = family or name
         self.base: QWYC | None = None
         self.base_seconds = 0.0
+
+    def with_shift(self, name: str, shift: str, FA3: np.ndarray, family: str | None = None) -> QWYCAdapter:
+        """Same order and base thresholds, another shape of the held-out shift (sigma_r from the order rows)."""
+        assert self.base is not None
+        other = QWYCAdapter(name, cross=self.cross, family=family, **{**self.params, "shift": shift})
+        other.base = copy.deepcopy(self.base)
+        other.base.shift = shift
+        other.base.shift_scale_ = other.base._shift_scale(FA3)
+        other.base_seconds = self.base_seconds
+        return other
 
     def fit_base(self, booster: Any, Xa: np.ndarray, alpha: float = 0.0) -> None:
         t0 = time.perf_counter()
@@ -130,7 +142,7 @@ class QWYCAdapter:
         fitted, calib = [], []
         if self.cross:
             for i, fold in enumerate(folds):
-                q = copy.deepcopy(self.base).recalibrate(Xte[folds[1 - i]], alpha=alpha)
+                q = copy.deepcopy(self.base).recalibrate_outputs(F3t[folds[1 - i]], alpha=alpha)
                 res = q.predict_outputs(F3t[fold])
                 scores[fold], labels[fold], ev[fold] = res.scores, res.labels, res.positions_evaluated
                 fitted.append((q, fold))
@@ -152,6 +164,7 @@ class QWYCAdapter:
             calib_disagreement=float(np.mean(calib)),
             target_alpha=alpha,
             fit_seconds=fit_s,
+            family=self.family,
         ), fitted
 
 
@@ -209,11 +222,14 @@ def plot(points: list[dict[str, Any]], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    methods = sorted({p["method"] for p in points})
+    def fam(p: dict[str, Any]) -> str:
+        return p.get("family") or p["method"]
+
+    methods = sorted({fam(p) for p in points})
     fig, ax = plt.subplots(figsize=(9, 5.5))
     colors = plt.get_cmap("tab20")
     for i, m in enumerate(methods):
-        ps = sorted((p for p in points if p["method"] == m), key=lambda p: p["test_disagreement"])
+        ps = sorted((p for p in points if fam(p) == m), key=lambda p: p["test_disagreement"])
         # lower envelope: best trees at each disagreement level
         xs, ys, best = [], [], np.inf
         for p in ps:
@@ -231,7 +247,8 @@ def plot(points: list[dict[str, Any]], path: str) -> None:
     ax.set_ylim(0, 260)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6.5, ncol=2)
-    ax.set_title("UCI Adult, 500 trees of depth 5: best trees at each test disagreement")
+    ax.set_title("UCI Adult, 500 trees of depth 5: best trees at each test disagreement\n"
+                 "(each line: lower envelope over that family's settings)", fontsize=9)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -279,16 +296,34 @@ def main(argv: list[str] | None = None) -> int:
     models: dict[tuple[str, str], Any] = {}
     alphas = [0.0005, 0.001, 0.002, 0.003, 0.004, 0.005, 0.0075, 0.01] if not args.quick else [0.001, 0.005]
     in_alphas = [0.0, 0.0005, 0.002] if not args.quick else [0.0]
-    margins = [0.0, 0.05, 0.1, 0.2] if not args.quick else [0.0, 0.1]
-    held: list[QWYCAdapter] = [QWYCAdapter(f"QWYC greedy (held-out, margin {m})", margin=m) for m in margins]
+    margins = [0.0, 0.1, 0.2] if not args.quick else [0.0, 0.1]
+    alpha_fits = [0.0, 0.005] if not args.quick else [0.0]
+    shifts = ["constant", "extreme_spacing", "residual_std"] if not args.quick else ["constant", "extreme_spacing"]
+    greedy: list[QWYCAdapter] = [
+        QWYCAdapter(
+            f"QWYC greedy (held-out, margin {m}, alpha_fit {af}, constant)",
+            family="QWYC greedy (held-out, constant shift)",
+            margin=m,
+            alpha_fit=af,
+        )
+        for m in margins
+        for af in alpha_fits
+    ]
+    held: list[QWYCAdapter] = list(greedy)
     held += [QWYCAdapter("QWYC filter-and-score (held-out, margin 0.1)", mode="negative_only", margin=0.1)]
     for kind in ("training", "random", "individual_mse", "greedy_mse"):
-        held += [
-            QWYCAdapter(f"{kind} order (held-out, margin {m})", order=kind, margin=m) for m in (0.0, 0.1)
-        ]
+        held += [QWYCAdapter(f"{kind} order (held-out, margin 0.0)", order=kind, margin=0.0)]
     for ad in held:
         ad.fit_base(booster, Xa)
         print(f"base plan {ad.name}: {ad.base_seconds:.1f}s", flush=True)
+    FA3 = helper._outputs(Xa)
+    for ad in greedy:
+        for sh in shifts[1:]:
+            held.append(
+                ad.with_shift(
+                    ad.name.replace(", constant)", f", {sh})"), sh, FA3, family=f"QWYC greedy (held-out, {sh} shift)"
+                )
+            )
     for a in alphas:  # interleaved: alpha outer, method inner
         for ad in held:
             p, fitted = ad.run(Xte, folds, F3t, full, yte, a)
@@ -311,7 +346,11 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     pes = PredEarlyStopAdapter()
-    pes_margins = [0.5, 1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14] if not args.quick else [2, 6]
+    pes_margins = (
+        [0.5, 1, 1.5, 2, 2.25, 2.5, 2.75, 3, 3.25, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 12, 14]
+        if not args.quick
+        else [2, 6]
+    )
     for freq in [1, 5, 10, 20] if not args.quick else [5]:
         for m in pes_margins:
             p, q = pes.run(booster, F3t, full, yte, freq, m)
@@ -352,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         return fn
 
     for target in TARGETS:
-        bqs = [b for m in margins if (b := best_at(points, f"QWYC greedy (held-out, margin {m})", target))]
+        bqs = [b for m in methods if m.startswith("QWYC greedy (held-out") and (b := best_at(points, m, target))]
         bq = min(bqs, key=lambda p: p.mean_trees) if bqs else None
         bp = best_at(points, "lightgbm pred_early_stop", target)
         cands: dict[str, Any] = {"numpy full ensemble": full_plan.predict}

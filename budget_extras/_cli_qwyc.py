@@ -53,6 +53,16 @@ def register(subparsers: Any) -> None:
         default=0.5,
         help="fraction of calibration rows for the held-out threshold correction (0 = in-sample)",
     )
+    p.add_argument(
+        "--shift",
+        default="constant",
+        choices=["constant", "residual_std", "active_residual_std", "extreme_spacing"],
+        help="shape of the held-out threshold shift per position (see docs/qwyc.md)",
+    )
+    p.add_argument("--margin", type=float, default=0.0, help="robustness margin while fitting (raw-score units)")
+    p.add_argument(
+        "--alpha-fit", type=float, default=None, help="budget of the base thresholds on the order rows (default: alpha)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", required=True, help="output model file (loads in upstream LightGBM)")
     p.set_defaults(func=run)
@@ -66,10 +76,17 @@ def run(args: argparse.Namespace) -> int:
     booster = booster_from_text(model_text_of(args.model))
     X = _read_calib(args.calib, list(booster.feature_name()))
     q = QWYC(
-        args.alpha, order=args.order, mode=args.mode, holdout=args.holdout or None, random_state=args.seed
+        args.alpha,
+        order=args.order,
+        mode=args.mode,
+        holdout=args.holdout or None,
+        random_state=args.seed,
+        shift=args.shift,
+        margin=args.margin,
+        alpha_fit=args.alpha_fit,
     ).fit(args.model, X)
     q.save_model(args.output)
-    n_trees = q.trees_.n_trees
+    n_trees = q.ensemble_.n_trees
     print(
         f"QWYC: {q.mean_trees_evaluated_:.2f} of {n_trees} trees on average on the calibration rows, "
         f"calibration disagreement {q.calibration_disagreement_:.4%} (alpha {args.alpha}); "

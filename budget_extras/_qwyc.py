@@ -12,13 +12,16 @@ import numpy.typing as npt
 
 from . import _qwyc_core as core
 from . import _qwyc_multi as multi
+from ._ensemble import TreeEnsemble
+from ._predict import apply_prepared, prepare_values
 from ._qwyc_format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
-from ._qwyc_trees import FlatTrees, booster_from_text, model_text_of, tree_output_matrix
+from ._qwyc_trees import booster_from_text, model_text_of
 
 __all__ = ["QWYC", "QWYCPrediction"]
 
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
+_SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,16 @@ class QWYC:
     alpha_fit : float or None, default=None
         Disagreement budget of the base thresholds fit on the order rows (default:
         ``alpha``). The held-out correction then targets ``alpha``.
+    shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
+        Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
+        ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
+        standard deviation of the remaining score ``f - s_r`` over the order rows;
+        ``"active_residual_std"``: the same over the order rows the base plan has not
+        stopped before ``r``; ``"extreme_spacing"``: per side, the gap between the most
+        extreme and the 31st most extreme opposite-label order row still active at
+        ``r`` (the rows that set the base threshold); an array: one positive scale per
+        iteration. Computed from the order rows only, never from the held-out rows.
+        On Adult none of the shapes beat the constant one (docs/qwyc.md).
 
     Attributes
     ----------
@@ -126,8 +139,11 @@ class QWYC:
     base_plan_ : QWYCPlan
         Order and base thresholds before the held-out correction.
     lambda_ : float
-        Conformal widening in raw-score units (0 without holdout; inf means never exit
-        early): ``eps_pos = base eps_pos + lambda_``, ``eps_neg = base eps_neg - lambda_``.
+        Conformal shift (0 without holdout; inf means never exit early):
+        ``eps_pos_r = max(base eps_pos_r + lambda_ * sigma_r, threshold)``,
+        ``eps_neg_r = min(base eps_neg_r - lambda_ * sigma_r, threshold)``.
+    shift_scale_ : ndarray of float64, shape (n_positions,)
+        ``sigma_r`` per plan position (see ``shift``).
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
     """
@@ -145,6 +161,7 @@ class QWYC:
         progress: bool = False,
         margin: float = 0.0,
         alpha_fit: float | None = None,
+        shift: Any = "constant",
     ) -> None:
         self.alpha = alpha
         self.order = order
@@ -156,6 +173,7 @@ class QWYC:
         self.progress = progress
         self.margin = margin
         self.alpha_fit = alpha_fit
+        self.shift = shift
 
     # scikit-learn style parameter access
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -173,6 +191,7 @@ class QWYC:
                 "progress",
                 "margin",
                 "alpha_fit",
+                "shift",
             )
         }
 
@@ -187,17 +206,18 @@ class QWYC:
 
     # ------------------------------------------------------------------ fitting
     def _outputs(self, X: Any) -> npt.NDArray[np.float64]:
-        F = tree_output_matrix(self.booster_, X, self._leaf_values)
+        leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64)  # LightGBM, C++
+        leaves = leaves.reshape(leaves.shape[0], -1)
+        F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
         return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
 
     def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
         if self.costs is None:
             return np.ones(n_iter)
         if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
-            from ._ensemble import TreeEnsemble
             from ._report import cost_report
 
-            ens = TreeEnsemble.from_model_string(self.model_text_)
+            ens = self.ensemble_
             k = self.num_tree_per_iteration_
             out = np.empty(n_iter)
             for it in range(n_iter):
@@ -219,7 +239,7 @@ class QWYC:
                 )
             leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
             depth = self._leaf_depths()
-            per_tree = np.array([depth[t][leaves[:, t]].mean() for t in range(leaves.shape[1])])
+            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
             return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
         c = np.asarray(self.costs, dtype=np.float64)
         if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
@@ -229,22 +249,17 @@ class QWYC:
             )
         return c
 
-    def _leaf_depths(self) -> list[npt.NDArray[np.float64]]:
-        flat = self.trees_
-        out = []
-        for t in range(flat.n_trees):
-            base, n_leaves = int(flat.offset[t]), int(flat.leaf_offset[t + 1] - flat.leaf_offset[t])
-            d = np.zeros(n_leaves)
-            stack = [(0, 1)] if flat.offset[t + 1] > base else []
-            while stack:
-                node, depth = stack.pop()
-                for child in (flat.left[base + node], flat.right[base + node]):
-                    if child < 0:
-                        d[-child - 1] = depth
-                    else:
-                        stack.append((int(child), depth + 1))
-            out.append(d)
-        return out
+    def _per_leaf(self, values: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+        """``(n_trees, max_leaves)`` table: ``values`` of the leaf with LightGBM leaf id ``j`` of tree ``t``."""
+        ens = self.ensemble_
+        leaf = np.flatnonzero(ens.leaf_index >= 0)
+        table = np.zeros((ens.n_trees, int(ens.leaf_index.max()) + 1))
+        table[ens.node_tree[leaf], ens.leaf_index[leaf]] = values[leaf]
+        return table
+
+    def _leaf_depths(self) -> npt.NDArray[np.float64]:
+        """Return the splits on the path to each leaf, by tree and LightGBM leaf id (core ``depth``)."""
+        return self._per_leaf(self.ensemble_.depth)
 
     def _load(self, model: Any) -> str:
         text = model_text_of(model)
@@ -258,12 +273,9 @@ class QWYC:
             raise ValueError("QWYC does not support linear trees (linear_tree=true).")
         self.model_text_ = text
         self.booster_ = booster_from_text(text)
-        self.trees_ = FlatTrees.from_dump(self.booster_.dump_model())
-        self.num_tree_per_iteration_ = self.trees_.num_tree_per_iteration
-        self._leaf_values = [
-            self.trees_.leaf_value[self.trees_.leaf_offset[t] : self.trees_.leaf_offset[t + 1]]
-            for t in range(self.trees_.n_trees)
-        ]
+        self.ensemble_ = TreeEnsemble.from_model_string(text)
+        self.num_tree_per_iteration_ = self.ensemble_.num_tree_per_iteration
+        self._leaf_table = self._per_leaf(self.ensemble_.value)
         return text
 
     def fit(self, model: Any, X: Any, y: Any = None, *, X_holdout: Any = None) -> QWYC:
@@ -293,6 +305,11 @@ class QWYC:
         if self.alpha_fit is not None and not (0.0 <= float(self.alpha_fit) < 1.0):
             raise ValueError(
                 f"The 'alpha_fit' parameter of QWYC must be None or in [0, 1). Got {self.alpha_fit!r}."
+            )
+        if isinstance(self.shift, str) and self.shift not in _SHIFTS:
+            raise ValueError(
+                f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
+                f"scales. Got {self.shift!r} instead."
             )
         self._load(model)
         F3 = self._outputs(X)
@@ -362,6 +379,7 @@ class QWYC:
             inf = np.full(n_iter, np.inf)
             self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha))
         self.iteration_costs_ = costs
+        self.shift_scale_ = self._shift_scale(FA)
         self._correct(F3[idx_b] if idx_b.size else None)
         self.n_holdout_ = int(idx_b.size)
         res = self.predict_outputs(F3)
@@ -373,14 +391,41 @@ class QWYC:
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         return self
 
-    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
-        """Set ``plan_``/``lambda_``: the base plan widened by conformal risk control on ``F3b``."""
+    def _shift_scale(self, FA: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Per-position shape ``sigma_r`` of the held-out shift, computed from the order rows only."""
         base = self.base_plan_
         n_iter = base.n_positions
+        kind = self.shift
+        if not isinstance(kind, str):
+            sc = np.asarray(kind, dtype=np.float64)
+            if sc.shape != (n_iter,) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
+                raise ValueError(
+                    f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or {n_iter} positive finite "
+                    f"per-iteration scales. Got an array of shape {sc.shape} instead."
+                )
+            return sc[base.order]  # given per iteration, used per position
+        if kind == "constant" or FA.shape[0] < 2:
+            return np.ones(n_iter)
+        if base.eps_margin is None:
+            F2, thr = FA[:, :, 0], base.decision_threshold
+            if kind == "residual_std":
+                return core.residual_scale(F2, base.order)
+            if kind == "extreme_spacing":
+                return core.extreme_spacing(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
+            return core.active_residual_scale(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
+        if kind == "residual_std":
+            return multi.residual_scale_multiclass(FA, base.order)
+        if kind == "extreme_spacing":
+            return multi.extreme_spacing_multiclass(FA, base.order, base.eps_margin)
+        return multi.active_residual_scale_multiclass(FA, base.order, base.eps_margin)
+
+    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
+        """Set ``plan_``/``lambda_``: the base plan shifted by conformal risk control on ``F3b``."""
+        base = self.base_plan_
         if F3b is None:
             self.plan_, self.lambda_ = base, 0.0
             return
-        shift = np.ones(n_iter)
+        shift = self.shift_scale_
         if base.eps_margin is None:
             thr = base.decision_threshold
             lam = core.widen_conformal(
@@ -390,15 +435,7 @@ class QWYC:
             self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha))
         else:
             lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha)
-            if math.isinf(lam) and lam > 0:
-                eps = np.full(n_iter, np.inf)
-            else:
-                with np.errstate(invalid="ignore"):
-                    eps = np.where(
-                        np.isfinite(base.eps_margin),
-                        np.maximum(base.eps_margin + lam * shift, 0.0),
-                        base.eps_margin,
-                    )
+            eps = multi.shift_margins(base.eps_margin, lam, shift)
             self.plan_ = QWYCPlan(
                 base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha)
             )
@@ -424,7 +461,15 @@ class QWYC:
         if alpha is not None:
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
             self.alpha = alpha
-        F3b = self._outputs(X_holdout)
+        return self.recalibrate_outputs(self._outputs(X_holdout))
+
+    def recalibrate_outputs(self, F3b: npt.NDArray[np.float64], *, alpha: float | None = None) -> QWYC:
+        """:meth:`recalibrate` from precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
+        if not hasattr(self, "base_plan_"):
+            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
+        if alpha is not None:
+            _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+            self.alpha = alpha
         self._correct(F3b)
         self.n_holdout_ = len(F3b)
         res = self.predict_outputs(F3b)
@@ -466,15 +511,17 @@ class QWYC:
             )
         p = self.plan_
         k = self.num_tree_per_iteration_
+        ens = self.ensemble_
+        Xp = prepare_values(X)
         n = X.shape[0]
         s = np.zeros((n, k))
         done = np.zeros(n, np.int64)
         active = np.arange(n)
         last = p.n_positions - 1
         for r, it in enumerate(p.order.tolist()):
-            Xa = X[active]
-            for c in range(k):
-                s[active, c] += self.trees_.tree_output(it * k + c, Xa)
+            Xa = Xp[active]
+            for c in range(k):  # the core's walker, one tree, active rows only
+                s[active, c] += ens.value[apply_prepared(ens, Xa, trees=np.array([it * k + c]))[:, 0]]
             if r == last:
                 done[active] = r + 1
                 break
@@ -502,21 +549,14 @@ class QWYC:
 
         Trees are taken in plan order and row ``i`` is charged for its first
         ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
-        Needs the core modules (``_report``, ``_ensemble``) of budget_extras.
         """
-        import importlib
+        from ._report import cost_report
 
-        try:
-            _report = importlib.import_module("budget_extras._report")
-            TreeEnsemble = importlib.import_module("budget_extras._ensemble").TreeEnsemble
-        except ImportError as exc:  # pragma: no cover - only before the core is merged
-            raise RuntimeError("QWYC.cost_report needs budget_extras' core cost accounting.") from exc
         self._check_fitted()
         res = self.predict(X)
         k = self.num_tree_per_iteration_
         tree_order = (self.plan_.order[:, None] * k + np.arange(k)[None, :]).reshape(-1)
-        ens = TreeEnsemble.from_model_string(self.model_text_)
-        return _report.cost_report(ens, X, costs, tree_order=tree_order, n_trees=res.trees_evaluated)
+        return cost_report(self.ensemble_, X, costs, tree_order=tree_order, n_trees=res.trees_evaluated)
 
     # ----------------------------------------------------------------- model file
     def to_model_string(self) -> str:
@@ -554,7 +594,7 @@ class QWYC:
             decision_threshold=plan.decision_threshold,
         )
         est._load(model)
-        n_iter = est.trees_.n_trees // est.num_tree_per_iteration_
+        n_iter = est.ensemble_.n_trees // est.num_tree_per_iteration_
         if plan.n_positions != n_iter:
             raise ValueError(
                 f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."

@@ -226,10 +226,166 @@ def residual_scale(F: FloatArray, order: IntArray) -> FloatArray:
     """Return the standard deviation over rows of the remaining score ``f - s_r`` after each position."""
     C = np.cumsum(F[:, order], axis=1)
     rem = C[:, -1:] - C
-    scale = rem.std(axis=0)
+    return _floor_scale(rem.std(axis=0))
+
+
+def _floor_scale(scale: FloatArray) -> FloatArray:
+    """Replace zero (or non-finite) entries by 1e-3 times the smallest positive one."""
+    scale = np.where(np.isfinite(scale), scale, 0.0)
     positive = scale[scale > 0]
     floor = positive.min() * 1e-3 if positive.size else 1.0
     return np.maximum(scale, floor)
+
+
+def active_residual_scale(
+    F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, *, threshold: float = 0.0
+) -> FloatArray:
+    """Return the standard deviation of the remaining score ``f - s_r`` over the rows still active at position ``r``.
+
+    "Active at ``r``" means the plan (``order``, ``eps_neg``, ``eps_pos``) has not
+    stopped the row before ``r``; these are the rows whose stop at ``r`` can go
+    wrong. Positions reached by fewer than 2 rows take the nearest earlier
+    position's value.
+    """
+    C = np.cumsum(F[:, order], axis=1)
+    rem = C[:, -1:] - C
+    t = C.shape[1]
+    stop = (C[:, :-1] > eps_pos[None, :-1]) | (C[:, :-1] < eps_neg[None, :-1])
+    first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), t - 1)
+    active = np.arange(t)[None, :] <= first[:, None]
+    cnt = active.sum(axis=0)
+    s1 = np.where(active, rem, 0.0).sum(axis=0)
+    s2 = np.where(active, rem**2, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s1 / cnt
+        scale = np.sqrt(np.maximum(s2 / cnt - mean**2, 0.0))
+    scale[cnt < 2] = np.nan
+    for r in range(1, t):  # carry the last defined value forward
+        if np.isnan(scale[r]):
+            scale[r] = scale[r - 1]
+    return _floor_scale(scale)
+
+
+def extreme_spacing(
+    F: FloatArray,
+    order: IntArray,
+    eps_neg: FloatArray,
+    eps_pos: FloatArray,
+    *,
+    k: int = 30,
+    threshold: float = 0.0,
+) -> FloatArray:
+    """Per-side spread of the extreme calibration rows that set each base threshold.
+
+    At position ``r``, among the rows of ``F`` the plan has not stopped before ``r``,
+    the positive threshold is set by the largest partial scores of the rows whose full
+    label is negative (and symmetrically). Returns ``scale`` of shape ``(2,
+    n_positions)``: ``scale[1, r]`` = largest minus ``(k+1)``-th largest of those
+    negative-label partial scores, ``scale[0, r]`` = ``(k+1)``-th smallest minus
+    smallest of the positive-label ones. A threshold set by one isolated row (a wide
+    gap, likely to be crossed by new rows) moves faster with ``lambda`` than one
+    inside a dense cloud. Positions with ``k`` or fewer such rows take the nearest
+    earlier position's value; zeros are floored (:func:`_floor_scale`).
+    """
+    C = np.cumsum(F[:, order], axis=1)
+    y = C[:, -1] > threshold
+    t = C.shape[1]
+    stop = (C[:, :-1] > eps_pos[None, :-1]) | (C[:, :-1] < eps_neg[None, :-1])
+    first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), t - 1)
+    out = np.full((2, t), np.nan)
+    for r in range(t):
+        act = first >= r
+        neg_scores, pos_scores = C[act & ~y, r], C[act & y, r]
+        if neg_scores.size > k:
+            top = np.partition(neg_scores, neg_scores.size - k - 1)[neg_scores.size - k - 1 :]
+            out[1, r] = top.max() - top.min()
+        if pos_scores.size > k:
+            low = np.partition(pos_scores, k)[: k + 1]
+            out[0, r] = low.max() - low.min()
+        if act.sum() <= 2 * k:
+            break
+    for side in range(2):
+        for r in range(1, t):  # carry the last defined value forward
+            if np.isnan(out[side, r]):
+                out[side, r] = out[side, r - 1]
+    return np.stack([_floor_scale(out[0]), _floor_scale(out[1])])
+
+
+def _sides(scale: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(scale_neg, scale_pos)`` of a shape of shape ``(T,)`` (both sides) or ``(2, T)``."""
+    return (scale[0], scale[1]) if scale.ndim == 2 else (scale, scale)
+
+
+def critical_values(
+    C: FloatArray, eps_neg: FloatArray, eps_pos: FloatArray, scale: FloatArray, *, threshold: float = 0.0
+) -> tuple[FloatArray, BoolArray]:
+    """Per-row, per-position critical shifts of the shifted rule (positions ``0 .. T-2``).
+
+    With shifted, clipped thresholds ``ep_r(lambda) = max(eps_pos[r] + lambda *
+    scale[r], threshold)`` and ``en_r(lambda) = min(eps_neg[r] - lambda * scale[r],
+    threshold)``, a row with partial score ``s_r = C[i, r]`` stops at ``r`` iff
+    ``lambda < c_r`` where
+
+    * ``c_r = (s_r - eps_pos[r]) / scale[r]`` if ``s_r > threshold`` (a positive stop),
+    * ``c_r = (eps_neg[r] - s_r) / scale[r]`` if ``s_r < threshold`` (a negative stop),
+    * ``c_r = -inf`` if ``s_r == threshold`` or the relevant threshold is infinite
+      (never stops there).
+
+    (``s_r > max(e + lambda sigma, threshold)`` is ``s_r > threshold and lambda <
+    (s_r - e) / sigma``; the clipping only removes stops on the wrong side of
+    ``threshold``.) The last position is not included: there the full score decides.
+
+    Returns ``c`` (float64, shape ``(n, T - 1)``) and ``positive`` (bool, same shape):
+    the label a stop at ``r`` would give.
+    """
+    sn, sp = _sides(scale)
+    Cp, en, ep = C[:, :-1], eps_neg[None, :-1], eps_pos[None, :-1]
+    with np.errstate(invalid="ignore"):
+        c_pos = np.where(np.isfinite(ep) & (Cp > threshold), (Cp - ep) / sp[None, :-1], -np.inf)
+        c_neg = np.where(np.isfinite(en) & (Cp < threshold), (en - Cp) / sn[None, :-1], -np.inf)
+    return np.where(Cp > threshold, c_pos, c_neg), Cp > threshold
+
+
+def envelope_critical(c: FloatArray, wrong: BoolArray) -> FloatArray:
+    """Critical shift of each row: its shifted-plan label is wrong at some ``lambda' >= lambda`` iff ``lambda < crit``.
+
+    ``c[i, r]``: the row stops at position ``r`` iff ``lambda < c[i, r]``
+    (:func:`critical_values`); ``wrong[i, r]``: a stop at ``r`` has the wrong label.
+    At ``lambda`` the row exits at the first ``r`` with ``c[i, r] > lambda``, so it
+    exits at ``r`` exactly for ``lambda`` in ``[M_r, c_r)`` with ``M_r = max_{r' < r}
+    c_r'`` (empty unless ``r`` is a strict prefix-maximum record ``c_r > M_r``); its
+    label is wrong on the union of those intervals over wrong records. The supremum
+    of that set is ``crit = max(c_r : r a wrong strict record)`` (``-inf`` if none) and
+    ``L(lambda) = 1{lambda < crit}`` is the smallest non-increasing function above
+    the true disagreement indicator (its running maximum from the right).
+    """
+    n = c.shape[0]
+    prev = np.empty_like(c)
+    prev[:, :1] = -np.inf
+    if c.shape[1] > 1:
+        prev[:, 1:] = np.maximum.accumulate(c, axis=1)[:, :-1]
+    record = c > prev
+    return np.max(np.where(record & wrong, c, -np.inf), axis=1, initial=-np.inf) if n else np.zeros(0)
+
+
+def conformal_index(alpha: float, n: int) -> int:
+    """``m = floor(alpha (n + 1) - 1)``: held-out rows allowed above the conformal shift."""
+    return math.floor(alpha * (n + 1) - 1 + 1e-9)
+
+
+def conformal_lambda(crit: FloatArray, alpha: float) -> float:
+    """Smallest ``lambda`` with ``(#{i: crit_i > lambda} + 1) / (n + 1) <= alpha``.
+
+    That is the ``(m+1)``-th largest critical value (:func:`conformal_index`); ``inf``
+    if ``m < 0`` (never exit early), ``-inf`` if ``m >= n``.
+    """
+    n = crit.size
+    m = conformal_index(alpha, n)
+    if m < 0:
+        return math.inf
+    if m >= n:
+        return -math.inf
+    return float(np.sort(crit)[::-1][m])
 
 
 def widen_conformal(
@@ -242,41 +398,36 @@ def widen_conformal(
     alpha: float,
     threshold: float = 0.0,
 ) -> float:
-    """Conformal-risk-control widening ``lambda`` fit on held-out rows ``F``.
+    """Conformal-risk-control shift ``lambda`` fit on held-out rows ``F``.
 
     The thresholds become ``max(eps_pos + lambda * scale, threshold)`` and
     ``min(eps_neg - lambda * scale, threshold)`` (:func:`shift_thresholds`; ``lambda``
-    may be negative: more aggressive than the base thresholds). For row ``i`` the loss
-    ``L_i(lambda)`` is 1 when, at SOME position, its partial score crosses the shifted
-    threshold on the wrong side of its full label. This upper-bounds the real
-    disagreement indicator (which needs the wrong crossing to be the first stop) and is
-    non-increasing in ``lambda``, so choosing the smallest ``lambda`` with
-    ``(sum_i L_i(lambda) + 1) / (n + 1) <= alpha`` gives
-    ``E[disagreement of a new row] <= alpha`` for rows exchangeable with these held-out
-    rows (Angelopoulos et al., 2022, conformal risk control). Returns ``inf`` when no
-    ``lambda`` qualifies (then the plan never exits early).
+    may be negative: more aggressive than the base thresholds). The loss of row ``i``
+    is ``L_i(lambda) = 1{lambda < crit_i}`` (:func:`envelope_critical`): 1 iff the
+    row's early-exit label is wrong at ``lambda`` or at some larger shift. It is
+    non-increasing and right-continuous in ``lambda`` and bounds the real disagreement
+    indicator, so the smallest ``lambda`` with ``(sum_i L_i(lambda) + 1) / (n + 1) <=
+    alpha`` gives ``E[disagreement of a new row] <= alpha`` for rows exchangeable with
+    these held-out rows (Angelopoulos et al., 2022, conformal risk control).
+    ``scale`` must be positive and must not depend on these rows. Returns ``inf`` when
+    no ``lambda`` qualifies (then the plan never exits early).
     """
-    n = F.shape[0]
     C = np.cumsum(F[:, order], axis=1)
     y = C[:, -1] > threshold
-    Cp, en, ep, sc = C[:, :-1], eps_neg[:-1], eps_pos[:-1], scale[:-1]
-    with np.errstate(invalid="ignore"):
-        wrong_pos = np.where(np.isfinite(ep) & (Cp > threshold), (Cp - ep) / sc, -np.inf)
-        wrong_neg = np.where(np.isfinite(en) & (Cp < threshold), (en - Cp) / sc, -np.inf)
-    crit = np.where(y, wrong_neg.max(axis=1, initial=-np.inf), wrong_pos.max(axis=1, initial=-np.inf))
-    m = math.floor(alpha * (n + 1) - 1 + 1e-9)
-    if m < 0:
-        return math.inf
-    if m >= n:
-        return -math.inf
-    lam = float(np.sort(crit)[::-1][m])  # (m+1)-th largest: at most m rows exceed it
-    # Rows whose critical value equals lam are "good" in exact arithmetic; make sure the
-    # floating-point thresholds actually used by the predictor agree (nudge lam up if not).
-    step = 1e-12 * max(1.0, abs(lam)) if math.isfinite(lam) else 0.0
+    c, positive = critical_values(C, eps_neg, eps_pos, scale, threshold=threshold)
+    crit = envelope_critical(c, positive != y[:, None])
+    lam = conformal_lambda(crit, alpha)
+    if not math.isfinite(lam):
+        return lam
+    # In exact arithmetic every row with crit <= lam is right at lam. The predictor
+    # compares with floating-point thresholds; if one of those rows is wrong there,
+    # move lam up (more conservative, so the guarantee still holds).
+    good = crit <= lam
+    step = 1e-12 * max(1.0, abs(lam))
     for _ in range(64):
         en2, ep2 = shift_thresholds(eps_neg, eps_pos, lam, scale, threshold)
-        bad = np.where(y, (Cp < en2[None, :-1]).any(axis=1), (Cp > ep2[None, :-1]).any(axis=1))
-        if int(bad.sum()) <= m or not math.isfinite(lam):
+        tr = early_exit(F, order, en2, ep2, threshold=threshold)
+        if not np.any(good & (tr.labels != y)):
             break
         lam += step
         step *= 2.0
@@ -288,13 +439,17 @@ def shift_thresholds(
 ) -> tuple[FloatArray, FloatArray]:
     """Shift finite thresholds outward by ``lam * scale`` (inward if negative), clipped at ``threshold``.
 
+    ``scale``: shape ``(T,)`` for both sides or ``(2, T)`` (row 0: negative side,
+    row 1: positive side).
+
     Infinite thresholds (positions that never stop) stay infinite; ``lam = inf`` never stops.
     """
     if math.isinf(lam) and lam > 0:
         return np.full(eps_neg.shape, -np.inf), np.full(eps_pos.shape, np.inf)
+    sn, sp = _sides(scale)
     with np.errstate(invalid="ignore"):
-        en = np.where(np.isfinite(eps_neg), np.minimum(eps_neg - lam * scale, threshold), eps_neg)
-        ep = np.where(np.isfinite(eps_pos), np.maximum(eps_pos + lam * scale, threshold), eps_pos)
+        en = np.where(np.isfinite(eps_neg), np.minimum(eps_neg - lam * sn, threshold), eps_neg)
+        ep = np.where(np.isfinite(eps_pos), np.maximum(eps_pos + lam * sp, threshold), eps_pos)
     return en, ep
 
 

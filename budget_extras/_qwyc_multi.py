@@ -14,7 +14,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ._qwyc_core import ExitTrace, budget_count
+from ._qwyc_core import ExitTrace, budget_count, conformal_lambda, envelope_critical
 
 __all__: list[str] = []
 
@@ -117,35 +117,76 @@ def early_exit_multiclass(F3: F64, order: I64, eps_margin: F64) -> ExitTrace:
     return ExitTrace(scores, np.argmax(scores, axis=1), (first + 1).astype(np.int64))
 
 
-def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64, *, alpha: float) -> float:
-    """Conformal widening for margins: ``eps_margin + lambda * scale`` (see ``widen_conformal``)."""
-    n = F3.shape[0]
-    C = np.cumsum(F3[:, order, :], axis=1)
+def shift_margins(eps_margin: F64, lam: float, scale: F64) -> F64:
+    """Shifted margin thresholds ``max(eps_margin + lam * scale, 0)``; infinite ones stay, ``lam = inf`` never stops."""
+    if math.isinf(lam) and lam > 0:
+        return np.full(eps_margin.shape, np.inf)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(eps_margin), np.maximum(eps_margin + lam * scale, 0.0), eps_margin)
+
+
+def critical_values_multiclass(C: F64, eps_margin: F64, scale: F64) -> tuple[F64, npt.NDArray[np.bool_]]:
+    """Critical shifts of the margin rule (positions ``0 .. T-2``) and the wrong-argmax mask.
+
+    A row stops at ``r`` iff its partial margin ``m_r > max(eps_margin[r] + lambda *
+    scale[r], 0)``, i.e. iff ``m_r > 0`` and ``lambda < c_r = (m_r - eps_margin[r]) /
+    scale[r]`` (``c_r = -inf`` when ``m_r == 0`` or the threshold is infinite). ``C``:
+    cumulative partial scores in plan order, shape ``(n, T, n_classes)``.
+    """
     margin, arg = _margins(C)
     wrong = arg[:, :-1] != arg[:, -1:]
     with np.errstate(invalid="ignore"):
-        val = np.where(
-            wrong & np.isfinite(eps_margin[None, :-1]) & (margin[:, :-1] > 0),
+        c = np.where(
+            np.isfinite(eps_margin[None, :-1]) & (margin[:, :-1] > 0),
             (margin[:, :-1] - eps_margin[None, :-1]) / scale[None, :-1],
             -np.inf,
         )
-    crit = val.max(axis=1, initial=-np.inf)
-    m = math.floor(alpha * (n + 1) - 1 + 1e-9)
-    if m < 0:
-        return math.inf
-    if m >= n:
-        return -math.inf
-    lam = float(np.sort(crit)[::-1][m])
-    step = 1e-12 * max(1.0, abs(lam)) if math.isfinite(lam) else 0.0
+    return c, wrong
+
+
+def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64, *, alpha: float) -> float:
+    """Conformal shift for margins, ``eps_margin + lambda * scale`` (see ``_qwyc_core.widen_conformal``).
+
+    The loss is the same monotone envelope ``1{lambda < crit_i}`` of the wrong-argmax
+    indicator (:func:`_qwyc_core.envelope_critical`).
+    """
+    C = np.cumsum(F3[:, order, :], axis=1)
+    c, wrong = critical_values_multiclass(C, eps_margin, scale)
+    crit = envelope_critical(c, wrong)
+    lam = conformal_lambda(crit, alpha)
+    if not math.isfinite(lam):
+        return lam
+    yfull = np.argmax(C[:, -1, :], axis=1)
+    good = crit <= lam
+    step = 1e-12 * max(1.0, abs(lam))
     for _ in range(64):  # agree with the floating-point thresholds the predictor uses
-        with np.errstate(invalid="ignore"):
-            eps = np.where(np.isfinite(eps_margin), np.maximum(eps_margin + lam * scale, 0.0), eps_margin)
-        bad = (wrong & (margin[:, :-1] > eps[None, :-1])).any(axis=1)
-        if int(bad.sum()) <= m or not math.isfinite(lam):
+        tr = early_exit_multiclass(F3, order, shift_margins(eps_margin, lam, scale))
+        if not np.any(good & (tr.labels != yfull)):
             break
         lam += step
         step *= 2.0
     return lam
+
+
+def active_residual_scale_multiclass(F3: F64, order: I64, eps_margin: F64) -> F64:
+    """Root-mean-square of the remaining score over the rows still active at each position."""
+    C = np.cumsum(F3[:, order, :], axis=1)
+    rem = C[:, -1:, :] - C
+    t = C.shape[1]
+    margin, _ = _margins(C)
+    stop = margin[:, :-1] > eps_margin[None, :-1]
+    first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), t - 1)
+    active = np.arange(t)[None, :] <= first[:, None]
+    cnt = active.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.sqrt(np.where(active[:, :, None], rem**2, 0.0).sum(axis=(0, 2)) / (cnt * C.shape[2]))
+    scale[cnt < 2] = np.nan
+    for r in range(1, t):
+        if np.isnan(scale[r]):
+            scale[r] = scale[r - 1]
+    scale = np.where(np.isfinite(scale), scale, 0.0)
+    positive = scale[scale > 0]
+    return np.maximum(scale, positive.min() * 1e-3 if positive.size else 1.0)
 
 
 def residual_scale_multiclass(F3: F64, order: I64) -> F64:
@@ -155,3 +196,32 @@ def residual_scale_multiclass(F3: F64, order: I64) -> F64:
     scale = np.sqrt((rem**2).mean(axis=(0, 2)))
     positive = scale[scale > 0]
     return np.maximum(scale, positive.min() * 1e-3 if positive.size else 1.0)
+
+
+def extreme_spacing_multiclass(F3: F64, order: I64, eps_margin: F64, *, k: int = 30) -> F64:
+    """Largest minus ``(k+1)``-th largest partial margin of the wrong-argmax rows still active at each position.
+
+    The multiclass analogue of :func:`_qwyc_core.extreme_spacing`: those rows set the
+    base margin threshold.
+    """
+    C = np.cumsum(F3[:, order, :], axis=1)
+    t = C.shape[1]
+    margin, arg = _margins(C)
+    wrong = arg != arg[:, -1:]
+    stop = margin[:, :-1] > eps_margin[None, :-1]
+    first = np.where(stop.any(axis=1), np.argmax(stop, axis=1), t - 1)
+    out = np.full(t, np.nan)
+    for r in range(t):
+        act = first >= r
+        m = margin[act & wrong[:, r], r]
+        if m.size > k:
+            top = np.partition(m, m.size - k - 1)[m.size - k - 1 :]
+            out[r] = top.max() - top.min()
+        if act.sum() <= k:
+            break
+    for r in range(1, t):
+        if np.isnan(out[r]):
+            out[r] = out[r - 1]
+    out = np.where(np.isfinite(out), out, 0.0)
+    positive = out[out > 0]
+    return np.maximum(out, positive.min() * 1e-3 if positive.size else 1.0)

@@ -12,7 +12,6 @@ from budget_extras._cli_qwyc import register
 from budget_extras._qwyc import QWYC
 from budget_extras._qwyc_baselines import pred_early_stop_plan
 from budget_extras._qwyc_format import original_model_text, read_qwyc_plan, split_model_text
-from budget_extras._qwyc_trees import FlatTrees
 
 
 def make_data(seed: int, n: int, n_classes: int = 2):
@@ -54,11 +53,19 @@ def multiclass():
     return b, X[1200:1900], X[1900:]
 
 
-def test_flat_trees_match_lightgbm(binary):
-    b, _, Xt = binary
-    flat = FlatTrees.from_dump(b.dump_model())
-    out = np.stack([flat.tree_output(t, Xt) for t in range(flat.n_trees)], axis=1)
-    np.testing.assert_array_equal(np.cumsum(out, axis=1)[:, -1], b.predict(Xt, raw_score=True))
+@pytest.mark.parametrize("model", ["binary", "multiclass"])
+def test_tree_outputs_and_full_walk_match_lightgbm(request, model):
+    """Per-tree outputs (pred_leaf + the core's leaf values) and the core walker of QWYC.predict."""
+    b, _, Xt = request.getfixturevalue(model)
+    n_iter = b.num_trees() // b.num_model_per_iteration()
+    k = b.num_model_per_iteration()
+    q = QWYC.from_plan(b, pred_early_stop_plan(n_iter, freq=10**9, margin=0.0, num_class=k))
+    raw = b.predict(Xt, raw_score=True).reshape(len(Xt), k)
+    F3 = q._outputs(Xt)
+    np.testing.assert_array_equal(np.cumsum(F3, axis=1)[:, -1, :], raw)
+    res = q.predict(Xt)
+    np.testing.assert_array_equal(res.scores.reshape(len(Xt), k), raw)
+    assert np.all(res.trees_evaluated == n_iter * k)
 
 
 @pytest.mark.parametrize(("freq", "margin"), [(1, 0.5), (1, 2.0), (3, 1.0), (7, 3.0), (100, 1.0)])
@@ -183,6 +190,8 @@ def test_multiclass_plan_file(multiclass, tmp_path):
         (dict(mode="positive"), "'mode' parameter of QWYC must be one of"),
         (dict(holdout=1.0), "'holdout' parameter of QWYC must be None or a number in \\[0, 1\\)"),
         (dict(costs=[1.0, 2.0]), "'costs' parameter of QWYC must hold 60 positive finite"),
+        (dict(shift="wide"), "'shift' parameter of QWYC must be one of"),
+        (dict(shift=[1.0, -1.0]), "'shift' parameter of QWYC must be one of .* 60 positive finite"),
     ],
 )
 def test_errors_name_the_argument(binary, kwargs, match):
@@ -200,7 +209,17 @@ def test_unfitted_and_bad_model_errors(tmp_path):
         QWYC.from_model_string("tree\nnum_class=1\n\nTree=0\nnum_leaves=1\n\nend of trees\n")
 
 
-def test_cli_equals_library(binary, tmp_path):
+@pytest.mark.parametrize(
+    ("extra", "kwargs"),
+    [
+        ([], {}),
+        (
+            ["--shift", "extreme_spacing", "--margin", "0.05", "--alpha-fit", "0"],
+            {"shift": "extreme_spacing", "margin": 0.05, "alpha_fit": 0.0},
+        ),
+    ],
+)
+def test_cli_equals_library(binary, tmp_path, extra, kwargs):
     b, Xc, _ = binary
     model = tmp_path / "model.txt"
     b.save_model(str(model))
@@ -220,10 +239,11 @@ def test_cli_equals_library(binary, tmp_path):
             "0.01",
             "-o",
             str(tmp_path / "fast.txt"),
+            *extra,
         ]
     )
     assert args.func(args) == 0
-    lib = QWYC(0.01, random_state=0).fit(str(model), Xc)
+    lib = QWYC(0.01, random_state=0, **kwargs).fit(str(model), Xc)
     assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
 
 
@@ -310,3 +330,22 @@ def test_feature_costs_per_iteration(binary):
     rep = cost_report(ens, Xc[:300], costs, tree_order=[t], n_trees=1)
     assert q.iteration_costs_[t] == pytest.approx(rep.total_cost.mean())
     assert q.iteration_costs_.shape == (60,) and np.all(q.iteration_costs_ > 1.0)
+
+
+@pytest.mark.parametrize("shift", ["constant", "residual_std", "active_residual_std", "extreme_spacing", "array"])
+@pytest.mark.parametrize("model", ["binary", "multiclass"])
+def test_held_out_shift_shapes_respect_the_conformal_count(request, model, shift):
+    """Every shape: sigma comes from the order rows; the held-out rows above the shift are at most m."""
+    from budget_extras import _qwyc_core as core
+
+    b, Xc, Xt = request.getfixturevalue(model)
+    n_iter = b.num_trees() // b.num_model_per_iteration()
+    sh = np.linspace(1.0, 0.1, n_iter) if shift == "array" else shift
+    q = QWYC(0.05, shift=sh, alpha_fit=0.0, random_state=0).fit(b, Xc, X_holdout=Xt)
+    assert q.shift_scale_.shape[-1] == n_iter and np.all(q.shift_scale_ > 0)
+    if shift == "array":
+        np.testing.assert_array_equal(q.shift_scale_, sh[q.plan_.order])
+    m = core.conformal_index(0.05, len(Xt))
+    assert q.holdout_disagreement_ * len(Xt) <= m
+    q2 = QWYC(0.05, shift=sh, alpha_fit=0.0, holdout=None).fit(b, Xc).recalibrate(Xt)
+    assert q2.lambda_ == q.lambda_
