@@ -569,7 +569,9 @@ def report(paths):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", required=True)
-    p.add_argument("--part", choices=("curves", "speed", "scale", "all", "report", "_scale_child"), default="all")
+    p.add_argument(
+        "--part", choices=("curves", "speed", "scale", "all", "report", "_scale_child"), default="all"
+    )
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "budgetprune.json"))
     p.add_argument("--img-dir", default=str(ROOT / "docs" / "img"))
     p.add_argument("--trees", type=int, default=40)
