@@ -1,0 +1,347 @@
+"""Compiled (numba) passes over BudgetPrune's triples: problem construction and dual iterations.
+
+Every function here is a plain loop over flat arrays; the callers in ``_budgetprune_problem``
+and ``_budgetprune_solver`` document the meaning of the arrays. Loops over rows (construction)
+and over pairs (solver) run in parallel; each parallel loop writes only to its own rows/pairs,
+and node sums are accumulated per block and added afterwards, so results do not depend on the
+number of threads except for the order of floating-point additions.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "best_pruning",
+    "count_pairs",
+    "fill_pairs",
+    "polish_sweep",
+    "step_and_sums",
+    "subgradient_stats",
+    "sums",
+    "tree_order",
+    "verify_pairs",
+]
+
+_TIE = 1e-12
+
+
+def _blocks(n: int) -> int:
+    return max(1, min(n, 4 * numba.get_num_threads()))
+
+
+# ---------------------------------------------------------------------------- construction
+@njit(parallel=True, cache=True)
+def count_pairs(leaf_nodes, lptr, lgrp, lfirst, r1, r2, n_groups):  # type: ignore[no-untyped-def]
+    """Per (row, group): number of trees whose path meets the group, and two hashes of the nodes.
+
+    ``lptr/lgrp/lfirst`` list, for every node used as a leaf, the groups on its path with a
+    positive cost and the first node of each (CSR over nodes). The hashes are sums of the
+    random keys ``r1``/``r2`` of the first nodes (order-free, wrapping uint64).
+    """
+    n_rows, n_trees = leaf_nodes.shape
+    cnt = np.zeros((n_rows, n_groups), dtype=np.int32)
+    h1 = np.zeros((n_rows, n_groups), dtype=np.uint64)
+    h2 = np.zeros((n_rows, n_groups), dtype=np.uint64)
+    for i in prange(n_rows):
+        for t in range(n_trees):
+            leaf = leaf_nodes[i, t]
+            for e in range(lptr[leaf], lptr[leaf + 1]):
+                g = lgrp[e]
+                f = lfirst[e]
+                cnt[i, g] += 1
+                h1[i, g] += r1[f]
+                h2[i, g] += r2[f]
+    return cnt, h1, h2
+
+
+@njit(parallel=True, cache=True)
+def fill_pairs(leaf_nodes, lptr, lgrp, lfirst, pair_of, is_rep, pair_ptr, pair_node):  # type: ignore[no-untyped-def]
+    """Write the first nodes of every representative (row, group) into its slice of ``pair_node``.
+
+    Trees are visited in order, so each pair's nodes are sorted by tree.
+    """
+    n_rows, n_trees = leaf_nodes.shape
+    n_groups = pair_of.shape[1]
+    for i in prange(n_rows):
+        cursor = np.zeros(n_groups, dtype=np.int64)
+        for g in range(n_groups):
+            if is_rep[i, g]:
+                cursor[g] = pair_ptr[pair_of[i, g]]
+        for t in range(n_trees):
+            leaf = leaf_nodes[i, t]
+            for e in range(lptr[leaf], lptr[leaf + 1]):
+                g = lgrp[e]
+                if is_rep[i, g]:
+                    pair_node[cursor[g]] = lfirst[e]
+                    cursor[g] += 1
+
+
+@njit(parallel=True, cache=True)
+def verify_pairs(leaf_nodes, lptr, lgrp, lfirst, pair_of, pair_ptr, pair_node):  # type: ignore[no-untyped-def]
+    """Count the (row, group) whose first nodes differ from their pair's (hash collisions)."""
+    n_rows, n_trees = leaf_nodes.shape
+    n_groups = pair_of.shape[1]
+    bad = 0
+    for i in prange(n_rows):
+        cursor = np.zeros(n_groups, dtype=np.int64)
+        ok = np.ones(n_groups, dtype=np.bool_)
+        for g in range(n_groups):
+            if pair_of[i, g] >= 0:
+                cursor[g] = pair_ptr[pair_of[i, g]]
+        for t in range(n_trees):
+            leaf = leaf_nodes[i, t]
+            for e in range(lptr[leaf], lptr[leaf + 1]):
+                g = lgrp[e]
+                p = pair_of[i, g]
+                if cursor[g] >= pair_ptr[p + 1] or pair_node[cursor[g]] != lfirst[e]:
+                    ok[g] = False
+                else:
+                    cursor[g] += 1
+        row_bad = 0
+        for g in range(n_groups):
+            p = pair_of[i, g]
+            if p >= 0 and (not ok[g] or cursor[g] != pair_ptr[p + 1]):
+                row_bad += 1
+        bad += row_bad
+    return bad
+
+
+# ---------------------------------------------------------------------------- dual passes
+@njit(parallel=True, cache=True)
+def sums(pair_ptr, pair_node, beta, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
+    """Multiplier sums per node (``reward``) and per pair (``beta_sum``)."""
+    n_pairs = pair_ptr.shape[0] - 1
+    part = np.zeros((n_blocks, n_nodes))
+    beta_sum = np.zeros(n_pairs)
+    for k in prange(n_blocks):
+        p0 = n_pairs * k // n_blocks
+        p1 = n_pairs * (k + 1) // n_blocks
+        acc = part[k]
+        for p in range(p0, p1):
+            s = 0.0
+            for j in range(pair_ptr[p], pair_ptr[p + 1]):
+                v = np.float64(beta[j])
+                acc[pair_node[j]] += v
+                s += v
+            beta_sum[p] = s
+    return part.sum(axis=0), beta_sum
+
+
+@njit(parallel=True, cache=True)
+def subgradient_stats(pair_ptr, pair_node, kept, w, b):  # type: ignore[no-untyped-def]
+    """Squared norm of the subgradient ``w^t - w`` and the acquisition cost of ``kept``.
+
+    ``w^t`` of a triple is ``kept[node]``; the acquisition cost is ``sum_p b_p max_t w^t``.
+    """
+    n_pairs = pair_ptr.shape[0] - 1
+    norm2 = 0
+    acq = 0.0
+    for p in prange(n_pairs):
+        used = False
+        wp = w[p]
+        mism = 0
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            k = kept[pair_node[j]]
+            if k:
+                used = True
+            if k != wp:
+                mism += 1
+        norm2 += mism
+        if used:
+            acq += b[p]
+    return norm2, acq
+
+
+@njit(parallel=True, cache=True)
+def step_and_sums(pair_ptr, pair_node, beta, kept, w, step, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
+    """Projected subgradient step on ``beta`` (in place), then :func:`sums` of the new ``beta``.
+
+    ``step`` is a 0-d array of ``beta``'s dtype.
+    """
+    n_pairs = pair_ptr.shape[0] - 1
+    part = np.zeros((n_blocks, n_nodes))
+    beta_sum = np.zeros(n_pairs)
+    up = step[()]
+    zero = up - up
+    for k in prange(n_blocks):
+        p0 = n_pairs * k // n_blocks
+        p1 = n_pairs * (k + 1) // n_blocks
+        acc = part[k]
+        for p in range(p0, p1):
+            wp = w[p]
+            s = 0.0
+            for j in range(pair_ptr[p], pair_ptr[p + 1]):
+                f = pair_node[j]
+                k_used = kept[f]
+                v = beta[j]
+                if k_used and not wp:
+                    v = v + up
+                elif wp and not k_used:
+                    v = v - up
+                    if v < zero:
+                        v = zero
+                beta[j] = v
+                v64 = np.float64(v)
+                acc[f] += v64
+                s += v64
+            beta_sum[p] = s
+    return part.sum(axis=0), beta_sum
+
+
+# ---------------------------------------------------------------------------- tree programs
+@njit(cache=True)
+def best_pruning(parent, is_leaf, adj):  # type: ignore[no-untyped-def]
+    """Exact minimum of ``sum adj_h z_h`` over prunings of every tree (pre-order, parent < child).
+
+    Returns the kept internal nodes (the pruned trees' splits) and the minimum (summed over trees).
+    """
+    n = parent.shape[0]
+    child_sum = np.zeros(n)
+    collapse = np.ones(n, dtype=np.bool_)
+    best = np.empty(n)
+    total = 0.0
+    for h in range(n - 1, -1, -1):
+        own = adj[h]
+        if is_leaf[h]:
+            best[h] = own
+        else:
+            cs = child_sum[h]
+            if own <= cs + _TIE * (abs(own) + abs(cs)):
+                best[h] = own
+            else:
+                best[h] = cs
+                collapse[h] = False
+        if parent[h] >= 0:
+            child_sum[parent[h]] += best[h]
+        else:
+            total += best[h]
+    kept = np.zeros(n, dtype=np.bool_)
+    for h in range(n):
+        reach = True if parent[h] < 0 else kept[parent[h]]
+        kept[h] = reach and not collapse[h]
+    return kept, total
+
+
+@njit(cache=True)
+def subtree_sums(parent, values):  # type: ignore[no-untyped-def]
+    """Sum of ``values`` over each node's subtree (pre-order, parent < child)."""
+    out = values.astype(np.float64)
+    for h in range(parent.shape[0] - 1, -1, -1):
+        if parent[h] >= 0:
+            out[parent[h]] += out[h]
+    return out
+
+
+@njit(cache=True)
+def tree_order(pair_ptr, pair_node, node_tree, n_trees):  # type: ignore[no-untyped-def]
+    """Triples sorted by tree (counting sort): per-tree bounds, nodes and pair ids."""
+    n_pairs = pair_ptr.shape[0] - 1
+    m = pair_node.shape[0]
+    bounds = np.zeros(n_trees + 1, dtype=np.int64)
+    for j in range(m):
+        bounds[node_tree[pair_node[j]] + 1] += 1
+    for t in range(n_trees):
+        bounds[t + 1] += bounds[t]
+    cursor = bounds[:-1].copy()
+    tri_node = np.empty(m, dtype=np.int32)
+    tri_pair = np.empty(m, dtype=np.int32)
+    for p in range(n_pairs):
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            f = pair_node[j]
+            t = node_tree[f]
+            tri_node[cursor[t]] = f
+            tri_pair[cursor[t]] = p
+            cursor[t] += 1
+    return bounds, tri_node, tri_pair
+
+
+@njit(cache=True)
+def polish_sweep(parent, is_leaf, tree_offset, c, b, kept, bounds, tri_node, tri_pair, usage):  # type: ignore[no-untyped-def]
+    """One Gauss-Seidel sweep of exact per-tree best responses; ``kept`` and ``usage`` in place.
+
+    ``usage[p]`` is the number of kept first nodes of pair ``p``. Tree ``t`` pays ``b_p`` for a
+    kept node ``f`` of pair ``p`` only when no other tree keeps one of ``p``'s nodes; its exact
+    best pruning under these marginal costs never increases the objective.
+    """
+    n_trees = tree_offset.shape[0] - 1
+    for t in range(n_trees):
+        lo = tree_offset[t]
+        hi = tree_offset[t + 1]
+        n = hi - lo
+        marginal = np.zeros(n)
+        for j in range(bounds[t], bounds[t + 1]):
+            f = tri_node[j]
+            p = tri_pair[j]
+            others = usage[p] - (1 if kept[f] else 0)
+            if others == 0:
+                marginal[f - lo] += b[p]
+        # kept node f costs marginal[f]: sum_f m_f x_f = sum_f m_f - sum_h z_h S_h
+        s = marginal.copy()
+        for h in range(n - 1, 0, -1):
+            ph = parent[lo + h]
+            s[ph - lo] += s[h]
+        adj = np.empty(n)
+        for h in range(n):
+            adj[h] = c[lo + h] - s[h]
+        # dynamic program on this tree
+        child_sum = np.zeros(n)
+        collapse = np.ones(n, dtype=np.bool_)
+        for h in range(n - 1, -1, -1):
+            own = adj[h]
+            if is_leaf[lo + h]:
+                best = own
+            else:
+                cs = child_sum[h]
+                if own <= cs + _TIE * (abs(own) + abs(cs)):
+                    best = own
+                else:
+                    best = cs
+                    collapse[h] = False
+            if h > 0:
+                child_sum[parent[lo + h] - lo] += best
+        new = np.zeros(n, dtype=np.bool_)
+        for h in range(n):
+            reach = True if h == 0 else new[parent[lo + h] - lo]
+            new[h] = reach and not collapse[h]
+        for j in range(bounds[t], bounds[t + 1]):
+            f = tri_node[j]
+            if new[f - lo] != kept[f]:
+                usage[tri_pair[j]] += 1 if new[f - lo] else -1
+        for h in range(n):
+            kept[lo + h] = new[h]
+
+
+@njit(parallel=True, cache=True)
+def pair_usage(pair_ptr, pair_node, kept):  # type: ignore[no-untyped-def]
+    """Count the kept first nodes of every pair."""
+    n_pairs = pair_ptr.shape[0] - 1
+    usage = np.zeros(n_pairs, dtype=np.int32)
+    for p in prange(n_pairs):
+        u = 0
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            if kept[pair_node[j]]:
+                u += 1
+        usage[p] = u
+    return usage
+
+
+@njit(parallel=True, cache=True)
+def split_by_usage(pair_ptr, pair_node, kept, b, beta):  # type: ignore[no-untyped-def]
+    """Write into ``beta`` each pair's cost shared among its kept first nodes (among all if none)."""
+    n_pairs = pair_ptr.shape[0] - 1
+    for p in prange(n_pairs):
+        u = 0
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            if kept[pair_node[j]]:
+                u += 1
+        n = pair_ptr[p + 1] - pair_ptr[p]
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            if u == 0:
+                beta[j] = b[p] / n
+            elif kept[pair_node[j]]:
+                beta[j] = b[p] / u
+            else:
+                beta[j] = 0.0
