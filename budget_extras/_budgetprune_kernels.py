@@ -131,13 +131,14 @@ def sums(pair_ptr, pair_node, beta, n_nodes, n_blocks):  # type: ignore[no-untyp
 
 
 @njit(parallel=True, cache=True)
-def subgradient_stats(pair_ptr, pair_node, kept, w, b):  # type: ignore[no-untyped-def]
-    """Squared norm of the subgradient ``w^t - w`` and the acquisition cost of ``kept``.
+def subgradient_stats(pair_ptr, pair_node, pair_weight, kept, w, b):  # type: ignore[no-untyped-def]
+    """Weighted squared norm of the subgradient ``w^t - w`` and the acquisition cost of ``kept``.
 
-    ``w^t`` of a triple is ``kept[node]``; the acquisition cost is ``sum_p b_p max_t w^t``.
+    ``w^t`` of a triple is ``kept[node]``; the acquisition cost is ``sum_p b_p max_t w^t``. Each
+    pair's entries count ``pair_weight[p]`` times (the number of (group, row) pairs merged into it).
     """
     n_pairs = pair_ptr.shape[0] - 1
-    norm2 = 0
+    norm2 = 0.0
     acq = 0.0
     for p in prange(n_pairs):
         used = False
@@ -149,42 +150,38 @@ def subgradient_stats(pair_ptr, pair_node, kept, w, b):  # type: ignore[no-untyp
                 used = True
             if k != wp:
                 mism += 1
-        norm2 += mism
+        norm2 += mism * np.float64(pair_weight[p])
         if used:
             acq += b[p]
     return norm2, acq
 
 
 @njit(parallel=True, cache=True)
-def step_and_sums(pair_ptr, pair_node, beta, kept, w, step, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
+def step_and_sums(pair_ptr, pair_node, pair_weight, beta, kept, w, step, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
     """Projected subgradient step on ``beta`` (in place), then :func:`sums` of the new ``beta``.
 
-    ``step`` is a 0-d array of ``beta``'s dtype.
+    Pair ``p`` moves ``pair_weight[p]`` times as far
+    (exactly the step of the unmerged program, whose merged copies move together).
     """
     n_pairs = pair_ptr.shape[0] - 1
     part = np.zeros((n_blocks, n_nodes))
     beta_sum = np.zeros(n_pairs)
-    up = step[()]
-    zero = up - up
     for k in prange(n_blocks):
         p0 = n_pairs * k // n_blocks
         p1 = n_pairs * (k + 1) // n_blocks
         acc = part[k]
         for p in range(p0, p1):
             wp = w[p]
+            up = step * np.float64(pair_weight[p])
             s = 0.0
             for j in range(pair_ptr[p], pair_ptr[p + 1]):
                 f = pair_node[j]
                 k_used = kept[f]
-                v = beta[j]
                 if k_used and not wp:
-                    v = v + up
+                    beta[j] = np.float64(beta[j]) + up
                 elif wp and not k_used:
-                    v = v - up
-                    if v < zero:
-                        v = zero
-                beta[j] = v
-                v64 = np.float64(v)
+                    beta[j] = max(np.float64(beta[j]) - up, 0.0)
+                v64 = np.float64(beta[j])
                 acc[f] += v64
                 s += v64
             beta_sum[p] = s
@@ -345,3 +342,112 @@ def split_by_usage(pair_ptr, pair_node, kept, b, beta):  # type: ignore[no-untyp
                 beta[j] = b[p] / u
             else:
                 beta[j] = 0.0
+
+
+# ------------------------------------------------------------- dual steps on the primal's face
+@njit(parallel=True, cache=True)
+def face_start(pair_ptr, pair_node, kept, b, beta, slack, keep):  # type: ignore[no-untyped-def]
+    """Move the multipliers onto the face of a pruning ``kept`` (complementary slackness), in place.
+
+    A pair that ``kept`` pays for (one of its first nodes is kept) spends exactly its cost, on
+    its kept first nodes only; an unpaid pair spends at most its cost (the rest is its slack).
+    The new multipliers are ``keep`` times the old ones moved onto the face (rescaled to the
+    pair's cost where needed) plus ``1 - keep`` times the even split (over the kept first nodes
+    of a paid pair; over the nodes and the slack of an unpaid pair), so none is zero.
+    """
+    n_pairs = pair_ptr.shape[0] - 1
+    for p in prange(n_pairs):
+        u = 0
+        old_kept = 0.0
+        old_all = 0.0
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            v = np.float64(beta[j])
+            old_all += v
+            if kept[pair_node[j]]:
+                u += 1
+                old_kept += v
+        n = pair_ptr[p + 1] - pair_ptr[p]
+        if u > 0:
+            mix = keep if old_kept > 0.0 else 0.0
+            scale = b[p] / old_kept if old_kept > 0.0 else 0.0
+            slack[p] = 0.0
+            for j in range(pair_ptr[p], pair_ptr[p + 1]):
+                if kept[pair_node[j]]:
+                    beta[j] = mix * np.float64(beta[j]) * scale + (1.0 - mix) * b[p] / u
+                else:
+                    beta[j] = 0.0
+        else:
+            mix = keep if old_all > 0.0 else 0.0
+            scale = min(1.0, b[p] / old_all) if old_all > 0.0 else 0.0
+            even = b[p] / (n + 1)
+            slack[p] = mix * (b[p] - old_all * scale) + (1.0 - mix) * even
+            for j in range(pair_ptr[p], pair_ptr[p + 1]):
+                beta[j] = mix * np.float64(beta[j]) * scale + (1.0 - mix) * even
+
+
+@njit(parallel=True, cache=True)
+def face_stats(pair_ptr, pair_node, beta, slack, x, b):  # type: ignore[no-untyped-def]
+    """Squared norm of the gradient in the multipliers' own metric, and the acquisition cost of ``x``.
+
+    On a pair's simplex (multipliers plus slack summing to ``b_p``) the gradient of the dual is
+    ``x[node]`` per triple (0 for the slack); with ``A_p`` the multiplier mass on kept nodes its
+    squared norm in the metric ``diag(beta)`` is ``A_p (1 - A_p / b_p)``.
+    """
+    n_pairs = pair_ptr.shape[0] - 1
+    norm2 = 0.0
+    acq = 0.0
+    for p in prange(n_pairs):
+        a = 0.0
+        total = slack[p]
+        used = False
+        for j in range(pair_ptr[p], pair_ptr[p + 1]):
+            v = np.float64(beta[j])
+            total += v
+            if x[pair_node[j]]:
+                a += v
+                used = True
+        if total > 0.0:
+            norm2 += a * (1.0 - a / total)
+        if used:
+            acq += b[p]
+    return norm2, acq
+
+
+@njit(parallel=True, cache=True)
+def face_step_and_sums(pair_ptr, pair_node, beta, slack, x, eta, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
+    """Exponentiated-gradient step on every pair's simplex (in place), then :func:`sums`.
+
+    Multipliers at nodes kept by the trees' current minimizers ``x`` grow by ``exp(eta)``; each
+    pair is then rescaled to its previous total (multipliers plus slack), which stays its cost.
+    """
+    n_pairs = pair_ptr.shape[0] - 1
+    part = np.zeros((n_blocks, n_nodes))
+    beta_sum = np.zeros(n_pairs)
+    grow = np.exp(eta)
+    for k in prange(n_blocks):
+        p0 = n_pairs * k // n_blocks
+        p1 = n_pairs * (k + 1) // n_blocks
+        acc = part[k]
+        for p in range(p0, p1):
+            a = 0.0
+            total = slack[p]
+            for j in range(pair_ptr[p], pair_ptr[p + 1]):
+                v = np.float64(beta[j])
+                total += v
+                if x[pair_node[j]]:
+                    a += v
+            z = total + a * (grow - 1.0)
+            scale = total / z if z > 0.0 else 1.0
+            slack[p] = slack[p] * scale
+            s = 0.0
+            for j in range(pair_ptr[p], pair_ptr[p + 1]):
+                f = pair_node[j]
+                v = np.float64(beta[j]) * scale
+                if x[f]:
+                    v *= grow
+                beta[j] = v
+                v = np.float64(beta[j])
+                acc[f] += v
+                s += v
+            beta_sum[p] = s
+    return part.sum(axis=0), beta_sum

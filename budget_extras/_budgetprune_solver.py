@@ -35,6 +35,10 @@ __all__ = ["PruneResult", "lp_highs", "solve_primal_dual"]
 
 _TIE = 1e-12
 _BIG = 50_000_000  # above this many triples: float32 multipliers
+_FACE_MIN_THETA = 1.5 / 2**6  # leave the face when the step factor has been halved this often
+_FACE_MAX_ETA = 2.0  # largest exponentiated-gradient step
+_FACE_POLISH = 5  # polishing sweeps at most before (re)starting on a face
+_FACE_KEEP = 0.9  # weight of warm-start multipliers moved onto the face (the rest: even split)
 
 
 @dataclass
@@ -182,6 +186,7 @@ def solve_primal_dual(
     beta0: np.ndarray | None = None,
     polish_every: int = 10,
     patience: int = 10,
+    face_steps: bool = True,
     progress: Callable[[int, float, float], None] | None = None,
 ) -> PruneResult:
     """Solve BudgetPrune's program by the primal-dual (Lagrangian) method.
@@ -236,6 +241,7 @@ def solve_primal_dual(
             raise ValueError(
                 f"The 'beta0' parameter must have shape ({problem.n_triples},). Got {beta.shape} instead."
             )
+    weight = problem.pair_count if problem.pair_count is not None else np.ones(problem.n_pairs, dtype=np.int32)
     has_pairs = problem.n_pairs > 0
     n_blocks = max(1, min(problem.n_pairs, 4 * _threads()))
     order = _tree_order(problem) if polish_every and has_pairs else None
@@ -261,6 +267,10 @@ def solve_primal_dual(
     lower = -np.inf
     theta, stall = 1.5, 0
     status, it = 1, 0
+    # face mode: multipliers restricted to the complementary-slackness face of the best pruning
+    face = face_steps and order is not None
+    slack = np.zeros(problem.n_pairs)
+    face_upper = np.inf
     reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
     for it in range(1, max_iter + 1):
         kept, tree_value = kern.best_pruning(parent, is_leaf, c - kern.subtree_sums(parent, reward))
@@ -272,7 +282,10 @@ def solve_primal_dual(
             stall += 1
             if stall >= patience:
                 theta, stall = max(theta / 2, 1e-8), 0
-        norm2, acq = kern.subgradient_stats(ptr, node, kept, w, b)
+        if face and it > 1:
+            norm2, acq = kern.face_stats(ptr, node, beta, slack, kept, b)
+        else:
+            norm2, acq = kern.subgradient_stats(ptr, node, weight, kept, w, b)
         leaves = leaves_of(kept)
         upper = float(c @ leaves) + float(acq)
         if upper < best_upper:
@@ -291,11 +304,30 @@ def solve_primal_dual(
             break
         if not has_pairs:
             continue
+        if face and (theta < _FACE_MIN_THETA or (it > 1 and norm2 <= 0.0)):
+            face, theta, stall = False, 1.5, 0  # the face is exhausted: unrestricted steps from here
+            norm2, _ = kern.subgradient_stats(ptr, node, weight, kept, w, b)
+        if face and best_upper < face_upper * (1 - 1e-12):
+            # (re)start on the face of the best pruning (first iteration or a better pruning found),
+            # after polishing it until a sweep no longer improves it
+            for _ in range(_FACE_POLISH):
+                cand, upper = polish(best_kept)
+                if upper >= best_upper * (1 - 1e-12):
+                    break
+                best_kept, best_upper, best_leaves = cand, upper, leaves_of(cand)
+            face_upper = best_upper
+            kern.face_start(ptr, node, best_kept, b, beta, slack, 0.0 if beta0 is None else _FACE_KEEP)
+            reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
+            continue
+        if face:
+            eta = min(theta * (best_upper - dual) / norm2, _FACE_MAX_ETA)
+            reward, beta_sum = kern.face_step_and_sums(ptr, node, beta, slack, kept, eta, n_nodes, n_blocks)
+            continue
         if norm2 == 0:  # beta is dual optimal and the relaxed pruning is feasible
             lower = max(lower, upper)
             continue
-        step = np.asarray(theta * (best_upper - dual) / norm2, dtype=dtype)
-        reward, beta_sum = kern.step_and_sums(ptr, node, beta, kept, w, step, n_nodes, n_blocks)
+        step = theta * (best_upper - dual) / norm2
+        reward, beta_sum = kern.step_and_sums(ptr, node, weight, beta, kept, w, step, n_nodes, n_blocks)
     if polish_every and status != 0:
         best_kept, upper = polish(best_kept)
         if upper < best_upper:
