@@ -38,6 +38,7 @@ _BIG = 50_000_000  # above this many triples: float32 multipliers
 _FACE_MIN_THETA = 1.5 / 2**6  # leave the face when the step factor has been halved this often
 _FACE_MAX_ETA = 2.0  # largest exponentiated-gradient step
 _FACE_POLISH = 5  # polishing sweeps at most before (re)starting on a face
+_FACE_PATIENCE = 3  # on a face, halve the step factor after this many iterations without progress
 _FACE_KEEP = 0.9  # weight of warm-start multipliers moved onto the face (the rest: even split)
 
 
@@ -280,7 +281,7 @@ def solve_primal_dual(
             lower, stall = max(lower, dual), 0
         else:
             stall += 1
-            if stall >= patience:
+            if stall >= (min(patience, _FACE_PATIENCE) if face else patience):
                 theta, stall = max(theta / 2, 1e-8), 0
         if face and it > 1:
             norm2, acq = kern.face_stats(ptr, node, beta, slack, kept, b)
