@@ -386,39 +386,43 @@ def face_start(pair_ptr, pair_node, kept, b, beta, slack, keep):  # type: ignore
 
 
 @njit(parallel=True, cache=True)
-def face_stats(pair_ptr, pair_node, beta, slack, x, b):  # type: ignore[no-untyped-def]
+def face_stats(pair_ptr, pair_node, beta, slack, x, b, mass, total):  # type: ignore[no-untyped-def]
     """Squared norm of the gradient in the multipliers' own metric, and the acquisition cost of ``x``.
 
     On a pair's simplex (multipliers plus slack summing to ``b_p``) the gradient of the dual is
     ``x[node]`` per triple (0 for the slack); with ``A_p`` the multiplier mass on kept nodes its
-    squared norm in the metric ``diag(beta)`` is ``A_p (1 - A_p / b_p)``.
+    squared norm in the metric ``diag(beta)`` is ``A_p (1 - A_p / b_p)``. ``A_p`` and the pair's
+    total are written to ``mass`` and ``total`` (for :func:`face_step_and_sums`).
     """
     n_pairs = pair_ptr.shape[0] - 1
     norm2 = 0.0
     acq = 0.0
     for p in prange(n_pairs):
         a = 0.0
-        total = slack[p]
+        tot = slack[p]
         used = False
         for j in range(pair_ptr[p], pair_ptr[p + 1]):
             v = np.float64(beta[j])
-            total += v
+            tot += v
             if x[pair_node[j]]:
                 a += v
                 used = True
-        if total > 0.0:
-            norm2 += a * (1.0 - a / total)
+        mass[p] = a
+        total[p] = tot
+        if tot > 0.0:
+            norm2 += a * (1.0 - a / tot)
         if used:
             acq += b[p]
     return norm2, acq
 
 
 @njit(parallel=True, cache=True)
-def face_step_and_sums(pair_ptr, pair_node, beta, slack, x, eta, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
+def face_step_and_sums(pair_ptr, pair_node, beta, slack, x, mass, total, eta, n_nodes, n_blocks):  # type: ignore[no-untyped-def]
     """Exponentiated-gradient step on every pair's simplex (in place), then :func:`sums`.
 
     Multipliers at nodes kept by the trees' current minimizers ``x`` grow by ``exp(eta)``; each
     pair is then rescaled to its previous total (multipliers plus slack), which stays its cost.
+    ``mass`` and ``total`` come from :func:`face_stats` with the same ``x``.
     """
     n_pairs = pair_ptr.shape[0] - 1
     part = np.zeros((n_blocks, n_nodes))
@@ -429,15 +433,8 @@ def face_step_and_sums(pair_ptr, pair_node, beta, slack, x, eta, n_nodes, n_bloc
         p1 = n_pairs * (k + 1) // n_blocks
         acc = part[k]
         for p in range(p0, p1):
-            a = 0.0
-            total = slack[p]
-            for j in range(pair_ptr[p], pair_ptr[p + 1]):
-                v = np.float64(beta[j])
-                total += v
-                if x[pair_node[j]]:
-                    a += v
-            z = total + a * (grow - 1.0)
-            scale = total / z if z > 0.0 else 1.0
+            z = total[p] + mass[p] * (grow - 1.0)
+            scale = total[p] / z if z > 0.0 else 1.0
             slack[p] = slack[p] * scale
             s = 0.0
             for j in range(pair_ptr[p], pair_ptr[p + 1]):

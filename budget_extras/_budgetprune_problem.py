@@ -13,7 +13,9 @@ group ``g`` and validation row ``i``::
 
 One *pair* is a ``(g, i)`` with at least one tree whose path for row ``i`` meets ``g``; one
 *triple* is such a pair together with one of those trees, stored as the node ``f``. Triples
-are grouped by pair (CSR: ``pair_ptr``), which is all the solvers need.
+are grouped by pair (CSR: ``pair_ptr``), which is all the solvers need. Pairs of one group whose
+first nodes are the same in every tree are merged into one pair carrying their summed cost
+(``pair_count`` rows each; exact, see :func:`build_problem`).
 """
 
 from __future__ import annotations

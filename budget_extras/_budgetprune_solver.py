@@ -9,14 +9,25 @@ Primal-dual (paper, Algorithm 1). Relaxing ``w^t_{g,i} <= w_{g,i}`` with multipl
   of the paper;
 * ``w`` in closed form: ``w_{g,i} = 1`` iff ``mu_{g,i} = lam c_g / N - sum_t beta^t_{g,i} < 0``.
 
-The value of the relaxation is a lower bound (weak duality); the pruning it returns, with
-``w_{g,i} = max_t w^t_{g,i}``, is feasible and gives an upper bound. ``beta`` moves along the
-projected subgradient ``w^t - w`` with Polyak's step towards the best upper bound, the step
-factor halved when the bound stalls (Held, Wolfe and Crowder, 1974). Every tree is then
-re-pruned as an exact best response to the others (coordinate descent on the primal), which
-makes the upper bound reach the optimum quickly. Because the LP is integral (the paper's
-theorem) the Lagrangian dual has no gap, and the solver stops when
+The value of the relaxation is a lower bound (weak duality) for *any* ``beta >= 0``; the pruning
+it returns, with ``w_{g,i} = max_t w^t_{g,i}``, is feasible and gives an upper bound. Every tree
+is also re-pruned as an exact best response to the others (Gauss-Seidel sweeps, "polishing"),
+which makes the upper bound reach the optimum quickly.
+
+Dual steps. By complementary slackness some optimal ``beta`` lies on the *face* of an optimal
+pruning: a pair the pruning pays for spends exactly its cost, on its kept first nodes only; an
+unpaid pair spends at most its cost. The solver moves ``beta`` onto the face of the best
+(polished) pruning and takes exponentiated-gradient steps on each pair's simplex (multipliers
+plus a slack): multipliers at nodes the trees' current minimizers keep grow by ``exp(eta)``,
+``eta`` a Polyak step towards the best upper bound in the multipliers' own metric. This needs
+a handful of iterations where plain subgradient steps need hundreds. When the face is exhausted
+(the step factor has been halved six times, or the gradient on the face vanishes) the solver
+continues with projected subgradient steps along ``w^t - w`` (Polyak's step, the factor halved
+when the bound stalls; Held, Wolfe and Crowder, 1974), which converge from anywhere. Because the
+LP is integral (the paper's theorem) the Lagrangian dual has no gap, and the solver stops when
 ``(upper - lower) <= gap_tol * |upper|``: the pruning is then optimal to that tolerance.
+
+The passes over the triples are compiled (``_budgetprune_kernels``, numba).
 """
 
 from __future__ import annotations
@@ -37,7 +48,7 @@ _TIE = 1e-12
 _BIG = 50_000_000  # above this many triples: float32 multipliers
 _FACE_MIN_THETA = 1.5 / 2**6  # leave the face when the step factor has been halved this often
 _FACE_MAX_ETA = 2.0  # largest exponentiated-gradient step
-_FACE_POLISH = 5  # polishing sweeps at most before (re)starting on a face
+_FACE_POLISH = 3  # polishing sweeps at most before (re)starting on a face
 _FACE_PATIENCE = 3  # on a face, halve the step factor after this many iterations without progress
 _FACE_KEEP = 0.9  # weight of warm-start multipliers moved onto the face (the rest: even split)
 
@@ -213,7 +224,11 @@ def solve_primal_dual(
         per triple, computed once per problem and cached). Problems with more than ``5e7``
         triples keep the multipliers in float32 (sums are accumulated in float64).
     patience : int, default 10
-        Halve the step factor after this many iterations without a better lower bound.
+        Halve the step factor after this many iterations without a better lower bound (3 while
+        stepping on a face).
+    face_steps : bool, default True
+        Step on the complementary-slackness face of the best pruning first (see the module
+        docstring); needs ``polish_every > 0``. ``False``: projected subgradient steps only.
     progress : callable, optional
         Called as ``progress(iteration, upper, lower)`` after each iteration.
 
@@ -271,6 +286,8 @@ def solve_primal_dual(
     # face mode: multipliers restricted to the complementary-slackness face of the best pruning
     face = face_steps and order is not None
     slack = np.zeros(problem.n_pairs)
+    mass = np.zeros(problem.n_pairs) if face else slack
+    total = np.zeros(problem.n_pairs) if face else slack
     face_upper = np.inf
     reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
     for it in range(1, max_iter + 1):
@@ -284,7 +301,7 @@ def solve_primal_dual(
             if stall >= (min(patience, _FACE_PATIENCE) if face else patience):
                 theta, stall = max(theta / 2, 1e-8), 0
         if face and it > 1:
-            norm2, acq = kern.face_stats(ptr, node, beta, slack, kept, b)
+            norm2, acq = kern.face_stats(ptr, node, beta, slack, kept, b, mass, total)
         else:
             norm2, acq = kern.subgradient_stats(ptr, node, weight, kept, w, b)
         leaves = leaves_of(kept)
@@ -322,7 +339,9 @@ def solve_primal_dual(
             continue
         if face:
             eta = min(theta * (best_upper - dual) / norm2, _FACE_MAX_ETA)
-            reward, beta_sum = kern.face_step_and_sums(ptr, node, beta, slack, kept, eta, n_nodes, n_blocks)
+            reward, beta_sum = kern.face_step_and_sums(
+                ptr, node, beta, slack, kept, mass, total, eta, n_nodes, n_blocks
+            )
             continue
         if norm2 == 0:  # beta is dual optimal and the relaxed pruning is feasible
             lower = max(lower, upper)
