@@ -584,24 +584,29 @@ def report(paths):
         lines.append("")
     if "speed" in res:
         lines.append(
-            "| trees x validation rows | triples | primal-dual (s) | status, gap | to HiGHS's optimum (s) | "
-            "HiGHS (s) | HiGHS status | LP integral | speed-up |"
+            "| trees x validation rows | pairs (merged from) | triples | build (s) | primal-dual (s) | iterations | "
+            "status, gap | HiGHS, same LP (s) | HiGHS peak memory | LP integral | speed-up | "
+            "HiGHS, unmerged LP (s) |"
         )
-        lines.append("|---|---|---|---|---|---|---|---|---|")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in res["speed"]:
             head = (
-                f"| {r['trees']} x {r['valid_rows']} | {r['n_triples']} | {r['pd_seconds']:.1f} | "
+                f"| {r['trees']} x {r['valid_rows']} | {r['n_pairs']} ({r['n_unmerged_pairs']}) | {r['n_triples']} | "
+                f"{r['build_seconds']:.2f} | {r['pd_seconds']:.2f} | {r['pd_iterations']} | "
                 f"{r['pd_status']}, {r['pd_rel_gap']:.1e} | "
             )
             if "highs_skipped" in r:
-                lines.append(head + f"- | {r['highs_skipped']} | - | - | - |")
+                lines.append(head + f"{r['highs_skipped']} | - | - | - | - |")
                 continue
             frac = r.get("lp_max_fractionality")
-            to_opt = r.get("pd_seconds_to_optimal_primal")
+            ok = r["highs_status"] == 0
+            unm = r.get("unmerged")
+            unm_s = "-" if unm is None else f"{unm['highs_seconds']:.1f} ({unm['highs_peak_rss_gb']:.1f} GB)"
             lines.append(
-                head + f"{'-' if to_opt is None else f'{to_opt:.2f}'} | {r['highs_seconds']:.1f} | "
-                f"{r['highs_status']} | {'yes' if frac is not None and frac <= 1e-7 else frac} | "
-                f"{r['highs_seconds'] / r['pd_seconds']:.0f}x |"
+                head + f"{r['highs_seconds']:.1f}{'' if ok else ' (' + r['highs_message'] + ')'} | "
+                f"{r['highs_peak_rss_gb']:.1f} GB | {'yes' if frac is not None and frac <= 1e-7 else frac} | "
+                f"{r['highs_seconds'] / r['pd_seconds']:.0f}x{'' if ok else ' (HiGHS unfinished)'} | "
+                f"{unm_s} |"
             )
     if "scale" in res:
         lines.append("\n" + json.dumps(res["scale"], indent=1))
