@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import lightgbm as lgb
+import numba
 import numpy as np
 import pandas as pd
 import scipy
@@ -671,6 +672,7 @@ def main(argv=None):
         numpy=np.__version__,
         scipy=scipy.__version__,
         lightgbm=lgb.__version__,
+        numba=numba.__version__,
         platform=platform.platform(),
         cpu_count=os.cpu_count(),
     )
