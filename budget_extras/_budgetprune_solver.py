@@ -268,14 +268,18 @@ def solve_primal_dual(
         reach[has_parent] = kept[parent[has_parent]]
         return reach & ~kept
 
+    last_polish: list[np.ndarray] = []  # [kept, usage] of the last polished pruning
+
     def polish(kept: np.ndarray) -> tuple[np.ndarray, float]:
         if order is None:
             kept, _ = kern.best_pruning(parent, is_leaf, c)
             usage = np.zeros(0, dtype=np.int32)
         else:
+            # the usage counts of the last polished pruning are kept up to date by the sweep
+            usage = last_polish[1] if last_polish and last_polish[0] is kept else kern.pair_usage(ptr, node, kept)
             kept = kept.copy()
-            usage = kern.pair_usage(ptr, node, kept)
             kern.polish_sweep(parent, is_leaf, problem.tree_offset, c, b, kept, *order, usage)
+            last_polish[:] = [kept, usage]
         return kept, float(c @ leaves_of(kept)) + float(b @ (usage > 0))
 
     best_upper, best_leaves = np.inf, np.zeros(n_nodes, dtype=bool)
