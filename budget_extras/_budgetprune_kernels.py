@@ -9,27 +9,27 @@ number of threads except for the order of floating-point additions.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit, prange
 
 __all__ = [
     "best_pruning",
     "count_pairs",
+    "face_start",
+    "face_stats",
+    "face_step_and_sums",
     "fill_pairs",
+    "pair_usage",
     "polish_sweep",
     "step_and_sums",
     "subgradient_stats",
+    "subtree_sums",
     "sums",
     "tree_order",
     "verify_pairs",
 ]
 
 _TIE = 1e-12
-
-
-def _blocks(n: int) -> int:
-    return max(1, min(n, 4 * numba.get_num_threads()))
 
 
 # ---------------------------------------------------------------------------- construction
@@ -323,25 +323,6 @@ def pair_usage(pair_ptr, pair_node, kept):  # type: ignore[no-untyped-def]
                 u += 1
         usage[p] = u
     return usage
-
-
-@njit(parallel=True, cache=True)
-def split_by_usage(pair_ptr, pair_node, kept, b, beta):  # type: ignore[no-untyped-def]
-    """Write into ``beta`` each pair's cost shared among its kept first nodes (among all if none)."""
-    n_pairs = pair_ptr.shape[0] - 1
-    for p in prange(n_pairs):
-        u = 0
-        for j in range(pair_ptr[p], pair_ptr[p + 1]):
-            if kept[pair_node[j]]:
-                u += 1
-        n = pair_ptr[p + 1] - pair_ptr[p]
-        for j in range(pair_ptr[p], pair_ptr[p + 1]):
-            if u == 0:
-                beta[j] = b[p] / n
-            elif kept[pair_node[j]]:
-                beta[j] = b[p] / u
-            else:
-                beta[j] = 0.0
 
 
 # ------------------------------------------------------------- dual steps on the primal's face
