@@ -47,7 +47,7 @@ install() {
   log "installing Python dependencies into .venv"
   "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
   "$venv/bin/python" -m pip install -q "setuptools>=64" wheel "cmake>=3.28" ninja "scikit-build-core>=0.11" \
-    "numpy>=1.24" "scipy>=1.11" "pandas>=1.5" "scikit-learn>=1.2" narwhals tqdm matplotlib \
+    "numpy>=1.24" "numba>=0.60" "scipy>=1.11" "pandas>=1.5" "scikit-learn>=1.2" narwhals tqdm matplotlib \
     pytest hypothesis ruff mypy
   log "preparing the fork's sources (pinned LightGBM sdist + patch series)"
   bash lightgbm-cegb/scripts/prepare.sh

@@ -15,6 +15,7 @@ setup(
     packages=find_packages(include=["budget_extras", "budget_extras.*"]),
     package_data={"budget_extras": ["py.typed", "datasets/data/*", "datasets/data/**/*"]},
     install_requires=[
+        "numba>=0.60",
         "numpy>=1.24",
         "scipy>=1.11",
         "pandas>=1.5",

@@ -24,18 +24,21 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
+import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import lightgbm as lgb
+import numba
 import numpy as np
 import pandas as pd
 import scipy
 
-from budget_extras import build_problem, lp_highs, solve_primal_dual
+from budget_extras import PruneProblem, build_problem, lp_highs, solve_primal_dual
+from budget_extras import _budgetprune_solver as _solver
 from budget_extras._budgetprune import prepare, raw_from_leaves
 from budget_extras._budgetprune_baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
 from budget_extras._budgetprune_forest import leaf_nodes, pruned_leaf_map
@@ -384,12 +387,104 @@ def plot(name, res, path):
 
 
 # ----------------------------------------------------------------------------- speed
+def _peak_rss_gb():
+    """Peak resident memory of this process (ru_maxrss: KiB on Linux), numba's allocations included."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def _warm_up_kernels():
+    """Compile (or load from numba's cache) every kernel on a tiny program; returns the seconds."""
+    t = time.perf_counter()
+    leaf = np.array([[1, 2], [2, 1]])
+    prob = build_problem(
+        tree_offset=np.array([0, 3]),
+        parent=np.array([-1, 0, 0]),
+        node_group=np.array([0, -1, -1]),
+        node_error=np.array([0.1, 0.0, 0.0]),
+        leaf_nodes=leaf[:, :1],
+        group_cost=np.ones(1),
+    )
+    for dtype in ("float64", "float32"):
+        solve_primal_dual(prob, 0.01, beta0=np.zeros(prob.n_triples, dtype=dtype), max_iter=3)
+    old = _solver._BIG
+    try:
+        _solver._BIG = 0  # the float32 path of large programs
+        solve_primal_dual(prob, 0.01, max_iter=3)
+    finally:
+        _solver._BIG = old
+    return time.perf_counter() - t
+
+
+def highs_child(args):
+    """Run in a fresh process: HiGHS on a saved program, with an address-space limit; prints JSON."""
+    if args.highs_mem_gb:
+        lim = int(args.highs_mem_gb * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+    d = np.load(args.problem_file)
+    prob = PruneProblem(
+        tree_offset=d["tree_offset"],
+        parent=d["parent"],
+        node_error=d["node_error"],
+        node_eval=d["node_eval"],
+        pair_ptr=d["pair_ptr"],
+        pair_node=d["pair_node"],
+        pair_cost=d["pair_cost"],
+        pair_group=d["pair_group"],
+        pair_row=d["pair_row"],
+        n_rows=int(d["n_rows"]),
+        pair_count=d["pair_count"],
+    )
+    out = dict(peak_rss_gb_before=_peak_rss_gb())
+    try:
+        t = time.perf_counter()
+        lp, x = lp_highs(prob, args.speed_lam, time_limit=args.highs_limit)
+        out.update(
+            seconds=time.perf_counter() - t,
+            status=lp.status,
+            message=lp.message,
+            objective=lp.objective,
+            max_fractionality=float(np.abs(x - np.round(x)).max()) if lp.status == 0 else None,
+        )
+    except MemoryError:
+        out.update(
+            seconds=time.perf_counter() - t, status=-1, message=f"MemoryError under a {args.highs_mem_gb} GB limit"
+        )
+    out["peak_rss_gb"] = _peak_rss_gb()
+    print(json.dumps(out), flush=True)
+
+
+def _run_highs(prob, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "problem.npz"
+        np.savez(
+            path,
+            **{k: getattr(prob, k) for k in ("tree_offset", "parent", "node_error", "node_eval", "pair_ptr")},
+            **{k: getattr(prob, k) for k in ("pair_node", "pair_cost", "pair_group", "pair_row", "pair_count")},
+            n_rows=prob.n_rows,
+        )
+        cmd = [sys.executable, __file__, "--data-dir", args.data_dir, "--part", "_highs_child"]
+        cmd += ["--problem-file", str(path), "--speed-lam", str(args.speed_lam)]
+        cmd += ["--highs-limit", str(args.highs_limit), "--highs-mem-gb", str(args.highs_mem_gb)]
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+        if line:
+            return json.loads(line[-1])
+        return dict(
+            seconds=time.perf_counter() - t, status=-1, message=f"HiGHS process failed: {proc.stderr[-500:]}"
+        )
+
+
 def speed(X, y, configs, args):
+    compile_s = _warm_up_kernels()
+    print(f"  kernels ready in {compile_s:.1f}s (compiled or loaded from numba's cache)", flush=True)
     rows = []
     for n_trees, n_valid in configs:
         Xtr, ytr, Xva, _ = split(X, y, (args.speed_train, n_valid), 1)
         booster = train_rf(Xtr, ytr, n_trees, num_leaves=31, seed=1)
+        t = time.perf_counter()
         setup = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]))
+        build_s = time.perf_counter() - t
         prob = setup.problem
         lam = args.speed_lam
         trace = []
@@ -402,78 +497,123 @@ def speed(X, y, configs, args):
             progress=lambda i, u, lo, trace=trace, t0=t0: trace.append((time.perf_counter() - t0, u, lo)),
         )
         pd_s = time.perf_counter() - t0
-        if prob.n_triples > args.highs_max_triples:
-            row = dict(
-                trees=n_trees,
-                valid_rows=n_valid,
-                n_triples=prob.n_triples,
-                lam=lam,
-                pd_seconds=pd_s,
-                pd_status=pd_res.status,
-                pd_rel_gap=pd_res.rel_gap,
-                pd_iterations=pd_res.iterations,
-                pd_objective=pd_res.objective,
-                highs_skipped=args.highs_skip_note,
-            )
-            rows.append(row)
-            print(f"  speed {n_trees} trees x {n_valid} rows: {row}", flush=True)
-            continue
-        t1 = time.perf_counter()
-        lp, x = lp_highs(prob, lam, time_limit=args.highs_limit)
-        hi_s = time.perf_counter() - t1
         row = dict(
             trees=n_trees,
             valid_rows=n_valid,
+            n_pairs=prob.n_pairs,
             n_triples=prob.n_triples,
+            n_unmerged_pairs=int(prob.pair_count.sum()),
+            build_seconds=build_s,
             lam=lam,
             pd_seconds=pd_s,
             pd_status=pd_res.status,
             pd_rel_gap=pd_res.rel_gap,
             pd_iterations=pd_res.iterations,
             pd_objective=pd_res.objective,
-            highs_seconds=hi_s,
-            highs_status=lp.status,
-            highs_message=lp.message,
-            highs_objective=lp.objective,
+            load_average=os.getloadavg(),
         )
-        if lp.status == 0:
-            row["lp_max_fractionality"] = float(np.abs(x - np.round(x)).max())
-            row["pd_matches_highs"] = bool(abs(pd_res.objective - lp.objective) <= 1e-6 * abs(lp.objective))
-            hit = [t for t, u, _ in trace if abs(u - lp.objective) <= 1e-6 * abs(lp.objective)]
-            row["pd_seconds_to_optimal_primal"] = hit[0] if hit else None
+        if prob.n_triples > args.highs_max_triples:
+            row["highs_skipped"] = args.highs_skip_note
+        else:
+            hi = _run_highs(prob, args)
+            row.update(
+                highs_seconds=hi["seconds"],
+                highs_status=hi["status"],
+                highs_message=hi["message"],
+                highs_objective=hi.get("objective"),
+                highs_peak_rss_gb=hi.get("peak_rss_gb"),
+                highs_mem_limit_gb=args.highs_mem_gb,
+            )
+            if hi["status"] == 0:
+                obj = hi["objective"]
+                row["lp_max_fractionality"] = hi["max_fractionality"]
+                row["pd_matches_highs"] = bool(abs(pd_res.objective - obj) <= 1e-6 * abs(obj))
+                hit = [t for t, u, _ in trace if abs(u - obj) <= 1e-6 * abs(obj)]
+                row["pd_seconds_to_optimal_primal"] = hit[0] if hit else None
+        if int(prob.pair_count @ np.diff(prob.pair_ptr)) <= args.highs_unmerged_max_triples:
+            # the paper's LP as written (no merged pairs), for reference
+            plain = build_problem(
+                tree_offset=prob.tree_offset,
+                parent=prob.parent,
+                node_group=setup.forest.feature,  # uniform costs: one group per feature
+                node_error=prob.node_error,
+                leaf_nodes=setup.valid_leaves,
+                group_cost=np.ones(X.shape[1]),
+                merge=False,
+            )
+            hi = _run_highs(plain, args)
+            row["unmerged"] = dict(
+                n_triples=plain.n_triples,
+                highs_seconds=hi["seconds"],
+                highs_status=hi["status"],
+                highs_objective=hi.get("objective"),
+                highs_peak_rss_gb=hi.get("peak_rss_gb"),
+                same_optimum=hi["status"] == 0
+                and abs(hi["objective"] - pd_res.objective) <= 1e-6 * abs(hi["objective"]),
+            )
         rows.append(row)
         print(f"  speed {n_trees} trees x {n_valid} rows: {row}", flush=True)
-    return rows
+    return rows, compile_s
 
 
 def scale_child(args):
-    """Run in a fresh process: 500 trees x 100,000 validation rows, wall time and traced memory."""
+    """Run in a fresh process: 500 trees x 100,000 validation rows, wall time and peak memory."""
     X, y = load_forest(Path(args.data_dir))
     Xtr, ytr, Xva, _ = split(X, y, (args.scale_train, args.scale_rows), 2)
+    del X, y
     t = time.perf_counter()
     booster = train_rf(Xtr, ytr, args.scale_trees, num_leaves=31, seed=2)
     train_s = time.perf_counter() - t
-    tracemalloc.start()
+    compile_s = _warm_up_kernels()
+    rss_before = _peak_rss_gb()
     t0 = time.perf_counter()
-    setup = prepare(booster, Xtr, ytr, Xva, np.ones(X.shape[1]))
+    setup = prepare(booster, Xtr, ytr, Xva, np.ones(Xtr.shape[1]))
     build_s = time.perf_counter() - t0
-    left = max(1.0, 60.0 - build_s)
-    r = solve_primal_dual(setup.problem, args.speed_lam, gap_tol=1e-4, max_iter=10**6, time_limit=left)
+    left = max(1.0, args.scale_budget - build_s)
+    trace = []
+    r = solve_primal_dual(
+        setup.problem,
+        args.speed_lam,
+        gap_tol=1e-4,
+        max_iter=10**6,
+        time_limit=left,
+        progress=lambda i, u, lo: trace.append((time.perf_counter() - t0, (u - lo) / abs(u))),
+    )
     total = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
     out = dict(
         trees=args.scale_trees,
         valid_rows=args.scale_rows,
+        n_pairs=setup.problem.n_pairs,
         n_triples=setup.problem.n_triples,
+        n_unmerged_pairs=int(setup.problem.pair_count.sum()),
         train_seconds=train_s,
+        kernels_ready_seconds=compile_s,
+        budget_seconds=args.scale_budget,
         build_seconds=build_s,
+        solve_seconds=r.elapsed,
         total_seconds=total,
-        peak_traced_gb=peak / 2**30,
+        peak_rss_gb=_peak_rss_gb(),
+        peak_rss_gb_before_build=rss_before,
         status=r.status,
         message=r.message,
         rel_gap=r.rel_gap,
         iterations=r.iterations,
+        gap_trace=[(round(t, 2), g) for t, g in trace],
+        load_average=os.getloadavg(),
     )
+    if r.status != 0 and args.scale_certify_limit > 0:  # how long a certified 1e-4 gap takes
+        t1 = time.perf_counter()
+        r2 = solve_primal_dual(
+            setup.problem, args.speed_lam, gap_tol=1e-4, max_iter=10**6, time_limit=args.scale_certify_limit
+        )
+        out["certify"] = dict(
+            seconds_after_build=time.perf_counter() - t1,
+            status=r2.status,
+            rel_gap=r2.rel_gap,
+            iterations=r2.iterations,
+            same_objective=bool(abs(r2.objective - r.objective) <= 1e-9 * abs(r.objective)),
+        )
+        out["peak_rss_gb"] = _peak_rss_gb()
     print(json.dumps(out))
 
 
@@ -542,24 +682,29 @@ def report(paths):
         lines.append("")
     if "speed" in res:
         lines.append(
-            "| trees x validation rows | triples | primal-dual (s) | status, gap | to HiGHS's optimum (s) | "
-            "HiGHS (s) | HiGHS status | LP integral | speed-up |"
+            "| trees x validation rows | pairs (merged from) | triples | build (s) | primal-dual (s) | iterations | "
+            "status, gap | HiGHS, same LP (s) | HiGHS peak memory | LP integral | speed-up | "
+            "HiGHS, unmerged LP (s) |"
         )
-        lines.append("|---|---|---|---|---|---|---|---|---|")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in res["speed"]:
             head = (
-                f"| {r['trees']} x {r['valid_rows']} | {r['n_triples']} | {r['pd_seconds']:.1f} | "
+                f"| {r['trees']} x {r['valid_rows']} | {r['n_pairs']} ({r['n_unmerged_pairs']}) | {r['n_triples']} | "
+                f"{r['build_seconds']:.2f} | {r['pd_seconds']:.2f} | {r['pd_iterations']} | "
                 f"{r['pd_status']}, {r['pd_rel_gap']:.1e} | "
             )
             if "highs_skipped" in r:
-                lines.append(head + f"- | {r['highs_skipped']} | - | - | - |")
+                lines.append(head + f"{r['highs_skipped']} | - | - | - | - |")
                 continue
             frac = r.get("lp_max_fractionality")
-            to_opt = r.get("pd_seconds_to_optimal_primal")
+            ok = r["highs_status"] == 0
+            unm = r.get("unmerged")
+            unm_s = "-" if unm is None else f"{unm['highs_seconds']:.1f} ({unm['highs_peak_rss_gb']:.1f} GB)"
             lines.append(
-                head + f"{'-' if to_opt is None else f'{to_opt:.2f}'} | {r['highs_seconds']:.1f} | "
-                f"{r['highs_status']} | {'yes' if frac is not None and frac <= 1e-7 else frac} | "
-                f"{r['highs_seconds'] / r['pd_seconds']:.0f}x |"
+                head + f"{r['highs_seconds']:.1f}{'' if ok else ' (' + r['highs_message'] + ')'} | "
+                f"{r['highs_peak_rss_gb']:.1f} GB | {'yes' if frac is not None and frac <= 1e-7 else frac} | "
+                f"{r['highs_seconds'] / r['pd_seconds']:.0f}x{'' if ok else ' (HiGHS unfinished)'} | "
+                f"{unm_s} |"
             )
     if "scale" in res:
         lines.append("\n" + json.dumps(res["scale"], indent=1))
@@ -570,7 +715,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-dir", required=True)
     p.add_argument(
-        "--part", choices=("curves", "speed", "scale", "all", "report", "_scale_child"), default="all"
+        "--part",
+        choices=("curves", "speed", "scale", "all", "report", "_scale_child", "_highs_child"),
+        default="all",
     )
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "budgetprune.json"))
     p.add_argument("--img-dir", default=str(ROOT / "docs" / "img"))
@@ -593,6 +740,15 @@ def main(argv=None):
     p.add_argument("--highs-limit", type=float, default=900.0)
     p.add_argument("--highs-max-triples", type=float, default=float("inf"), help="skip HiGHS above this size")
     p.add_argument("--highs-skip-note", default="HiGHS not run at this size")
+    p.add_argument(
+        "--highs-unmerged-max-triples", type=float, default=1e6, help="also HiGHS on the unmerged LP up to this size"
+    )
+    p.add_argument("--highs-mem-gb", type=float, default=16.0, help="address-space limit of the HiGHS process")
+    p.add_argument("--problem-file", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--scale-budget", type=float, default=60.0, help="seconds for build + solve (the target)")
+    p.add_argument(
+        "--scale-certify-limit", type=float, default=300.0, help="then re-solve up to this long for a 1e-4 gap"
+    )
     p.add_argument("--speed-configs", nargs="*", default=None, help="TREESxROWS, e.g. 100x10000")
     p.add_argument("--append", action="store_true", help="append speed rows to the existing results")
     p.add_argument("--scale-trees", type=int, default=500)
@@ -603,6 +759,9 @@ def main(argv=None):
     args.lam_range = {k: tuple(float(v) for v in r.split(",")) for k, r in (item.split("=") for item in args.lam_range)}
     if args.part == "_scale_child":
         scale_child(args)
+        return 0
+    if args.part == "_highs_child":
+        highs_child(args)
         return 0
     if args.part == "report":
         out = Path(args.out)
@@ -616,6 +775,7 @@ def main(argv=None):
         numpy=np.__version__,
         scipy=scipy.__version__,
         lightgbm=lgb.__version__,
+        numba=numba.__version__,
         platform=platform.platform(),
         cpu_count=os.cpu_count(),
     )
@@ -642,8 +802,9 @@ def main(argv=None):
         configs = [(10, 1000), (25, 2500)] if args.quick else [(20, 2000), (50, 5000), (100, 10000)]
         if args.speed_configs:
             configs = [tuple(int(v) for v in c.split("x")) for c in args.speed_configs]
-        rows = speed(Xf, yf, configs, args)
+        rows, compile_s = speed(Xf, yf, configs, args)
         results["speed"] = [*results.get("speed", []), *rows] if args.append else rows
+        results["kernels_ready_seconds"] = compile_s
         out_path.write_text(json.dumps(results, indent=1))
     if args.part in ("scale", "all"):
         cmd = [
@@ -661,6 +822,10 @@ def main(argv=None):
             str(args.scale_train),
             "--speed-lam",
             str(args.speed_lam),
+            "--scale-budget",
+            str(args.scale_budget),
+            "--scale-certify-limit",
+            str(args.scale_certify_limit),
         ]
         t = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

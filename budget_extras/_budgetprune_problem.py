@@ -13,7 +13,9 @@ group ``g`` and validation row ``i``::
 
 One *pair* is a ``(g, i)`` with at least one tree whose path for row ``i`` meets ``g``; one
 *triple* is such a pair together with one of those trees, stored as the node ``f``. Triples
-are grouped by pair (CSR: ``pair_ptr``), which is all the solvers need.
+are grouped by pair (CSR: ``pair_ptr``), which is all the solvers need. Pairs of one group whose
+first nodes are the same in every tree are merged into one pair carrying their summed cost
+(``pair_count`` rows each; exact, see :func:`build_problem`).
 """
 
 from __future__ import annotations
@@ -47,9 +49,12 @@ class PruneProblem:
     pair_cost : ndarray of float64, shape (n_pairs,)
         Cost of the pair if acquired (group cost divided by the number of validation rows).
     pair_group, pair_row : ndarray of int32, shape (n_pairs,)
-        Group and validation row of each pair (for reports).
+        Group and (first) validation row of each pair (for reports).
     n_rows : int
         Number of validation rows.
+    pair_count : ndarray of int32, shape (n_pairs,), optional
+        Number of (group, row) pairs merged into each pair (rows of one group whose first
+        nodes are identical in every tree, see :func:`build_problem`); ``None`` means 1.
     """
 
     tree_offset: np.ndarray
@@ -62,6 +67,7 @@ class PruneProblem:
     pair_group: np.ndarray
     pair_row: np.ndarray
     n_rows: int
+    pair_count: np.ndarray | None = None
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -185,9 +191,14 @@ def build_problem(
     leaf_nodes: np.ndarray,
     group_cost: np.ndarray,
     node_eval: np.ndarray | None = None,
-    chunk_rows: int = 16384,
+    merge: bool = True,
 ) -> PruneProblem:
     """Assemble a :class:`PruneProblem` from per-node arrays and the validation leaves.
+
+    The first-use structure depends only on the leaf a row reaches in each tree: for every leaf
+    the groups on its path and their first nodes are tabulated once, then every (row, tree)
+    expands its leaf's list (compiled, parallel over rows) straight into the pair layout (a
+    counting sort, no sorting of triples).
 
     Parameters
     ----------
@@ -205,63 +216,98 @@ def build_problem(
         Acquisition cost of each group (paid once per row).
     node_eval : ndarray of float, shape (n_nodes,), optional
         Lambda-scaled coefficient of ``z_h`` (evaluation cost); zeros by default.
-    chunk_rows : int
-        Rows processed at a time (bounds temporary memory).
+    merge : bool, default True
+        Merge (group, row) pairs of one group whose first nodes are the same in every tree into
+        one pair whose cost is the sum of theirs. This is exact: such pairs have the same
+        ``w`` in every feasible point that matters (``w = max_t w^t``), so the optimum, the
+        optimal prunings and the objective of every pruning are unchanged; the program gets
+        smaller (about 2x on a 500-tree forest with 100,000 rows). Pairs are matched by two
+        64-bit hashes of their node sets and then compared node by node; should two differ
+        (a hash collision), the program is built without merging.
 
     Returns
     -------
     PruneProblem
     """
+    from . import _budgetprune_kernels as kern
+
     parent = np.asarray(parent, dtype=np.int64)
     tree_offset = np.asarray(tree_offset, dtype=np.int64)
     node_group = np.asarray(node_group, dtype=np.int64)
     group_cost = np.asarray(group_cost, dtype=np.float64)
     leaf_nodes = np.asarray(leaf_nodes)
+    if leaf_nodes.dtype not in (np.int32, np.int64):
+        leaf_nodes = leaf_nodes.astype(np.int64)
+    n_nodes = int(parent.shape[0])
     n_rows = int(leaf_nodes.shape[0])
     n_groups = int(group_cost.shape[0])
+    # per node (used as a leaf): the positive-cost groups on its path and their first nodes
     first = first_group_nodes(parent, node_group, n_groups)
-    ptr_parts, node_parts, group_parts, row_parts = [], [], [], []
-    node_tree = np.searchsorted(tree_offset, np.arange(parent.shape[0]), side="right") - 1
-    for g in range(n_groups):
-        trees = np.unique(node_tree[node_group == g])
-        if group_cost[g] <= 0 or trees.size == 0:
-            continue  # free or unused groups never change the objective
-        table = first[:, g]
-        for start in range(0, n_rows, chunk_rows):
-            block = table[leaf_nodes[start : start + chunk_rows][:, trees]]  # (rows, trees using g)
-            hit = block >= 0
-            counts = hit.sum(axis=1)
-            rows = np.flatnonzero(counts)
-            if rows.size == 0:
-                continue
-            node_parts.append(block[hit].astype(np.int32))  # row-major: grouped by row
-            ptr_parts.append(counts[rows])
-            group_parts.append(np.full(rows.size, g, dtype=np.int32))
-            row_parts.append((rows + start).astype(np.int32))
-    if ptr_parts:
-        counts = np.concatenate(ptr_parts)
-        pair_node = np.concatenate(node_parts)
-        pair_group = np.concatenate(group_parts)
-        pair_row = np.concatenate(row_parts)
-    else:
-        counts = np.zeros(0, dtype=np.int64)
-        pair_node = np.zeros(0, dtype=np.int32)
-        pair_group = np.zeros(0, dtype=np.int32)
-        pair_row = np.zeros(0, dtype=np.int32)
-    pair_ptr = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=pair_ptr[1:])
-    pair_cost = group_cost[pair_group] / max(n_rows, 1)
+    nz_node, nz_group = np.nonzero((first >= 0) & (group_cost > 0)[None, :])
+    lptr = np.zeros(n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(nz_node, minlength=n_nodes), out=lptr[1:])
+    lgrp = nz_group.astype(np.int32)
+    lfirst = first[nz_node, nz_group].astype(np.int32)
+    rng = np.random.default_rng(0x5EED)
+    r1 = rng.integers(1, 2**63, size=n_nodes, dtype=np.uint64)
+    r2 = rng.integers(1, 2**63, size=n_nodes, dtype=np.uint64)
+    cnt, h1, h2 = kern.count_pairs(leaf_nodes, lptr, lgrp, lfirst, r1, r2, n_groups)
+    # entries (group, row) with at least one triple, group-major
+    entry = np.flatnonzero(cnt.T.ravel() > 0)
+    e_group = (entry // max(n_rows, 1)).astype(np.int64)
+    e_row = (entry % max(n_rows, 1)).astype(np.int64)
+    e_cnt = cnt[e_row, e_group]
+    del cnt
+    e_h1, e_h2 = h1[e_row, e_group], h2[e_row, e_group]
+    del h1, h2
+    for attempt_merge in (merge, False) if merge else (False,):
+        n_entries = entry.shape[0]
+        if attempt_merge and n_entries:
+            mixed = e_h1 + e_h2 * np.uint64(0x9E3779B97F4A7C15) + e_group.astype(np.uint64) * np.uint64(
+                0xC2B2AE3D27D4EB4F
+            )
+            order = np.argsort(mixed, kind="stable")
+            same = np.ones(n_entries - 1, dtype=bool)  # sorted neighbours with equal keys
+            for key in (mixed, e_h1, e_h2, e_cnt, e_group):
+                ks = key[order]
+                same &= ks[1:] == ks[:-1]
+            new = np.concatenate([[True], ~same])  # first member of a run
+            del mixed, same, ks
+            run_first = order[new]  # entry index of each run's first member
+            perm = np.argsort(run_first, kind="stable")
+            rank = np.empty(perm.shape[0], dtype=np.int64)
+            rank[perm] = np.arange(perm.shape[0])
+            pair_of_entry = np.empty(n_entries, dtype=np.int64)
+            pair_of_entry[order] = rank[np.cumsum(new) - 1]
+            rep = run_first[perm]
+            del order, new, run_first, perm, rank
+        else:
+            pair_of_entry = np.arange(n_entries, dtype=np.int64)
+            rep = pair_of_entry
+        n_pairs = int(rep.shape[0])
+        pair_of = np.full((n_rows, n_groups), -1, dtype=np.int32)
+        pair_of[e_row, e_group] = pair_of_entry
+        is_rep = np.zeros((n_rows, n_groups), dtype=bool)
+        is_rep[e_row[rep], e_group[rep]] = True
+        pair_ptr = np.zeros(n_pairs + 1, dtype=np.int64)
+        np.cumsum(e_cnt[rep], out=pair_ptr[1:])
+        pair_node = np.empty(int(pair_ptr[-1]), dtype=np.int32)
+        kern.fill_pairs(leaf_nodes, lptr, lgrp, lfirst, pair_of, is_rep, pair_ptr, pair_node)
+        if n_pairs == n_entries or kern.verify_pairs(leaf_nodes, lptr, lgrp, lfirst, pair_of, pair_ptr, pair_node) == 0:
+            break
+    pair_count = np.bincount(pair_of_entry, minlength=n_pairs).astype(np.int32)
+    pair_group = e_group[rep].astype(np.int32)
+    pair_cost = pair_count * group_cost[pair_group] / max(n_rows, 1)
     return PruneProblem(
         tree_offset=tree_offset,
         parent=parent,
         node_error=np.asarray(node_error, dtype=np.float64),
-        node_eval=(
-            np.zeros(parent.shape[0]) if node_eval is None else np.asarray(node_eval, dtype=np.float64)
-        ),
+        node_eval=(np.zeros(n_nodes) if node_eval is None else np.asarray(node_eval, dtype=np.float64)),
         pair_ptr=pair_ptr,
         pair_node=pair_node,
         pair_cost=pair_cost,
         pair_group=pair_group,
-        pair_row=pair_row,
+        pair_row=e_row[rep].astype(np.int32),
         n_rows=n_rows,
+        pair_count=pair_count,
     )

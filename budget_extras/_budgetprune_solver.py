@@ -9,19 +9,29 @@ Primal-dual (paper, Algorithm 1). Relaxing ``w^t_{g,i} <= w_{g,i}`` with multipl
   of the paper;
 * ``w`` in closed form: ``w_{g,i} = 1`` iff ``mu_{g,i} = lam c_g / N - sum_t beta^t_{g,i} < 0``.
 
-The value of the relaxation is a lower bound (weak duality); the pruning it returns, with
-``w_{g,i} = max_t w^t_{g,i}``, is feasible and gives an upper bound. ``beta`` moves along the
-projected subgradient ``w^t - w`` with Polyak's step towards the best upper bound, the step
-factor halved when the bound stalls (Held, Wolfe and Crowder, 1974). Every tree is then
-re-pruned as an exact best response to the others (coordinate descent on the primal), which
-makes the upper bound reach the optimum quickly. Because the LP is integral (the paper's
-theorem) the Lagrangian dual has no gap, and the solver stops when
+The value of the relaxation is a lower bound (weak duality) for *any* ``beta >= 0``; the pruning
+it returns, with ``w_{g,i} = max_t w^t_{g,i}``, is feasible and gives an upper bound. Every tree
+is also re-pruned as an exact best response to the others (Gauss-Seidel sweeps, "polishing"),
+which makes the upper bound reach the optimum quickly.
+
+Dual steps. By complementary slackness some optimal ``beta`` lies on the *face* of an optimal
+pruning: a pair the pruning pays for spends exactly its cost, on its kept first nodes only; an
+unpaid pair spends at most its cost. The solver moves ``beta`` onto the face of the best
+(polished) pruning and takes exponentiated-gradient steps on each pair's simplex (multipliers
+plus a slack): multipliers at nodes the trees' current minimizers keep grow by ``exp(eta)``,
+``eta`` a Polyak step towards the best upper bound in the multipliers' own metric. This needs
+a handful of iterations where plain subgradient steps need hundreds. When the face is exhausted
+(the step factor has been halved six times, or the gradient on the face vanishes) the solver
+continues with projected subgradient steps along ``w^t - w`` (Polyak's step, the factor halved
+when the bound stalls; Held, Wolfe and Crowder, 1974), which converge from anywhere. Because the
+LP is integral (the paper's theorem) the Lagrangian dual has no gap, and the solver stops when
 ``(upper - lower) <= gap_tol * |upper|``: the pruning is then optimal to that tolerance.
+
+The passes over the triples are compiled (``_budgetprune_kernels``, numba).
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,8 +45,12 @@ from ._budgetprune_problem import PruneProblem
 __all__ = ["PruneResult", "lp_highs", "solve_primal_dual"]
 
 _TIE = 1e-12
-_CHUNK = 1 << 22  # triples per pass chunk (bounds temporary memory)
-_BIG = 50_000_000  # above this many triples: float32 multipliers, no polishing
+_BIG = 50_000_000  # above this many triples: float32 multipliers
+_FACE_MIN_THETA = 1.5 / 2**6  # leave the face when the step factor has been halved this often
+_FACE_MAX_ETA = 2.0  # largest exponentiated-gradient step
+_FACE_POLISH = 3  # polishing sweeps at most before (re)starting on a face
+_FACE_PATIENCE = 3  # on a face, halve the step factor after this many iterations without progress
+_FACE_KEEP = 0.9  # weight of warm-start multipliers moved onto the face (the rest: even split)
 
 
 @dataclass
@@ -184,6 +198,7 @@ def solve_primal_dual(
     beta0: np.ndarray | None = None,
     polish_every: int = 10,
     patience: int = 10,
+    face_steps: bool = True,
     progress: Callable[[int, float, float], None] | None = None,
 ) -> PruneResult:
     """Solve BudgetPrune's program by the primal-dual (Lagrangian) method.
@@ -205,11 +220,15 @@ def solve_primal_dual(
         pair's cost ``lam * pair_cost`` is split evenly over its trees.
     polish_every : int, default 10
         Every this many iterations (and at the end) re-prune each tree as the exact best
-        response to the other trees; 0 disables. Problems with more than ``5e7`` triples skip
-        it (it needs the triples sorted by tree) and keep the multipliers in float32 (sums are
-        accumulated in float64), to stay within memory.
+        response to the other trees; 0 disables. It needs the triples sorted by tree (8 bytes
+        per triple, computed once per problem and cached). Problems with more than ``5e7``
+        triples keep the multipliers in float32 (sums are accumulated in float64).
     patience : int, default 10
-        Halve the step factor after this many iterations without a better lower bound.
+        Halve the step factor after this many iterations without a better lower bound (3 while
+        stepping on a face).
+    face_steps : bool, default True
+        Step on the complementary-slackness face of the best pruning first (see the module
+        docstring); needs ``polish_every > 0``. ``False``: projected subgradient steps only.
     progress : callable, optional
         Called as ``progress(iteration, upper, lower)`` after each iteration.
 
@@ -217,68 +236,86 @@ def solve_primal_dual(
     -------
     PruneResult
     """
+    from . import _budgetprune_kernels as kern
+
     _solve_iv(lam, gap_tol, max_iter, time_limit)
     t0 = time.perf_counter()
     lam = float(lam)
-    forest = _Forest(problem)
+    parent, is_leaf = problem.parent, problem.is_leaf
+    n_nodes = problem.n_nodes
     c = problem.node_error + lam * problem.node_eval
     b = lam * problem.pair_cost
     ptr = problem.pair_ptr
     counts = np.diff(ptr)
     node = problem.pair_node
-    big = problem.n_triples > _BIG
-    dtype = np.float32 if big else np.float64
+    dtype = np.float32 if problem.n_triples > _BIG else np.float64
     if beta0 is None:
         beta = np.repeat((b / np.maximum(counts, 1)).astype(dtype), counts)
     else:
-        beta = np.maximum(np.asarray(beta0, dtype=dtype), 0.0)
+        beta = np.maximum(np.asarray(beta0, dtype=dtype), 0.0)  # a new array: beta0 is not modified
         if beta.shape != (problem.n_triples,):
             raise ValueError(
                 f"The 'beta0' parameter must have shape ({problem.n_triples},). Got {beta.shape} instead."
             )
+    weight = problem.pair_count if problem.pair_count is not None else np.ones(problem.n_pairs, dtype=np.int32)
     has_pairs = problem.n_pairs > 0
-    if big:
-        polish_every = 0
-    chunks = _pair_chunks(ptr, _CHUNK)
+    n_blocks = max(1, min(problem.n_pairs, 4 * _threads()))
+    order = _tree_order(problem) if polish_every and has_pairs else None
 
-    def upper_of(kept: np.ndarray) -> tuple[float, np.ndarray]:
-        leaves = forest.leaves_of(kept)
-        acq = 0.0
-        for p0, p1, lo, hi in chunks:
-            acq += float(b[p0:p1] @ np.maximum.reduceat(kept[node[lo:hi]], ptr[p0:p1] - lo))
-        return float(c @ leaves) + acq, leaves
+    def leaves_of(kept: np.ndarray) -> np.ndarray:
+        reach = np.ones(n_nodes, dtype=bool)
+        has_parent = parent >= 0
+        reach[has_parent] = kept[parent[has_parent]]
+        return reach & ~kept
 
-    best_upper, best_leaves = np.inf, np.zeros(problem.n_nodes, dtype=bool)
-    best_kept = np.zeros(problem.n_nodes, dtype=bool)
+    last_polish: list[np.ndarray] = []  # [kept, usage] of the last polished pruning
+
+    def polish(kept: np.ndarray) -> tuple[np.ndarray, float]:
+        if order is None:
+            kept, _ = kern.best_pruning(parent, is_leaf, c)
+            usage = np.zeros(0, dtype=np.int32)
+        else:
+            # the usage counts of the last polished pruning are kept up to date by the sweep
+            usage = last_polish[1] if last_polish and last_polish[0] is kept else kern.pair_usage(ptr, node, kept)
+            kept = kept.copy()
+            kern.polish_sweep(parent, is_leaf, problem.tree_offset, c, b, kept, *order, usage)
+            last_polish[:] = [kept, usage]
+        return kept, float(c @ leaves_of(kept)) + float(b @ (usage > 0))
+
+    best_upper, best_leaves = np.inf, np.zeros(n_nodes, dtype=bool)
+    best_kept = np.zeros(n_nodes, dtype=bool)
     lower = -np.inf
     theta, stall = 1.5, 0
     status, it = 1, 0
-    beta_sum = np.zeros(problem.n_pairs)
+    # face mode: multipliers restricted to the complementary-slackness face of the best pruning
+    face = face_steps and order is not None
+    slack = np.zeros(problem.n_pairs)
+    mass = np.zeros(problem.n_pairs) if face else slack
+    total = np.zeros(problem.n_pairs) if face else slack
+    face_upper = np.inf
+    reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
     for it in range(1, max_iter + 1):
-        # pass 1 over the triples: rewards per node and multiplier sums per pair
-        reward = np.zeros(problem.n_nodes)
-        for p0, p1, lo, hi in chunks:
-            part = beta[lo:hi]
-            reward += np.bincount(node[lo:hi], weights=part, minlength=problem.n_nodes)
-            beta_sum[p0:p1] = np.add.reduceat(part, ptr[p0:p1] - lo, dtype=np.float64)
-        kept, tree_value = forest.best_pruning(c - forest.subtree_sums(reward))
-        slack = b - beta_sum
-        w = slack < 0
-        dual = tree_value + float(beta_sum.sum()) + float(np.minimum(slack, 0.0).sum())
+        kept, tree_value = kern.best_pruning(parent, is_leaf, c - kern.subtree_sums(parent, reward))
+        w = beta_sum > b  # w_p = 1 iff its reduced cost b_p - sum_t beta^t_p is negative
+        dual = tree_value + float(np.minimum(beta_sum, b).sum())
         if not np.isfinite(lower) or dual > lower + _TIE * max(abs(lower), 1.0):
             lower, stall = max(lower, dual), 0
         else:
             stall += 1
-            if stall >= patience:
+            if stall >= (min(patience, _FACE_PATIENCE) if face else patience):
                 theta, stall = max(theta / 2, 1e-8), 0
-        upper, leaves = upper_of(kept)
+        if face and it > 1:
+            norm2, acq = kern.face_stats(ptr, node, beta, slack, kept, b, mass, total)
+        else:
+            norm2, acq = kern.subgradient_stats(ptr, node, weight, kept, w, b)
+        leaves = leaves_of(kept)
+        upper = float(c @ leaves) + float(acq)
         if upper < best_upper:
             best_upper, best_leaves, best_kept = upper, leaves, kept
         if polish_every and it % polish_every == 1 % polish_every:
-            best_kept = _polish(problem, forest, c, b, best_kept)
-            upper, leaves = upper_of(best_kept)
+            best_kept, upper = polish(best_kept)
             if upper < best_upper:
-                best_upper, best_leaves = upper, leaves
+                best_upper, best_leaves = upper, leaves_of(best_kept)
         if progress is not None:
             progress(it, best_upper, lower)
         if best_upper - lower <= gap_tol * abs(best_upper):
@@ -289,28 +326,36 @@ def solve_primal_dual(
             break
         if not has_pairs:
             continue
-        # pass 2: squared norm of the subgradient w^t - w (entries in {-1, 0, 1})
-        norm2 = 0.0
-        for p0, p1, lo, hi in chunks:
-            norm2 += np.count_nonzero(kept[node[lo:hi]] != np.repeat(w[p0:p1], counts[p0:p1]))
-        if norm2 == 0.0:  # beta is dual optimal and the relaxed pruning is feasible
+        if face and (theta < _FACE_MIN_THETA or (it > 1 and norm2 <= 0.0)):
+            face, theta, stall = False, 1.5, 0  # the face is exhausted: unrestricted steps from here
+            norm2, _ = kern.subgradient_stats(ptr, node, weight, kept, w, b)
+        if face and best_upper < face_upper * (1 - 1e-12):
+            # (re)start on the face of the best pruning (first iteration or a better pruning found),
+            # after polishing it until a sweep no longer improves it
+            for _ in range(_FACE_POLISH):
+                cand, upper = polish(best_kept)
+                if upper >= best_upper * (1 - 1e-12):
+                    break
+                best_kept, best_upper, best_leaves = cand, upper, leaves_of(cand)
+            face_upper = best_upper
+            kern.face_start(ptr, node, best_kept, b, beta, slack, 0.0 if beta0 is None else _FACE_KEEP)
+            reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
+            continue
+        if face:
+            eta = min(theta * (best_upper - dual) / norm2, _FACE_MAX_ETA)
+            reward, beta_sum = kern.face_step_and_sums(
+                ptr, node, beta, slack, kept, mass, total, eta, n_nodes, n_blocks
+            )
+            continue
+        if norm2 == 0:  # beta is dual optimal and the relaxed pruning is feasible
             lower = max(lower, upper)
             continue
-        step = dtype(theta * (best_upper - dual) / norm2)
-        # pass 3: projected step
-        for p0, p1, lo, hi in chunks:
-            used = kept[node[lo:hi]]
-            w_t = np.repeat(w[p0:p1], counts[p0:p1])
-            part = beta[lo:hi]
-            np.add(part, step, out=part, where=used & ~w_t)
-            down = w_t & ~used
-            np.subtract(part, step, out=part, where=down)
-            np.maximum(part, 0.0, out=part, where=down)
+        step = theta * (best_upper - dual) / norm2
+        reward, beta_sum = kern.step_and_sums(ptr, node, weight, beta, kept, w, step, n_nodes, n_blocks)
     if polish_every and status != 0:
-        best_kept = _polish(problem, forest, c, b, best_kept)
-        upper, leaves = upper_of(best_kept)
+        best_kept, upper = polish(best_kept)
         if upper < best_upper:
-            best_upper, best_leaves = upper, leaves
+            best_upper, best_leaves = upper, leaves_of(best_kept)
         if best_upper - lower <= gap_tol * abs(best_upper):
             status = 0
     gap = max(best_upper - lower, 0.0)
@@ -335,88 +380,23 @@ def solve_primal_dual(
     )
 
 
-def _pair_chunks(ptr: np.ndarray, size: int) -> list[tuple[int, int, int, int]]:
-    """Split the pairs into runs of about ``size`` triples: ``(p0, p1, t0, t1)``."""
-    n_pairs = ptr.shape[0] - 1
-    if n_pairs == 0:
-        return []
-    cuts = np.searchsorted(ptr, np.arange(0, int(ptr[-1]), size), side="right") - 1
-    bounds = np.unique(np.concatenate([cuts, [n_pairs]]))
-    return [(int(p0), int(p1), int(ptr[p0]), int(ptr[p1])) for p0, p1 in itertools.pairwise(bounds)]
+def _threads() -> int:
+    import numba
+
+    return int(numba.get_num_threads())
 
 
-def _polish(
-    problem: PruneProblem,
-    forest: _Forest,
-    c: np.ndarray,
-    b: np.ndarray,
-    kept: np.ndarray,
-) -> np.ndarray:
-    """One sweep of exact per-tree best responses (never increases the objective)."""
-    if problem.n_pairs == 0:
-        kept, _ = forest.best_pruning(c)
-        return kept
-    kept = kept.copy()
-    node = problem.pair_node
-    pair_of = np.repeat(np.arange(problem.n_pairs, dtype=np.int32), np.diff(problem.pair_ptr))
-    if "tree_bounds" not in problem._cache:  # triples sorted by tree, computed once per problem
-        tree_of = np.searchsorted(problem.tree_offset, node, side="right") - 1
-        order = np.argsort(tree_of, kind="stable")
-        problem._cache["tree_bounds"] = np.searchsorted(tree_of[order], np.arange(problem.n_trees + 1))
-        problem._cache["tree_node"] = node[order]
-        problem._cache["tree_pair"] = pair_of[order]
-        del order, tree_of
-    bounds = problem._cache["tree_bounds"]
-    node_t, pair_t = problem._cache["tree_node"], problem._cache["tree_pair"]
-    usage = np.bincount(pair_of, weights=kept[node], minlength=problem.n_pairs)
-    for t in range(problem.n_trees):
-        tri_node = node_t[bounds[t] : bounds[t + 1]]
-        tri_pair = pair_t[bounds[t] : bounds[t + 1]]
-        lo, hi = problem.tree_offset[t], problem.tree_offset[t + 1]
-        own = kept[tri_node]
-        paid = usage[tri_pair] - own < 0.5  # no other tree uses the pair: this tree pays for it
-        marginal = np.bincount(tri_node[paid] - lo, weights=b[tri_pair[paid]], minlength=hi - lo)
-        new = _best_tree(problem.parent[lo:hi] - lo, forest.is_leaf[lo:hi], c[lo:hi], marginal)
-        kept[lo:hi] = new
-        changed = new[tri_node - lo] != own
-        if np.any(changed):
-            delta = np.where(own[changed], -1.0, 1.0)
-            usage += np.bincount(tri_pair[changed], weights=delta, minlength=problem.n_pairs)
-    return kept
+def _tree_order(problem: PruneProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Triples sorted by tree (bounds, nodes, pairs), computed once per problem."""
+    from . import _budgetprune_kernels as kern
 
-
-def _subtree_sum_tree(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
-    out = values.astype(np.float64, copy=True)
-    for h in range(parent.shape[0] - 1, 0, -1):
-        out[parent[h]] += out[h]
-    return out
-
-
-def _best_tree(parent: np.ndarray, is_leaf: np.ndarray, c: np.ndarray, marginal: np.ndarray) -> np.ndarray:
-    """Exact best pruning of one tree whose kept internal node ``f`` costs ``marginal[f]``.
-
-    ``sum_f marginal_f x_f = sum_f marginal_f - sum_h z_h S_h`` (``S``: subtree sums), so the
-    tree problem is the dynamic program on ``c_h - S_h``; the constant does not matter.
-    """
-    n = parent.shape[0]
-    s = _subtree_sum_tree(parent, marginal)
-    cost = c - s
-    child_sum = np.zeros(n)
-    collapse = np.ones(n, dtype=bool)
-    best = cost.copy()
-    for h in range(n - 1, -1, -1):
-        if not is_leaf[h]:
-            cs = child_sum[h]
-            col = cost[h] <= cs + _TIE * (abs(cost[h]) + abs(cs))
-            collapse[h] = col
-            best[h] = cost[h] if col else cs
-        if parent[h] >= 0:
-            child_sum[parent[h]] += best[h]
-    kept = np.zeros(n, dtype=bool)
-    for h in range(n):
-        reach = True if parent[h] < 0 else kept[parent[h]]
-        kept[h] = reach and not collapse[h]
-    return kept
+    if "tree_bounds" not in problem._cache:
+        node_tree = (np.searchsorted(problem.tree_offset, np.arange(problem.n_nodes), side="right") - 1).astype(
+            np.int32
+        )
+        bounds, tri_node, tri_pair = kern.tree_order(problem.pair_ptr, problem.pair_node, node_tree, problem.n_trees)
+        problem._cache.update(tree_bounds=bounds, tree_node=tri_node, tree_pair=tri_pair)
+    return problem._cache["tree_bounds"], problem._cache["tree_node"], problem._cache["tree_pair"]
 
 
 def _ancestors(parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -116,7 +116,7 @@ def test_warm_start_and_limits_are_statuses_not_errors():
     assert res.gap >= 0 and res.dual_bound <= res.objective
     warm = solve_primal_dual(prob, 0.01, beta0=res.beta, max_iter=2000)
     assert warm.success and warm.rel_gap <= 1e-4
-    timed = solve_primal_dual(prob, 0.003, gap_tol=0.0, max_iter=10**6, time_limit=1e-3)
+    timed = solve_primal_dual(prob, 0.003, gap_tol=0.0, max_iter=10**6, time_limit=1e-9)
     assert timed.status == 2 and "Time limit" in timed.message
 
 
