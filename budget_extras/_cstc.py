@@ -40,6 +40,7 @@ from ._cstc_objective import (
     _Structure,
 )
 from ._report import features_used
+from ._validation import check_array_2d
 
 __all__ = ["CSTC", "CSTCCostReport", "CSTCResult"]
 
@@ -118,21 +119,9 @@ class CSTCCostReport:
 
 def _check_X(X: Any, name: str, n_features: int | None = None) -> tuple[FloatArray, list[str] | None]:
     names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"The '{name}' argument of CSTC must be a numeric 2-D array. Got {type(X)}."
-        ) from exc
-    if arr.ndim != 2 or arr.shape[0] == 0:
-        raise ValueError(
-            f"The '{name}' argument of CSTC must be a non-empty 2-D array. Got shape {arr.shape} instead."
-        )
-    if n_features is not None and arr.shape[1] != n_features:
-        raise ValueError(
-            f"The '{name}' argument of CSTC must have {n_features} columns, as in fit. "
-            f"Got {arr.shape[1]} instead."
-        )
+    arr = check_array_2d(X, name=name, n_features=n_features)
+    if arr.shape[0] == 0:
+        raise ValueError(f"The {name!r} argument of CSTC must have at least one row. Got shape {arr.shape}.")
     return arr, names
 
 
