@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import types
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -112,6 +113,10 @@ class TreeEnsemble:
         True for random forests (``boosting=rf``): the raw score is the average per iteration.
     pandas_categorical : list or None
         Category lists LightGBM stored for pandas categorical columns.
+    parameters : mapping of str to str
+        Training parameters of the model text's ``parameters:`` section (``lambda_l2``,
+        ``cat_l2``, ...), as LightGBM wrote them (text); empty if unknown (``from_dump``: the
+        JSON dump has none). Read-only; written back by :meth:`to_model_string`.
     """
 
     left_child: npt.NDArray[np.int32]
@@ -156,6 +161,7 @@ class TreeEnsemble:
         feature_infos: Sequence[str] | None = None,
         pandas_categorical: Any = None,
         version: str = "v4",
+        parameters: Mapping[str, str] | None = None,
     ) -> None:
         local = dict(locals())
         for name, dtype in _NODE_ARRAYS:
@@ -176,6 +182,9 @@ class TreeEnsemble:
         self.average_output = bool(average_output)
         self.pandas_categorical = pandas_categorical
         self.version = str(version)
+        self.parameters: Mapping[str, str] = types.MappingProxyType(
+            {str(k): str(v) for k, v in (parameters or {}).items()}
+        )
         n_trees = self.tree_offset.size - 1
         if tree_class is None:
             tree_class = np.arange(n_trees) % max(self.num_tree_per_iteration, 1)
@@ -336,6 +345,7 @@ class TreeEnsemble:
             feature_infos=self.feature_infos,
             pandas_categorical=self.pandas_categorical,
             version=self.version,
+            parameters=dict(self.parameters),
         )
         return out
 

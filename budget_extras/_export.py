@@ -363,6 +363,9 @@ def to_model_string(ens: TreeEnsemble) -> str:
         f"tree_sizes={' '.join(str(len(b.encode('utf-8'))) for b in blocks)}",
     ]
     text = "\n".join(head) + "\n\n" + "".join(blocks) + "end of trees\n"
+    if ens.parameters:  # LightGBM's own layout; Booster(model_str=...) reads it back as .params
+        text += "\nparameters:\n" + "".join(f"[{k}: {v}]\n" for k, v in ens.parameters.items())
+        text += "\nend of parameters\n"
     text += "\npandas_categorical:" + json.dumps(ens.pandas_categorical, default=str) + "\n"
     return text
 

@@ -310,7 +310,7 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
         Flat pre-order node arrays and per-tree arrays (see ``TreeEnsemble``).
     meta : dict
         num_class, num_tree_per_iteration, max_feature_idx, objective, average_output,
-        feature_names, feature_infos, pandas_categorical, version.
+        feature_names, feature_infos, pandas_categorical, version, parameters.
     """
     if not isinstance(text, str):
         raise TypeError(f"The model text must be a str. Got {type(text).__name__}.")
@@ -362,8 +362,25 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
         "feature_names": tuple(names),
         "feature_infos": tuple(infos),
         "pandas_categorical": pandas_categorical,
+        "parameters": _parameters(tail),
     }
     return builder.arrays(), meta
+
+
+def _parameters(tail: str) -> dict[str, str]:
+    """Training parameters of the ``parameters:`` section (``[key: value]`` lines), as text."""
+    out: dict[str, str] = {}
+    inside = False
+    for line in tail.splitlines():
+        line = line.strip()
+        if line == "parameters:":
+            inside = True
+        elif line == "end of parameters":
+            break
+        elif inside and line.startswith("[") and line.endswith("]") and ": " in line:
+            key, value = line[1:-1].split(": ", 1)
+            out[key] = value
+    return out
 
 
 # ----------------------------------------------------------------------------- dump dict
@@ -478,7 +495,7 @@ def parse_dump(dump: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], dict[str
     builder = _Builder()
     for pos, info in enumerate(dump["tree_info"]):
         _add_dump_tree(builder, info, pos)
-    meta = {
+    meta: dict[str, Any] = {
         "version": str(dump.get("version", "v4")),
         "num_class": num_class,
         "num_tree_per_iteration": int(dump.get("num_tree_per_iteration", num_class)),
@@ -488,5 +505,6 @@ def parse_dump(dump: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], dict[str
         "feature_names": tuple(str(n) for n in names),
         "feature_infos": tuple(infos),
         "pandas_categorical": dump.get("pandas_categorical"),
+        "parameters": {},  # dump_model() has no parameters section
     }
     return builder.arrays(), meta

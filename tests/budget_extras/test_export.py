@@ -151,3 +151,24 @@ def test_pandas_categorical_survives_export(rng):
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(N_FEAT)])
     df["f2"] = pd.Categorical(rng.choice(["c1", "c4", "c7", "zz"], size=50))
     np.testing.assert_allclose(ens.predict_raw(df), booster.predict(df, raw_score=True), rtol=1e-12)
+
+
+def test_training_parameters_are_read_kept_and_written_back(rng):
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(objective="binary", lambda_l2=2.5, cat_l2=7.0, path_smooth=0.0, verbose=-1, num_threads=1)
+    booster = lgb.train(params, lgb.Dataset(X, y), num_boost_round=3)
+    ens = TreeEnsemble.from_booster(booster)
+    # LightGBM's own text values of its parameters section
+    assert ens.parameters["lambda_l2"] == "2.5" and ens.parameters["cat_l2"] == "7"
+    assert ens.parameters["objective"] == "binary"
+    with pytest.raises(TypeError):
+        ens.parameters["lambda_l2"] = "0"  # type: ignore[index]
+    assert TreeEnsemble.from_dump(booster.dump_model()).parameters == {}  # the JSON dump has none
+    pruned = ens.collapse([0]).select_trees([0, 1])
+    assert dict(pruned.parameters) == dict(ens.parameters)
+    text = pruned.to_model_string()
+    assert dict(TreeEnsemble.from_model_string(text).parameters) == dict(ens.parameters)
+    # LightGBM reads the written section back exactly as it reads its own
+    expected = lgb.Booster(model_str=booster.model_to_string()).params
+    assert lgb.Booster(model_str=text).params == expected
