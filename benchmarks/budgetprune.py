@@ -39,9 +39,8 @@ import scipy
 
 from budget_extras import PruneProblem, build_problem, lp_highs, solve_primal_dual
 from budget_extras import _budgetprune_solver as _solver
-from budget_extras._budgetprune import prepare, raw_from_leaves
+from budget_extras._budgetprune import leaf_nodes, prepare, pruned_leaf_map, raw_from_leaves
 from budget_extras._budgetprune_baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
-from budget_extras._budgetprune_forest import leaf_nodes, pruned_leaf_map
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -247,7 +246,7 @@ def curves(name, X, y, sizes, args, seed=0, previous=None):
     train_s = time.perf_counter() - t0
     costs = np.ones(X.shape[1])
     setup = prepare(booster, Xtr, ytr, Xva, costs, error_source="train")
-    forest, problem = setup.forest, setup.problem
+    forest, problem = setup.ensemble, setup.problem
     test_leaves = leaf_nodes(forest, booster, Xte)
     test_problem = build_problem(
         tree_offset=forest.tree_offset,
@@ -535,7 +534,7 @@ def speed(X, y, configs, args):
             plain = build_problem(
                 tree_offset=prob.tree_offset,
                 parent=prob.parent,
-                node_group=setup.forest.feature,  # uniform costs: one group per feature
+                node_group=setup.ensemble.feature,  # uniform costs: one group per feature
                 node_error=prob.node_error,
                 leaf_nodes=setup.valid_leaves,
                 group_cost=np.ones(X.shape[1]),

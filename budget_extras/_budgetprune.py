@@ -9,12 +9,19 @@ from typing import Any
 import numpy as np
 
 from ._budgetprune_errors import forest_error, gbdt_surrogate_error, inbag_counts, subtree_sum, train_counts
-from ._budgetprune_forest import Forest, export_collapsed, forest_from_booster, leaf_nodes, pruned_leaf_map
 from ._budgetprune_problem import PruneProblem, build_problem
 from ._budgetprune_solver import PruneResult, solve_primal_dual
 from ._ensemble import TreeEnsemble
 
-__all__ = ["BudgetPrune", "BudgetPruneSetup", "prepare", "resolve_costs"]
+__all__ = [
+    "BudgetPrune",
+    "BudgetPruneSetup",
+    "leaf_nodes",
+    "prepare",
+    "pruned_leaf_map",
+    "raw_from_leaves",
+    "resolve_costs",
+]
 
 _ERROR_SOURCES = ("train", "inbag", "oob")
 
@@ -121,15 +128,17 @@ class BudgetPruneSetup:
 
     Attributes
     ----------
-    forest : Forest
+    ensemble : TreeEnsemble
+        The model (the core's representation: global node ids in pre-order).
     booster : lightgbm.Booster
+        The same model in LightGBM, which routes rows (``pred_leaf``).
     problem : PruneProblem
     valid_leaves : ndarray of int64, shape (n_valid, n_trees)
     counts : ndarray of float64, shape (n_nodes, 2) or None
         Class counts per node (random forests).
     """
 
-    forest: Forest
+    ensemble: TreeEnsemble
     booster: Any
     problem: PruneProblem
     valid_leaves: np.ndarray
@@ -153,7 +162,7 @@ def prepare(
             f"The 'error_source' parameter must be one of {_ERROR_SOURCES}. Got {error_source!r} instead."
         )
     booster = _as_booster(model)
-    forest = forest_from_booster(booster)
+    forest = TreeEnsemble.from_booster(booster)
     y = np.asarray(y_train)
     if y.ndim != 1:
         raise ValueError(f"The 'y_train' argument must be one-dimensional. Got shape {y.shape} instead.")
@@ -212,7 +221,7 @@ def prepare(
         node_eval=node_eval,
     )
     return BudgetPruneSetup(
-        forest=forest, booster=booster, problem=problem, valid_leaves=valid, counts=counts
+        ensemble=forest, booster=booster, problem=problem, valid_leaves=valid, counts=counts
     )
 
 
@@ -265,7 +274,7 @@ class BudgetPrune:
     collapsed_ : ndarray of int64
         Internal nodes (pre-order global indices) turned into leaves.
     model_string_ : str
-        The pruned model as LightGBM model text.
+        The pruned model as LightGBM model text (``ensemble_.to_model_string()``).
     booster_ : lightgbm.Booster
         The pruned model loaded in LightGBM.
     ensemble_ : TreeEnsemble
@@ -388,11 +397,11 @@ class BudgetPrune:
         self.result_ = result
         self.lam_ = result.lam
         self.collapsed_ = result.collapsed
-        self.model_string_ = export_collapsed(setup.forest, result.collapsed)
+        self.ensemble_ = setup.ensemble.collapse(result.collapsed)
+        self.model_string_ = self.ensemble_.to_model_string()
         import lightgbm as lgb
 
         self.booster_ = lgb.Booster(model_str=self.model_string_)
-        self.ensemble_ = _core_collapse(setup.booster, result.collapsed)
         return self
 
     def _solve(self, problem: PruneProblem, lam: float, beta0: np.ndarray | None, show: bool) -> PruneResult:
@@ -460,8 +469,8 @@ class BudgetPrune:
     def predict_raw(self, X: Any) -> np.ndarray:
         """Raw scores of the pruned model, as ``booster_.predict(X, raw_score=True)``."""
         setup = self.setup_
-        leaves = leaf_nodes(setup.forest, setup.booster, X)
-        return raw_from_leaves(setup.forest, pruned_leaf_map(setup.forest, self.collapsed_)[leaves])
+        leaves = leaf_nodes(setup.ensemble, setup.booster, X)
+        return raw_from_leaves(setup.ensemble, pruned_leaf_map(setup.ensemble, self.collapsed_)[leaves])
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities as the average of the pruned leaves' class distributions (paper, step 6).
@@ -472,10 +481,10 @@ class BudgetPrune:
         setup = self.setup_
         if setup.counts is None:
             raise ValueError("predict_proba needs a random forest (class counts); use predict_raw for GBDT.")
-        leaves = pruned_leaf_map(setup.forest, self.collapsed_)[leaf_nodes(setup.forest, setup.booster, X)]
+        leaves = pruned_leaf_map(setup.ensemble, self.collapsed_)[leaf_nodes(setup.ensemble, setup.booster, X)]
         share = setup.counts[:, 1] / np.maximum(setup.counts.sum(axis=1), 1.0)
         votes = share[leaves]
-        forest = setup.forest
+        forest = setup.ensemble
         if forest.num_tree_per_iteration == 1:
             p = votes.mean(axis=1)
             return np.stack([1 - p, p], axis=1)
@@ -490,7 +499,7 @@ def _finite_nonneg(value: Any) -> bool:
     return numeric and bool(np.isfinite(value) and value >= 0)
 
 
-def raw_from_leaves(forest: Forest, leaves: np.ndarray) -> np.ndarray:
+def raw_from_leaves(forest: TreeEnsemble, leaves: np.ndarray) -> np.ndarray:
     """Raw scores from the (pruned) leaf of every row in every tree.
 
     As ``Booster.predict(raw_score=True)``: the sum of the trees' outputs per class, also for
@@ -503,6 +512,42 @@ def raw_from_leaves(forest: Forest, leaves: np.ndarray) -> np.ndarray:
     return np.stack([vals[:, forest.tree_class == c].sum(axis=1) for c in range(k)], axis=1)
 
 
-def _core_collapse(booster: Any, collapsed: np.ndarray) -> TreeEnsemble:
-    """Collapse the nodes (same pre-order numbering as the core's) with ``TreeEnsemble.collapse``."""
-    return TreeEnsemble.from_booster(booster).collapse(collapsed)
+def leaf_nodes(forest: TreeEnsemble, booster: Any, X: Any) -> np.ndarray:
+    """Global leaf node reached by every row in every tree, routed by LightGBM itself.
+
+    ``booster.predict(X, pred_leaf=True)`` gives LightGBM's leaf id per tree; the core's
+    ``leaf_index`` maps it to the global node id, so missing values and categorical splits
+    follow LightGBM's semantics by construction.
+
+    Parameters
+    ----------
+    forest : TreeEnsemble
+        The model ``booster`` holds.
+    booster : lightgbm.Booster
+    X : array-like of shape (n_rows, n_features)
+
+    Returns
+    -------
+    ndarray of int64, shape (n_rows, n_trees)
+    """
+    leaf = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
+    if leaf.ndim == 1:
+        leaf = leaf[:, None]
+    leaves = np.flatnonzero(forest.is_leaf)
+    tree = forest.node_tree[leaves]
+    width = int(np.bincount(tree, minlength=forest.n_trees).max(initial=1))
+    table = np.full((forest.n_trees, width), -1, dtype=np.int64)
+    table[tree, forest.leaf_index[leaves]] = leaves
+    return table[np.arange(forest.n_trees)[None, :], leaf]
+
+
+def pruned_leaf_map(forest: TreeEnsemble, collapsed: np.ndarray) -> np.ndarray:
+    """Map every node to the node that is its leaf after collapsing ``collapsed`` (itself if none).
+
+    A node inside the subtree of a collapsed node maps to its top-most collapsed ancestor.
+    """
+    target = np.arange(forest.n_nodes, dtype=np.int64)
+    # deepest first, so that an enclosing collapsed subtree (smaller pre-order index) wins
+    for c in np.unique(np.asarray(collapsed, dtype=np.int64))[::-1]:
+        target[c : forest.subtree_end[c]] = c
+    return target

@@ -34,9 +34,21 @@ from typing import Any
 
 import numpy as np
 
-from ._budgetprune_forest import Forest, model_parameter
+from ._ensemble import TreeEnsemble
 
-__all__ = ["forest_error", "gbdt_surrogate_error", "inbag_counts", "subtree_sum", "train_counts"]
+__all__ = [
+    "forest_error",
+    "gbdt_surrogate_error",
+    "inbag_counts",
+    "objective_name",
+    "subtree_sum",
+    "train_counts",
+]
+
+
+def objective_name(forest: TreeEnsemble) -> str:
+    """Return the objective's name: the first word of the objective string (``"binary sigmoid:1"``)."""
+    return forest.objective.split(" ")[0]
 
 
 def subtree_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -52,19 +64,19 @@ def subtree_sum(parent: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _positive(forest: Forest, y: np.ndarray) -> np.ndarray:
+def _positive(forest: TreeEnsemble, y: np.ndarray) -> np.ndarray:
     """(n_rows, n_trees) bool: the row is of the class the tree scores."""
     if forest.num_tree_per_iteration > 1:
         return y[:, None] == forest.tree_class[None, :]
     return np.broadcast_to((y > 0.5)[:, None], (y.shape[0], forest.n_trees))
 
 
-def train_counts(forest: Forest, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
+def train_counts(forest: TreeEnsemble, leaves: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Count ``[negatives, positives]`` of the given rows at every node.
 
     Parameters
     ----------
-    forest : Forest
+    forest : TreeEnsemble
     leaves : ndarray of int, shape (n_rows, n_trees)
         Global leaf reached by each row in each tree.
     y : ndarray, shape (n_rows,)
@@ -84,12 +96,12 @@ def train_counts(forest: Forest, leaves: np.ndarray, y: np.ndarray) -> np.ndarra
     )
 
 
-def inbag_counts(forest: Forest, y: np.ndarray, *, tol: float = 1e-3) -> np.ndarray:
+def inbag_counts(forest: TreeEnsemble, y: np.ndarray, *, tol: float = 1e-3) -> np.ndarray:
     """In-bag class counts ``[negatives, positives]`` per node, recovered from a binary forest.
 
     Parameters
     ----------
-    forest : Forest
+    forest : TreeEnsemble
         A binary LightGBM random forest (``objective=binary``, ``boosting=rf``).
     y : ndarray, shape (n_rows,)
         The training labels (their mean gives the boost-from-average score).
@@ -100,16 +112,17 @@ def inbag_counts(forest: Forest, y: np.ndarray, *, tol: float = 1e-3) -> np.ndar
     -------
     ndarray of float64, shape (n_nodes, 2)
     """
-    if not (forest.average_output and forest.num_tree_per_iteration == 1 and forest.objective == "binary"):
+    objective = objective_name(forest)
+    if not (forest.average_output and forest.num_tree_per_iteration == 1 and objective == "binary"):
         raise ValueError(
             "error_source='inbag' (and 'oob') needs a binary LightGBM random forest (boosting='rf', "
-            f"objective='binary'); got objective={forest.objective!r} with "
+            f"objective='binary'); got objective={objective!r} with "
             f"num_tree_per_iteration={forest.num_tree_per_iteration}. Use error_source='train'."
         )
 
     def param(name: str) -> float:
-        value = model_parameter(forest, name)
-        return float(value) if value is not None else 0.0
+        value = forest.parameters.get(name)
+        return float(value) if value else 0.0
 
     if param("lambda_l1") != 0.0 or param("path_smooth") != 0.0 or param("max_delta_step") > 0.0:
         raise ValueError(
@@ -121,7 +134,7 @@ def inbag_counts(forest: Forest, y: np.ndarray, *, tol: float = 1e-3) -> np.ndar
     n = forest.count[leaves].astype(np.float64)
     par = forest.parent[leaves]
     # leaves made by a categorical split may have been regularized by cat_l2 as well
-    cat_parent = (par >= 0) & (forest.decision_type[np.maximum(par, 0)] & 1 == 1)
+    cat_parent = (par >= 0) & forest.is_categorical[np.maximum(par, 0)]
     mean = float(np.mean(np.asarray(y) > 0.5))
     candidates = [0.0]
     if 0.0 < mean < 1.0:
@@ -152,7 +165,7 @@ def inbag_counts(forest: Forest, y: np.ndarray, *, tol: float = 1e-3) -> np.ndar
     )
 
 
-def forest_error(forest: Forest, counts: np.ndarray) -> np.ndarray:
+def forest_error(forest: TreeEnsemble, counts: np.ndarray) -> np.ndarray:
     """Compute the normalized error term of a random forest from per-node class counts.
 
     ``e_h = (n_h - max_class n_{h,c}) / (n_root(t) * n_trees)``.
@@ -160,8 +173,7 @@ def forest_error(forest: Forest, counts: np.ndarray) -> np.ndarray:
     err = counts.sum(axis=1) - counts.max(axis=1)
     roots = forest.tree_offset[:-1]
     n_root = np.maximum(counts[roots].sum(axis=1), 1.0)
-    tree = np.searchsorted(forest.tree_offset, np.arange(forest.n_nodes), side="right") - 1
-    return err / (n_root[tree] * forest.n_trees)
+    return err / (n_root[forest.node_tree] * forest.n_trees)
 
 
 def _loss(
@@ -181,13 +193,13 @@ def _loss(
 
 
 def gbdt_surrogate_error(
-    forest: Forest, booster: Any, X: Any, y: np.ndarray, leaves: np.ndarray
+    forest: TreeEnsemble, booster: Any, X: Any, y: np.ndarray, leaves: np.ndarray
 ) -> np.ndarray:
     """Surrogate error per node for boosted trees (see the module docstring).
 
     Parameters
     ----------
-    forest : Forest
+    forest : TreeEnsemble
     booster : lightgbm.Booster
     X : array-like, shape (n_rows, n_features)
         Training rows.
@@ -226,7 +238,7 @@ def gbdt_surrogate_error(
             if raw_all is not None:
                 raw_all = raw_all / scale
             loss = _loss(
-                forest.objective, y[live], (base[live] + v) / scale, cls if raw.ndim == 2 else None, raw_all
+                objective_name(forest), y[live], (base[live] + v) / scale, cls if raw.ndim == 2 else None, raw_all
             )
             err += np.bincount(node[live], weights=loss, minlength=forest.n_nodes)
             node[live] = forest.parent[node[live]]

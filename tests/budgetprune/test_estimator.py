@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from budget_extras import BudgetPrune, FeatureCosts, TreeEnsemble, cost_report
+from budget_extras._budgetprune import leaf_nodes
 from budget_extras._budgetprune_errors import inbag_counts, train_counts
-from budget_extras._budgetprune_forest import forest_from_booster, leaf_nodes
 from budget_extras._cli import main
 
 
@@ -68,17 +68,15 @@ def test_exported_model_loads_in_lightgbm_and_predicts_like_our_predictor(rng, b
 def test_unpruned_export_is_the_original_model(rng):
     booster, X, y, Xv = _model(rng)
     bp = BudgetPrune(lam=0.0, error_source="train").fit(booster, X, y, Xv)
-    forest = bp.setup_.forest
-    from budget_extras._budgetprune_forest import export_collapsed
-
-    loaded = lgb.Booster(model_str=export_collapsed(forest, np.zeros(0, dtype=np.int64)))
+    ensemble = bp.setup_.ensemble
+    loaded = lgb.Booster(model_str=ensemble.collapse(np.zeros(0, dtype=np.int64)).to_model_string())
     np.testing.assert_array_equal(loaded.predict(Xv, raw_score=True), booster.predict(Xv, raw_score=True))
 
 
 def test_inbag_counts_equal_train_counts_without_bagging(rng):
     # feature_fraction < 1 makes rf legal without bagging: every training row is in-bag
     booster, X, y, _ = _model(rng, bagging_fraction=1.0, bagging_freq=0, feature_fraction=0.7)
-    forest = forest_from_booster(booster)
+    forest = TreeEnsemble.from_booster(booster)
     np.testing.assert_array_equal(
         inbag_counts(forest, y), train_counts(forest, leaf_nodes(forest, booster, X), y)
     )
@@ -86,13 +84,28 @@ def test_inbag_counts_equal_train_counts_without_bagging(rng):
 
 def test_inbag_counts_agree_with_the_models_internal_nodes_and_oob_is_the_rest(rng):
     booster, X, y, Xv = _model(rng)
-    forest = forest_from_booster(booster)
+    forest = TreeEnsemble.from_booster(booster)
     inbag = inbag_counts(forest, y)
     np.testing.assert_array_equal(inbag.sum(axis=1), forest.count)  # LightGBM's own in-bag node counts
     train = train_counts(forest, leaf_nodes(forest, booster, X), y)
     assert np.all(train - inbag >= 0)  # the bag is a subset of the training rows, per node and class
     for source in ("inbag", "oob"):
         assert BudgetPrune(lam=0.01, error_source=source).fit(booster, X, y, Xv).result_.success
+
+
+def test_inbag_counts_read_l2_regularization_from_the_core_parameters(rng):
+    # lambda_l2 and cat_l2 (categorical feature 5) change leaf outputs; the recovery reads them
+    # from TreeEnsemble.parameters (the model text's parameters section)
+    booster, X, y, _ = _model(rng, lambda_l2=3.0, cat_l2=4.0)
+    forest = TreeEnsemble.from_booster(booster)
+    assert (forest.parameters["lambda_l2"], forest.parameters["cat_l2"]) == ("3", "4")
+    assert forest.is_categorical.any()
+    inbag = inbag_counts(forest, y)
+    np.testing.assert_array_equal(inbag.sum(axis=1), forest.count)
+    assert np.all(train_counts(forest, leaf_nodes(forest, booster, X), y) - inbag >= 0)
+    unregularized = TreeEnsemble(**{**forest._arrays(), "parameters": {}})
+    with pytest.raises(ValueError, match="Could not recover"):
+        inbag_counts(unregularized, y)
 
 
 def test_inbag_refuses_what_it_cannot_recover(rng):
@@ -204,9 +217,9 @@ def test_loss_error_of_a_forest_is_the_loss_of_its_averaged_output(rng):
     # n_trees x the forest's training logloss, since each tree's term is the full model's loss
     p = booster.predict(X)
     logloss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
-    leaves_only = bp.setup_.forest.is_leaf
+    leaves_only = bp.setup_.ensemble.is_leaf
     err = float(bp.setup_.problem.node_error @ leaves_only)
-    assert err == pytest.approx(bp.setup_.forest.n_trees * logloss, rel=1e-9)
+    assert err == pytest.approx(bp.setup_.ensemble.n_trees * logloss, rel=1e-9)
     with pytest.raises(ValueError, match="'error' parameter must be"):
         BudgetPrune(lam=0.0, error="hinge").fit(booster, X, y, Xv)
 
@@ -220,5 +233,5 @@ def test_gbdt_surrogate_error_of_the_full_model_is_its_training_loss(rng, n_clas
         loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
     else:
         loss = -np.mean(np.log(p[np.arange(len(y)), y]))
-    err = float(bp.setup_.problem.node_error @ bp.setup_.forest.is_leaf)
-    assert err == pytest.approx(bp.setup_.forest.n_trees * loss, rel=1e-9)
+    err = float(bp.setup_.problem.node_error @ bp.setup_.ensemble.is_leaf)
+    assert err == pytest.approx(bp.setup_.ensemble.n_trees * loss, rel=1e-9)
