@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--train", required=True, help="training CSV with a header row")
     p.add_argument("--valid", help="validation CSV (required with --budget)")
-    p.add_argument("--label", required=True, help="name of the label column (two classes)")
+    p.add_argument("--label", required=True, help="name of the label column (two or more classes)")
     p.add_argument("--f0", required=True, help="LightGBM model file of the expensive model (binary or multiclass)")
     p.add_argument(
         "--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)"
