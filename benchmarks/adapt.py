@@ -32,6 +32,7 @@ from sklearn.svm import SVC
 
 from budget_extras import AdaptGBRT, AdaptLin, L1GateBaseline
 from budget_extras._adapt import pareto_mask
+from budget_extras._adapt_train import default_lgb_params
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -155,6 +156,15 @@ class Method:
 class AdaptGBRTMethod(Method):
     name = "Adapt-GBRT"
 
+    def model_columns(self) -> dict[str, Any]:
+        """Size of g and f1 (trees, leaves, learning rate): candidates of differently sized sweeps pool."""
+        params = {**default_lgb_params(), **(self.ctx["lgb_params"] or {})}
+        return {
+            "n_trees": self.ctx["n_trees"],
+            "num_leaves": params["num_leaves"],
+            "learning_rate": params["learning_rate"],
+        }
+
     def run(self) -> pd.DataFrame:
         ds, c = self.ds, self.ctx
         pgrid = self.ctx["p_grid"] or (
@@ -164,7 +174,13 @@ class AdaptGBRTMethod(Method):
         rows = []
         for g in ggrid:
             for p in pgrid:
-                m = AdaptGBRT(p_full=p, gamma=g, n_trees=self.ctx["n_trees"], max_em_iter=self.ctx["em"])
+                m = AdaptGBRT(
+                    p_full=p,
+                    gamma=g,
+                    n_trees=self.ctx["n_trees"],
+                    max_em_iter=self.ctx["em"],
+                    lgb_params=self.ctx["lgb_params"],
+                )
                 m.fit(ds["X"], ds["y"], self.f0, f0_proba_train=self.p0_train)
                 # correctness gate: every q-step met P_full
                 assert all(abs(h["mean_q"] - p) < 1e-5 for h in m.train_result_.history)
@@ -177,6 +193,7 @@ class AdaptGBRTMethod(Method):
                             "p_full": p,
                             "gamma": g,
                             "gate_threshold": thr,
+                            **self.model_columns(),
                             "nit": m.train_result_.nit,
                             "val_acc": ev_v["accuracy"],
                             "val_cost": ev_v["cost"],
@@ -276,6 +293,7 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
         "l1_w": args.l1_gate_weights,
         "gamma_grid": args.gamma_grid,
         "gate_thresholds": args.gate_thresholds or GATE_THRESHOLDS,
+        "lgb_params": args.lgb_params,
     }
     classes = np.unique(ds["y"])
     f0_val_acc = float(np.mean(classes[np.argmax(ctx["p0v"], axis=1)] == ds["yv"]))
@@ -349,6 +367,17 @@ def append_sweep(old: dict[str, Any], new: dict[str, Any], margin: float) -> dic
         frames = [pd.DataFrame(res["candidates"])]
         if name in old["methods"]:
             frames.insert(0, pd.DataFrame(old["methods"][name]["candidates"]))
+        if name == AdaptGBRTMethod.name:  # runs stored before these columns: the defaults of their sweep
+            old_settings = old.get("sweeps", [old["settings"]])[0]
+            sizes = {
+                "n_trees": old_settings["n_trees"],
+                "num_leaves": default_lgb_params()["num_leaves"],
+                "learning_rate": default_lgb_params()["learning_rate"],
+            }
+            for f in frames:
+                for col, val in sizes.items():
+                    if col not in f:
+                        f.insert(3, col, val)
         df = pd.concat(frames, ignore_index=True)
         df = df.drop_duplicates([c for c in df.columns if c != "on_val_frontier"], ignore_index=True)
         df["on_val_frontier"] = pareto_mask(df["val_cost"].to_numpy(), df["val_acc"].to_numpy())
@@ -417,6 +446,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--p-grid", type=float, nargs="+", help="Adapt-GBRT P_full grid")
     ap.add_argument("--gamma-grid", type=float, nargs="+", help="Adapt-GBRT gamma grid")
     ap.add_argument("--gate-thresholds", type=float, nargs="+", help=f"Adapt-GBRT gate thresholds {GATE_THRESHOLDS}")
+    ap.add_argument(
+        "--lgb-params",
+        type=json.loads,
+        help='Adapt-GBRT LightGBM overrides for g and f1, JSON, e.g. \'{"num_leaves": 16, "learning_rate": 0.1}\'',
+    )
     ap.add_argument("--methods", nargs="+", choices=ALL_METHODS, help="run only these methods")
     ap.add_argument(
         "--append", action="store_true", help="pool the candidates with the stored run of the dataset (same split, f0)"
@@ -474,6 +508,7 @@ def main(argv: list[str] | None = None) -> int:
             p_grid=args.p_grid,
             gamma_grid=args.gamma_grid,
             gate_thresholds=args.gate_thresholds,
+            lgb_params=args.lgb_params,
             methods=args.methods,
         )
         if args.append and name in results["datasets"]:
