@@ -730,7 +730,7 @@ def main(argv=None):
         default=["MAGIC=1e-3,1e-1", "Forest=3e-4,3e-2"],
         help="NAME=LO,HI: lambda sweep (geometric) per data set; the same for every error variant",
     )
-    p.add_argument("--max-iter", type=int, default=40)
+    p.add_argument("--max-iter", type=int, default=500)
     p.add_argument("--subset-points", type=int, default=8, help="sizes k of the retrained reference (0: skip)")
     p.add_argument("--datasets", nargs="*", default=["MAGIC", "Forest"])
     p.add_argument("--only", nargs="*", default=None, help="run only these methods (merged into the results)")
