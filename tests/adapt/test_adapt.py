@@ -52,10 +52,14 @@ def test_q_step_extremes(rng, p_full):
 # ------------------------------------------------------------------ alternating minimization
 
 
-@pytest.mark.parametrize("p_full", [0.2, 0.6])
-def test_every_q_step_meets_p_full(binary_problem, p_full):
-    X, y, _, _, f0 = binary_problem
-    m = AdaptGBRT(p_full=p_full, gamma=0.005, n_trees=15, max_em_iter=4).fit(X, y, f0)
+@pytest.mark.parametrize(
+    "problem, p_full, n_trees, max_em_iter",
+    [("binary_problem", 0.2, 15, 4), ("binary_problem", 0.6, 15, 4),
+     ("multiclass_problem", 0.2, 10, 3), ("multiclass_problem", 0.5, 10, 3)],
+)
+def test_every_q_step_meets_p_full(request, problem, p_full, n_trees, max_em_iter):
+    X, y, _, _, f0 = request.getfixturevalue(problem)
+    m = AdaptGBRT(p_full=p_full, gamma=0.005, n_trees=n_trees, max_em_iter=max_em_iter).fit(X, y, f0)
     assert len(m.train_result_.history) >= 2
     for rec in m.train_result_.history:
         assert abs(rec["mean_q"] - p_full) < 1e-5

@@ -11,15 +11,6 @@ from budget_extras._adapt_paths import sklearn_tree_features_used
 from budget_extras._adapt_train import default_lgb_params
 
 
-@pytest.mark.parametrize("p_full", [0.2, 0.5])
-def test_every_q_step_meets_p_full(multiclass_problem, p_full):
-    X, y, _, _, f0 = multiclass_problem
-    m = AdaptGBRT(p_full=p_full, gamma=0.005, n_trees=10, max_em_iter=3).fit(X, y, f0)
-    assert len(m.train_result_.history) >= 2
-    for rec in m.train_result_.history:
-        assert abs(rec["mean_q"] - p_full) < 1e-5
-
-
 def test_p_full_zero_is_a_cost_penalized_multinomial_booster(multiclass_problem):
     """P_full = 0: every row goes to f1, which equals LightGBM's multiclass booster with the
     same coupled CEGB penalty (GreedyMiser-style)."""
