@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +11,7 @@ from ._budgetprune_errors import forest_error, gbdt_surrogate_error, inbag_count
 from ._budgetprune_problem import PruneProblem, build_problem
 from ._budgetprune_solver import PruneResult, solve_primal_dual
 from ._ensemble import TreeEnsemble
+from ._validation import check_booster
 
 __all__ = [
     "BudgetPrune",
@@ -24,25 +24,6 @@ __all__ = [
 ]
 
 _ERROR_SOURCES = ("train", "inbag", "oob")
-
-
-def _as_booster(model: Any) -> Any:
-    import lightgbm as lgb
-
-    if isinstance(model, lgb.Booster):
-        return model
-    if hasattr(model, "booster_"):  # LGBMModel
-        return model.booster_
-    if hasattr(model, "to_model_string"):  # the core's TreeEnsemble
-        return lgb.Booster(model_str=model.to_model_string())
-    if isinstance(model, str | os.PathLike) and os.path.exists(model):
-        return lgb.Booster(model_file=str(model))
-    if isinstance(model, str) and "Tree=" in model:
-        return lgb.Booster(model_str=model)
-    raise TypeError(
-        "The 'model' argument of BudgetPrune.fit must be a lightgbm.Booster, an LGBMModel, a TreeEnsemble, "
-        f"a model file path or model text. Got {type(model).__name__} instead."
-    )
 
 
 def resolve_costs(
@@ -161,7 +142,7 @@ def prepare(
         raise ValueError(
             f"The 'error_source' parameter must be one of {_ERROR_SOURCES}. Got {error_source!r} instead."
         )
-    booster = _as_booster(model)
+    booster = check_booster(model, owner="BudgetPrune.fit")
     forest = TreeEnsemble.from_booster(booster)
     y = np.asarray(y_train)
     if y.ndim != 1:

@@ -71,9 +71,9 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Fit QWYC and write the model file; prints a one-line summary."""
     from ._qwyc import QWYC
-    from ._qwyc_trees import booster_from_text, model_text_of
+    from ._validation import check_booster
 
-    booster = booster_from_text(model_text_of(args.model))
+    booster = check_booster(args.model)
     X = _read_calib(args.calib, list(booster.feature_name()))
     q = QWYC(
         args.alpha,

@@ -15,7 +15,7 @@ from . import _qwyc_multi as multi
 from ._ensemble import TreeEnsemble
 from ._predict import apply_prepared, prepare_values
 from ._qwyc_format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
-from ._qwyc_trees import booster_from_text, model_text_of
+from ._validation import check_booster, check_model_text
 
 __all__ = ["QWYC", "QWYCPrediction"]
 
@@ -262,7 +262,7 @@ class QWYC:
         return self._per_leaf(self.ensemble_.depth)
 
     def _load(self, model: Any) -> str:
-        text = model_text_of(model)
+        text = check_model_text(model)
         if read_qwyc_plan(text) is not None:
             text = original_model_text(text)
         if "average_output" in text.split("Tree=", 1)[0].split("\n"):
@@ -272,7 +272,7 @@ class QWYC:
         if "is_linear=1" in text:
             raise ValueError("QWYC does not support linear trees (linear_tree=true).")
         self.model_text_ = text
-        self.booster_ = booster_from_text(text)
+        self.booster_ = check_booster(text)
         self.ensemble_ = TreeEnsemble.from_model_string(text)
         self.num_tree_per_iteration_ = self.ensemble_.num_tree_per_iteration
         self._leaf_table = self._per_leaf(self.ensemble_.value)

@@ -8,6 +8,7 @@ received.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,8 +18,10 @@ import numpy.typing as npt
 __all__ = [
     "check_array_2d",
     "check_bool_matrix",
+    "check_booster",
     "check_finite_nonnegative",
     "check_index_array",
+    "check_model_text",
     "check_n_trees",
     "check_nonnegative_scalar",
     "check_positive",
@@ -256,3 +259,65 @@ def check_bool_matrix(used: Any, *, name: str, n_features: int) -> Any:
             f"The {name!r} matrix must have shape (n_rows, {n_features}). Got shape {arr.shape}."
         )
     return arr.astype(bool)
+
+
+def check_model_text(model: Any, *, owner: str | None = None) -> str:
+    """Return the LightGBM model text of ``model``.
+
+    Parameters
+    ----------
+    model : lightgbm.Booster, LGBMModel, TreeEnsemble, str or os.PathLike
+        A Booster, a fitted scikit-learn estimator, the core's ``TreeEnsemble``, a model file
+        path or model text.
+    owner : str, optional
+        Function name for the messages ("The 'model' argument of BudgetPrune.fit ...").
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If a string is neither model text nor an existing file.
+    TypeError
+        If ``model`` is of another type.
+    """
+    what = "The 'model' argument" + (f" of {owner}" if owner else "")
+    if isinstance(model, str | os.PathLike):
+        s = os.fspath(model)
+        if "\n" in s and "Tree=" in s:
+            return s
+        if not os.path.isfile(s):
+            raise ValueError(
+                f"{what} must be a LightGBM model, a model file or model text. "
+                f"Got the string {s[:80]!r}, which is neither an existing file nor model text."
+            )
+        with open(s, encoding="utf-8") as fh:
+            return fh.read()
+    booster = getattr(model, "booster_", model)
+    for name in ("model_to_string", "to_model_string"):
+        fn = getattr(booster, name, None)
+        if callable(fn):
+            text = fn()
+            if isinstance(text, str):
+                return text
+    raise TypeError(
+        f"{what} must be a lightgbm.Booster, a fitted LGBMModel, a TreeEnsemble, "
+        f"a model file path or model text. Got {type(model).__name__} instead."
+    )
+
+
+def check_booster(model: Any, *, owner: str | None = None) -> Any:
+    """Return ``model`` as a ``lightgbm.Booster``.
+
+    A Booster is returned as is and a fitted estimator's ``booster_`` as is; anything else is
+    loaded from :func:`check_model_text` (same inputs and errors).
+    """
+    import lightgbm as lgb
+
+    if isinstance(model, lgb.Booster):
+        return model
+    if isinstance(getattr(model, "booster_", None), lgb.Booster):
+        return model.booster_
+    return lgb.Booster(model_str=check_model_text(model, owner=owner))
