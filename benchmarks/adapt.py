@@ -79,15 +79,24 @@ def load_letters26(data_dir: str) -> dict[str, Any]:
     }
 
 
-def _split(X: np.ndarray, y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: int) -> dict[str, Any]:
-    Xa, Xt, ya, yt = train_test_split(
-        X, y, test_size=n_te, train_size=n_tr + n_va, stratify=y, random_state=seed
+def _split_index(y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Row indices of a stratified random train / validation / test split."""
+    ia, it = train_test_split(
+        np.arange(len(y)), test_size=n_te, train_size=n_tr + n_va, stratify=y, random_state=seed
     )
-    X, Xv, y, yv = train_test_split(Xa, ya, test_size=n_va, stratify=ya, random_state=seed)
-    return {"X": X, "y": y, "Xv": Xv, "yv": yv, "Xt": Xt, "yt": yt}
+    i, iv = train_test_split(ia, test_size=n_va, stratify=y[ia], random_state=seed)
+    return i, iv, it
 
 
-def load_forest(data_dir: str, n_tr: int = 20000, n_va: int = 20000) -> dict[str, Any]:
+def _split(X: np.ndarray, y: np.ndarray, n_tr: int, n_va: int, n_te: int, seed: int) -> dict[str, Any]:
+    i, iv, it = _split_index(y, n_tr, n_va, n_te, seed)
+    return {"X": X[i], "y": y[i], "Xv": X[iv], "yv": y[iv], "Xt": X[it], "yt": y[it]}
+
+
+def load_forest(
+    data_dir: str, n_tr: int = 20000, n_va: int = 20000, n_te: int = 10000, seed: int = 0
+) -> dict[str, Any]:
+    """Covertype classes 1 vs 2. ``seed != 0``: a fresh split of the rows the seed-0 split left unused."""
     d = pd.read_csv(os.path.join(data_dir, "covertype", "covertype_sample_397k.csv.gz"))
     d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
     y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
@@ -95,11 +104,18 @@ def load_forest(data_dir: str, n_tr: int = 20000, n_va: int = 20000) -> dict[str
     wild = pd.get_dummies(d.Wilderness_Area).astype(np.float64)
     soil = pd.get_dummies(d.Soil_Type).astype(np.float64)
     X = pd.concat([num, wild, soil], axis=1).to_numpy()
-    out = _split(X, y, n_tr, n_va, 10000, seed=0)
+    if seed == 0:
+        out = _split(X, y, n_tr, n_va, n_te, seed=0)
+        pool = f"{len(y):,}"
+    else:  # rows never used by the seed-0 split (default sizes), so earlier looks at test cannot leak
+        used = np.concatenate(_split_index(y, 20000, 20000, 10000, seed=0))
+        rest = np.setdiff1d(np.arange(len(y)), used)
+        out = _split(X[rest], y[rest], n_tr, n_va, n_te, seed=seed)
+        pool = f"the {len(rest):,} rows unused by the seed-0 split, seed {seed}"
     out.update(
         f0_kind="random_forest",
         split=f"stratified random {n_tr:,} train / {n_va:,} validation / "
-        f"10,000 test rows out of {len(y):,} (classes 1 vs 2)",
+        f"{n_te:,} test rows out of {pool} (classes 1 vs 2)",
     )
     return out
 
@@ -272,6 +288,16 @@ def operating_point(df: pd.DataFrame, f0_val_acc: float, margin: float = 0.0) ->
     return {k: float(r[k]) for k in ("val_acc", "val_cost", "test_acc", "test_cost")}
 
 
+def se_val_margin(z: float, f0_val_acc: float, n_valid: int) -> float:
+    """Margin of ``z`` standard errors of a difference of two accuracies near ``f0_val_acc`` on ``n_valid`` rows.
+
+    ``sqrt(2 a (1 - a) / n)`` is the standard error of the difference of two independent
+    accuracies ``a``; a candidate and ``f0`` answer the same rows (positively correlated
+    errors), so this overstates the paired standard error: a conservative margin.
+    """
+    return z * float(np.sqrt(2.0 * f0_val_acc * (1.0 - f0_val_acc) / n_valid))
+
+
 # ---------------------------------------------------------------------------- driver
 def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
@@ -332,6 +358,16 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
             "cost_reduction": red,
             "candidates": df.to_dict(orient="list"),
         }
+        if args.val_margin_se is not None:
+            se_margin = se_val_margin(args.val_margin_se, f0_val_acc, len(ds["yv"]))
+            op_se = operating_point(df, f0_val_acc, se_margin)
+            out["methods"][cls.name]["se_margin"] = {
+                "z": args.val_margin_se,
+                "margin": se_margin,
+                "operating_point": op_se,
+                "cost_reduction": None if op_se is None else 1.0 - op_se["test_cost"] / f0_test_cost,
+            }
+            print(f"  {cls.name}: with a {se_margin:.4f} margin: {out['methods'][cls.name]['se_margin']}", flush=True)
         print(
             f"  {cls.name}: {len(df)} candidates in {secs:.0f}s; operating point {op}; cost reduction {red}",
             flush=True,
@@ -436,6 +472,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-em-iter", type=int, default=10)
     ap.add_argument("--forest-train", type=int, default=20000)
     ap.add_argument("--forest-valid", type=int, default=20000, help="Forest validation rows")
+    ap.add_argument("--forest-test", type=int, default=10000, help="Forest test rows")
+    ap.add_argument(
+        "--forest-seed", type=int, default=0, help="Forest split seed; not 0: drawn from the rows seed 0 left unused"
+    )
+    ap.add_argument(
+        "--val-margin-se",
+        type=float,
+        help="also report a second operating point whose margin is Z standard errors of a paired accuracy "
+        "difference at f0's validation accuracy a: Z * sqrt(2 a (1 - a) / n_valid)",
+    )
     ap.add_argument(
         "--val-margin", type=float, default=0.0, help="operating point: validation accuracy >= f0's - 0.01 + margin"
     )
@@ -465,7 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     loaders = {
         "letters": load_letters,
         "letters26": load_letters26,
-        "forest": lambda d: load_forest(d, args.forest_train, args.forest_valid),
+        "forest": lambda d: load_forest(d, args.forest_train, args.forest_valid, args.forest_test, args.forest_seed),
         "synthetic2": load_synthetic2,
         "magic": load_magic,
     }
@@ -501,6 +547,9 @@ def main(argv: list[str] | None = None) -> int:
             results["settings"],
             forest_train=args.forest_train,
             forest_valid=args.forest_valid,
+            forest_test=args.forest_test,
+            forest_seed=args.forest_seed,
+            val_margin_se=args.val_margin_se,
             val_margin=args.val_margin,
             l1_c=args.l1_c,
             l1_gate_weights=args.l1_gate_weights,
