@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import os
+import platform
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -90,3 +94,19 @@ def synthetic_regression(rows: int, cols: int, *, leaves: int, threads: int):
             "force_col_wise": True, "deterministic": True, "seed": 1}
     lazy = [float(c) for c in rng.uniform(0.5, 3.0, size=cols)]
     return X, y, base, lazy
+
+
+def environment(*packages: str) -> dict[str, Any]:
+    """``{"versions": ..., "hardware": ...}`` for a results file: python and each named package's version."""
+    versions = {"python": platform.python_version()}
+    for name in packages:
+        versions[name] = getattr(importlib.import_module(name), "__version__", "unknown")
+    return {
+        "versions": versions,
+        "hardware": {
+            "machine": platform.machine(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+            "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
+    }

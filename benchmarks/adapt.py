@@ -17,14 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from typing import Any
 
-import lightgbm
 import numpy as np
 import pandas as pd
-import sklearn
+from _runner import environment
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import cross_val_predict, train_test_split
@@ -516,17 +514,7 @@ def main(argv: list[str] | None = None) -> int:
         "magic": load_magic,
     }
     results: dict[str, Any] = {
-        "versions": {
-            "lightgbm": lightgbm.__version__,
-            "sklearn": sklearn.__version__,
-            "numpy": np.__version__,
-            "python": platform.python_version(),
-        },
-        "hardware": {
-            "machine": platform.machine(),
-            "processor": platform.processor(),
-            "cpus": os.cpu_count(),
-        },
+        **environment("lightgbm", "sklearn", "numpy"),
         "settings": {
             "n_trees": args.n_trees,
             "max_em_iter": args.max_em_iter,

@@ -15,7 +15,6 @@ import argparse
 import copy
 import json
 import os
-import platform
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
+from _runner import environment
 
 from budget_extras._qwyc import QWYC
 from budget_extras._qwyc_baselines import fan_exit, fan_fit, pred_early_stop_plan
@@ -438,16 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         "points": [vars(p) for p in points],
         "best_at_target": summary,
         "timing": timing,
-        "versions": {
-            "lightgbm": lgb.__version__,
-            "numpy": np.__version__,
-            "python": platform.python_version(),
-        },
-        "hardware": {
-            "machine": platform.machine(),
-            "processor": platform.processor(),
-            "cpus": os.cpu_count(),
-        },
+        **environment("lightgbm", "numpy"),
     }
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as fh:
