@@ -477,8 +477,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--val-margin-se",
         type=float,
-        help="also report a second operating point whose margin is Z standard errors of a paired accuracy "
-        "difference at f0's validation accuracy a: Z * sqrt(2 a (1 - a) / n_valid)",
+        help="also report a second operating point whose margin is Z standard errors of a difference of two "
+        "accuracies at f0's validation accuracy a (unpaired, so conservative): Z * sqrt(2 a (1 - a) / n_valid)",
     )
     ap.add_argument(
         "--val-margin", type=float, default=0.0, help="operating point: validation accuracy >= f0's - 0.01 + margin"
