@@ -21,10 +21,10 @@ the mean trees any held-out calibration of that family can reach at the stated d
   (cost 1 per tree, ``penalty`` per disagreement, one threshold pair per position, fit on all
   training rows as in regression-based optimal stopping): held-out points without a shift, and
   with the oracle shift.
-* **F, two free parameters.** One shift per side (negative exits, positive exits), both chosen on
-  the evaluation fold: a richer family than any of ours, and still an oracle.
 * **E, in-sample.** Algorithm 2 fit on a fold at the target itself (the paper's procedure):
   trees on that fold, and disagreement on the other.
+* **F, two free parameters.** One shift per side (negative exits, positive exits), both chosen on
+  the evaluation fold: a richer family than any of ours, and still an oracle.
 
 The oracle shift is exact, not a grid: a row's exit position is a step function of ``lambda``
 with breakpoints at its critical values (``_qwyc_core.critical_values``), so trees(lambda) and
@@ -68,9 +68,7 @@ def oracle_shift(
     y = C[:, -1] > 0
     c, positive = core.critical_values(C, en, ep, scale)
     wrong = positive != y[:, None]
-    prev = np.full_like(c, -np.inf)
-    prev[:, 1:] = np.maximum.accumulate(c, axis=1)[:, :-1]
-    rec = c > prev  # the row exits at position r exactly for lambda in [prev_r, c_r)
+    prev, rec = core.exit_records(c)  # the row exits at position r exactly for lambda in [prev_r, c_r)
     ri, rr = np.nonzero(rec)
     starts, ends = prev[ri, rr], c[ri, rr]
     w_t, w_e = (rr + 1).astype(float), wrong[ri, rr].astype(float)
@@ -160,14 +158,16 @@ def lagrangian_thresholds(F: np.ndarray, order: np.ndarray, penalty: float) -> t
     return en, ep
 
 
+def exit_sums(F: np.ndarray, order: np.ndarray, en: np.ndarray, ep: np.ndarray) -> tuple[int, int]:
+    """Trees evaluated and disagreements with the full ensemble, summed over the rows of ``F`` (no shift)."""
+    tr = core.early_exit(F, order, en, ep)
+    return int(tr.n_evaluated.sum()), int(np.sum(tr.labels != (F.sum(axis=1) > 0)))
+
+
 def held_out_point(Fte: np.ndarray, order: np.ndarray, en: np.ndarray, ep: np.ndarray) -> dict[str, float]:
     """Mean trees and disagreement of a plan on all test rows, without any shift."""
-    tr = core.early_exit(Fte, order, en, ep)
-    full = Fte.sum(axis=1) > 0
-    return {
-        "trees": round(float(tr.n_evaluated.mean()), 2),
-        "disagreement": round(float(np.mean(tr.labels != full)), 5),
-    }
+    trees, wrong = exit_sums(Fte, order, en, ep)
+    return {"trees": round(trees / len(Fte), 2), "disagreement": round(wrong / len(Fte), 5)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,9 +203,10 @@ def main(argv: list[str] | None = None) -> int:
         print(part, json.dumps(row), f"[{time.perf_counter() - t_start:.0f}s]", flush=True)
 
     margins, alpha_fits = ([0.1], [0.0]) if args.quick else ([0.0, 0.1, 0.2], [0.0, 0.002, 0.005])
+    greedy: dict[tuple[float, float], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for margin in margins:
         for af in alpha_fits:
-            order, en, ep = core.greedy_plan(FA, alpha=af, costs=np.ones(T), margin=margin)
+            order, en, ep = greedy[margin, af] = core.greedy_plan(FA, alpha=af, costs=np.ones(T), margin=margin)
             for shape in ("constant", "extreme_spacing", "residual_std"):
                 for a in TARGETS:
                     r = both_folds(Fte, folds, [(order, en, ep, FA)] * 2, shape, a)
@@ -227,16 +228,16 @@ def main(argv: list[str] | None = None) -> int:
                 r = both_folds(Fte, folds, plans, shape, 0.005)
                 log("B_calibration_size", {"pool": pool_name, "rows": n_rows, "shape": shape, "target": 0.005, **r})
 
+    fold_orders = [core.greedy_plan(Fte[fold], alpha=0.0, costs=np.ones(T), margin=0.1)[0] for fold in folds]
     for af_thr in (0.0, 0.002):
         plans = []
-        for fold in folds:
-            order, _, _ = core.greedy_plan(Fte[fold], alpha=0.0, costs=np.ones(T), margin=0.1)
+        for order in fold_orders:
             en, ep = core.fixed_order_thresholds(FA, order, alpha=af_thr, margin=0.1)
             plans.append((order, en, ep, FA))
         r = both_folds(Fte, folds, plans, "constant", 0.005)
         log("C_order_oracle", {"threshold_alpha_fit": af_thr, "target": 0.005, **r})
 
-    order, _, _ = core.greedy_plan(FA, alpha=0.0, costs=np.ones(T), margin=0.1)
+    order, en0, ep0 = greedy[0.1, 0.0]
     for penalty in [3000.0] if args.quick else [1000.0, 2000.0, 3000.0, 5000.0, 10000.0]:
         en, ep = lagrangian_thresholds(Ftr, order, penalty)
         r = both_folds(Fte, folds, [(order, en, ep, FA)] * 2, "constant", 0.005)
@@ -250,20 +251,20 @@ def main(argv: list[str] | None = None) -> int:
             },
         )
 
-    order, en, ep = core.greedy_plan(FA, alpha=0.0, costs=np.ones(T), margin=0.1)
     for shape in ("constant", "extreme_spacing"):
         t_sum = e_sum = 0.0
         best_lams = []
+        scale = shape_scale(shape, FA, order, en0, ep0)
+        sn, sp = core._sides(scale)
+        scale_pos = np.vstack([np.full(T, 1e-12), sp])  # only the positive side moves with lambda
         for fold in folds:
-            sn, sp = core._sides(shape_scale(shape, FA, order, en, ep))
             best = None
-            one = oracle_shift(Fte[fold], order, en, ep, shape_scale(shape, FA, order, en, ep), 0.005)
+            one = oracle_shift(Fte[fold], order, en0, ep0, scale, 0.005)
             assert one is not None  # the one-shift optimum is in the grid: two shifts can only do better
             width = 0.1 if shape == "constant" else 1.0
             for lam_neg in one[2] + width * np.linspace(-1.0, 1.0, 9 if args.quick else 41):
-                en_f = core.shift_thresholds(en, ep, lam_neg, sn)[0]  # negative side fixed at lam_neg
-                scale2 = np.vstack([np.full(T, 1e-12), sp])  # only the positive side moves with lambda
-                r = oracle_shift(Fte[fold], order, en_f, ep, scale2, 0.005)
+                en_f = core.shift_thresholds(en0, ep0, lam_neg, sn)[0]  # negative side fixed at lam_neg
+                r = oracle_shift(Fte[fold], order, en_f, ep0, scale_pos, 0.005)
                 if r is not None and (best is None or r[0] < best[0]):
                     best = (r[0], r[1], (float(lam_neg), r[2]))
             assert best is not None
@@ -285,12 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     for a in TARGETS:
         t_in = t_out = e_in = e_out = 0.0
         for i, fold in enumerate(folds):
-            other = folds[1 - i]
             order, en, ep = core.greedy_plan(Fte[fold], alpha=a, costs=np.ones(T), margin=0.0)
-            fi, fo = Fte[fold].sum(axis=1) > 0, Fte[other].sum(axis=1) > 0
-            ti, to = core.early_exit(Fte[fold], order, en, ep), core.early_exit(Fte[other], order, en, ep)
-            t_in, e_in = t_in + ti.n_evaluated.sum(), e_in + np.sum(ti.labels != fi)
-            t_out, e_out = t_out + to.n_evaluated.sum(), e_out + np.sum(to.labels != fo)
+            (ti, ei), (to, eo) = exit_sums(Fte[fold], order, en, ep), exit_sums(Fte[folds[1 - i]], order, en, ep)
+            t_in, e_in, t_out, e_out = t_in + ti, e_in + ei, t_out + to, e_out + eo
         n = len(Xte)
         log(
             "E_in_sample",

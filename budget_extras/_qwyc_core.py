@@ -346,6 +346,20 @@ def critical_values(
     return np.where(Cp > threshold, c_pos, c_neg), Cp > threshold
 
 
+def exit_records(c: FloatArray) -> tuple[FloatArray, BoolArray]:
+    """``(prev, record)`` of critical values ``c`` (shape ``(n, T - 1)``, :func:`critical_values`).
+
+    ``prev[i, r] = max_{r' < r} c[i, r']`` (``-inf`` at ``r = 0``) and ``record = c > prev``:
+    the row exits at position ``r`` exactly for ``lambda`` in ``[prev[i, r], c[i, r])``,
+    an interval that is empty unless ``r`` is a strict prefix-maximum record.
+    """
+    prev = np.empty_like(c)
+    prev[:, :1] = -np.inf
+    if c.shape[1] > 1:
+        prev[:, 1:] = np.maximum.accumulate(c, axis=1)[:, :-1]
+    return prev, c > prev
+
+
 def envelope_critical(c: FloatArray, wrong: BoolArray) -> FloatArray:
     """Critical shift of each row: its shifted-plan label is wrong at some ``lambda' >= lambda`` iff ``lambda < crit``.
 
@@ -360,11 +374,7 @@ def envelope_critical(c: FloatArray, wrong: BoolArray) -> FloatArray:
     the true disagreement indicator (its running maximum from the right).
     """
     n = c.shape[0]
-    prev = np.empty_like(c)
-    prev[:, :1] = -np.inf
-    if c.shape[1] > 1:
-        prev[:, 1:] = np.maximum.accumulate(c, axis=1)[:, :-1]
-    record = c > prev
+    _, record = exit_records(c)
     return np.max(np.where(record & wrong, c, -np.inf), axis=1, initial=-np.inf) if n else np.zeros(0)
 
 
