@@ -51,21 +51,52 @@ def load_thyroid(data_dir: Path):
             THYROID_NAMES, lazy, groups, "multiclass")
 
 
-def load_heart(data_dir: Path, seed: int = 0):
+# The heart file spells four features as words; these are the UCI Cleveland codes for them
+# (cp: 1 typical angina .. 4 asymptomatic; restecg: 0 normal, 1 ST-T abnormality, 2 hypertrophy;
+# slope: 1 up, 2 flat, 3 down; thal: 3 normal, 6 fixed defect, 7 reversible defect).
+HEART_CODES = {
+    "cp": {"ta": 1, "aa": 2, "np": 3, "a": 4},
+    "restecg": {"normal": 0, "abnormal": 1, "hypertrophy": 2},
+    "slope": {"up": 1, "flat": 2, "down": 3},
+    "thal": {"normal": 3, "fd": 6, "rd": 7},
+}
+
+
+def load_heart_frame(data_dir: Path) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """Heart as numbers: (X, y, feature names, Turney cost per feature), every column numeric.
+
+    The word-coded columns (cp, restecg, slope, thal) become their UCI codes; an unknown word
+    raises instead of turning into a missing value.
+    """
     d = data_dir / "heart_costs"
     frame = pd.read_csv(d / "heartdisease.csv")
     cost = pd.read_csv(d / "heart_cost.csv").set_index("feature")["cost_usd"]
     target = next(c for c in frame.columns if c not in cost.index)
     names = list(cost.index)
-    X = frame[names].apply(pd.to_numeric, errors="coerce").to_numpy(float)
-    y = (pd.to_numeric(frame[target], errors="coerce").to_numpy() > 0).astype(int)
+    columns = []
+    for name in names:
+        col = frame[name]
+        if name in HEART_CODES:
+            coded = col.map(HEART_CODES[name])
+            unknown = col[coded.isna() & col.notna()]
+            if len(unknown):
+                raise ValueError(f"heart column {name!r}: unknown values {sorted(set(unknown))}")
+            col = coded
+        columns.append(pd.to_numeric(col).to_numpy(float))
+    X = np.column_stack(columns)
+    y = (pd.to_numeric(frame[target]).to_numpy() > 0).astype(int)
+    return X, y, names, cost.to_numpy(float)
+
+
+def load_heart(data_dir: Path, seed: int = 0):
+    X, y, names, cost = load_heart_frame(data_dir)
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(y))
     cut = int(0.67 * len(y))
     tr, te = perm[:cut], perm[cut:]
     groups = np.arange(len(names))
     groups[[names.index(n) for n in ("exang", "oldpeak", "slope")]] = 100
-    return X[tr], y[tr], X[te], y[te], names, cost.to_numpy(float), groups, "binary"
+    return X[tr], y[tr], X[te], y[te], names, cost, groups, "binary"
 
 
 def evaluate(lgb, booster, X_test, y_test, costs, objective):
