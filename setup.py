@@ -23,6 +23,6 @@ setup(
         "tqdm>=4.60",
         "lightgbm>=4.0",
     ],
-    extras_require={"plot": ["matplotlib>=3.6"], "test": ["pytest", "hypothesis"]},
+    extras_require={"plot": ["matplotlib>=3.6"], "test": ["pytest", "hypothesis"], "bench": ["catboost", "xgboost"]},
     entry_points={"console_scripts": ["budget-extras=budget_extras._cli:main"]},
 )
