@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BUDGETS = [0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 TOLERANCE = 0.005
 CLIFF_SHARE = 0.3
+FAMILIES = {a.name: a.family for a in fa.all_adapters()}
 
 
 # ---------------------------------------------------------------- running
@@ -153,7 +154,7 @@ def summarize(recs: list[dict[str, Any]]) -> dict[str, Any]:
                                  "budgets": {}, "cheapest_within": {}, "cliffs": {}, "families": {}, "errors": {},
                                  "seconds": {}}
         for m, per_seed in methods.items():
-            entry["families"][m] = next(iter(per_seed.values()))["family"]
+            entry["families"][m] = FAMILIES.get(m, next(iter(per_seed.values()))["family"])
             entry["seconds"][m] = float(np.mean([r.get("seconds", 0.0) for r in per_seed.values()]))
             errs = {s: r["error"] for s, r in per_seed.items() if "error" in r}
             if errs:
@@ -255,8 +256,45 @@ def fmt(v: Any, digits: int = 3) -> str:
     return f"{m:.{digits}f} ± {se:.{digits}f}"
 
 
+def winners(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per (dataset, scheme): the best method at 20% and 50% budgets and the cheapest within 0.005."""
+    rows = []
+    for key, e in summary.items():
+        row: dict[str, Any] = {"pair": key}
+        for b in ("0.2", "0.5"):
+            col = {m: v for m, v in e["budgets"].get(b, {}).items() if v}
+            if col:
+                m, v = max(col.items(), key=lambda kv: kv[1]["test_score"][0])
+                peer = best_peer(e, "budget", b)
+                row[b] = {"method": m, "score": v["test_score"],
+                          "best_peer": peer[0] if peer else None,
+                          "best_peer_score": peer[1]["test_score"] if peer else None}
+        cw = {m: v for m, v in e["cheapest_within"].items() if v}
+        if cw:
+            m, v = min(cw.items(), key=lambda kv: kv[1]["test_cost"][0])
+            row["cheapest"] = {"method": m, "cost": v["test_cost"],
+                               "share": v["test_cost"][0] / max(e["unconstrained"]["test_cost"][0], 1e-12)}
+        rows.append(row)
+    return rows
+
+
+def markdown_winners(summary: dict[str, Any]) -> str:
+    lines = ["| data / costs | best at 20% (test score) | best peer at 20% | best at 50% | best peer at 50% "
+             "| cheapest within 0.005 (share of unconstrained cost) |", "|---|---|---|---|---|---|"]
+    for r in winners(summary):
+        cells = []
+        for b in ("0.2", "0.5"):
+            v = r.get(b)
+            cells.append(f"{v['method']} {fmt(v['score'])}" if v else "-")
+            cells.append(f"{v['best_peer']} {fmt(v['best_peer_score'])}" if v and v["best_peer"] else "-")
+        c = r.get("cheapest")
+        cells.append(f"{c['method']} {c['cost'][0]:.2f} ({c['share']:.0%})" if c else "-")
+        lines.append(f"| {r['pair']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(summary: dict[str, Any], tg: dict[str, Any]) -> str:
-    lines = []
+    lines = [markdown_winners(summary)]
     for key, e in summary.items():
         methods = [m for m in e["families"] if m in e["cheapest_within"] or any(m in r for r in e["budgets"].values())]
         lines.append(f"### {key} (train/valid/test {'/'.join(map(str, e['sizes']))}, seeds {len(e['seeds'])}; "
@@ -338,7 +376,8 @@ def report(args: argparse.Namespace) -> str:
     tg = targets(summary)
     text = markdown(summary, tg)
     if not args.quick:
-        args.summary.write_text(json.dumps({"summary": summary, "targets": tg, "budgets": BUDGETS,
+        args.summary.write_text(json.dumps({"summary": summary, "targets": tg, "winners": winners(summary),
+                                            "budgets": BUDGETS,
                                             "tolerance": TOLERANCE}, indent=1, default=float))
         plot(summary, args.img_dir)
     return text

@@ -138,7 +138,7 @@ class Adapter:
     """One competitor: ``candidates(ctx)`` fits its grid on the context's split."""
 
     name = "adapter"
-    family = "peer"  # "peer" (what a user can do elsewhere), "ours" (fork / budget_extras) or "reference"
+    family = "peer"  # "peer" (what a user can do without this project) or "ours" (the fork / budget_extras)
 
     def available(self) -> bool:
         return True
@@ -151,7 +151,7 @@ class Adapter:
 
 
 class PlainLGBM(Adapter):
-    name, family = "lightgbm", "reference"
+    name, family = "lightgbm", "peer"
 
     def candidates(self, ctx: Context) -> list[dict[str, Any]]:
         return [lgb_candidate(ctx, self.name, ctx.plain(), {})]
