@@ -518,7 +518,9 @@ class TrainToBudget(Adapter):
             knobs: dict[str, Any] = {"budget_fraction": frac}
             res = getattr(booster, "budget_result_", None)
             if res is not None:
-                knobs["chosen"] = json.loads(json.dumps(getattr(res, "knobs", getattr(res, "chosen", {})), default=str))
+                chosen = res.chosen
+                knobs.update(status=int(res.status), family=chosen.family, k=chosen.k, tradeoff=chosen.tradeoff,
+                             n_trained=len(res.frontier))
             out.append(lgb_candidate(ctx, self.name, booster, knobs))
         return out
 
