@@ -293,8 +293,30 @@ def markdown_winners(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ours_vs_peers(summary: dict[str, Any]) -> str:
+    """Per budget: the best of ours minus the best peer (test score of the validation choices), over the pairs."""
+    lines = ["| budget | best ours - best peer (mean over pairs) | pairs where ours >= peer | "
+             "best method most often |", "|---|---|---|---|"]
+    for b in map(str, BUDGETS):
+        diffs, best = [], []
+        for e in summary.values():
+            col = {m: v["test_score"][0] for m, v in e["budgets"].get(b, {}).items() if v}
+            ours = [v for m, v in col.items() if e["families"].get(m) == "ours"]
+            peers = [v for m, v in col.items() if e["families"].get(m) == "peer"]
+            if ours and peers:
+                diffs.append(max(ours) - max(peers))
+            if col:
+                best.append(max(col, key=lambda m, col=col: col[m]))
+        if not diffs:
+            continue
+        top = max(sorted(set(best)), key=best.count)
+        lines.append(f"| {float(b):.0%} | {np.mean(diffs):+.4f} | {sum(d >= 0 for d in diffs)} / {len(diffs)} "
+                     f"| {top} ({best.count(top)}) |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(summary: dict[str, Any], tg: dict[str, Any]) -> str:
-    lines = [markdown_winners(summary)]
+    lines = [markdown_winners(summary), ours_vs_peers(summary)]
     for key, e in summary.items():
         methods = [m for m in e["families"] if m in e["cheapest_within"] or any(m in r for r in e["budgets"].values())]
         lines.append(f"### {key} (train/valid/test {'/'.join(map(str, e['sizes']))}, seeds {len(e['seeds'])}; "
@@ -330,6 +352,12 @@ def markdown(summary: dict[str, Any], tg: dict[str, Any]) -> str:
                      f"({t2['share']:.0%} of {t2['n']} pairs; target 80%).")
     lines.append(f"3. no cliff along the CEGB tradeoff grids ({', '.join(t3['grids'])}): "
                  f"{'MET' if t3['met'] else 'MISSED'} ({len(t3['cliffs'])} cliffs).")
+    seen: dict[tuple[str, str], list[str]] = {}
+    for c in t3["cliffs"]:
+        seen.setdefault((c["pair"], c["method"]), []).append(
+            f"{c['from_tradeoff']:.3g} -> {c['to_tradeoff']:.3g} from {c['from_cost_share']:.0%}")
+    for (pair, m), items in sorted(seen.items()):
+        lines.append(f"   - {pair} {m}: " + "; ".join(items))
     return "\n".join(lines) + "\n"
 
 
