@@ -19,6 +19,7 @@ from ._parse import ModelParseError
 from ._qwyc import QWYC, QWYCPrediction
 from ._qwyc_format import QWYCPlan, read_qwyc_plan, write_qwyc_plan
 from ._report import CostReport, cost_report, features_used
+from .cegb import BudgetTrainResult, train_to_budget
 
 __version__ = "0.1.0"
 
@@ -30,6 +31,7 @@ __all__ = [
     "AdaptLin",
     "AdaptSweepResult",
     "BudgetPrune",
+    "BudgetTrainResult",
     "CSTCCostReport",
     "CSTCResult",
     "CostReport",
@@ -48,5 +50,6 @@ __all__ = [
     "predict_acquiring",
     "read_qwyc_plan",
     "solve_primal_dual",
+    "train_to_budget",
     "write_qwyc_plan",
 ]

@@ -1,0 +1,185 @@
+"""train_to_budget: budget respected on validation, monotone, dominates top-k, errors, upstream path."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+import budget_extras.cegb._train_to_budget as ttb
+from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+from budget_extras.cegb import BudgetTrainResult, train_to_budget
+
+PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2}
+COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 6))
+    y = (X[:, 0] + 0.6 * X[:, 1] + 0.4 * X[:, 3] + 0.5 * rng.normal(size=600) > 0).astype(int)
+    return X[:400], y[:400], X[400:], y[400:]
+
+
+def run(data, budget, **kw):
+    Xt, yt, Xv, yv = data
+    kw.setdefault("costs", COSTS)
+    kw.setdefault("num_boost_round", 15)
+    return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), progress=False, **kw)
+
+
+@pytest.mark.parametrize("budget", [1.5, 3.0, 5.0])
+def test_budget_respected_on_validation(data, budget):
+    b = run(data, budget)
+    r = b.budget_result_
+    assert isinstance(r, BudgetTrainResult) and r.status == 0 and r.success
+    # oracle: an independent cost_report of the returned booster
+    cost = cost_report(TreeEnsemble.from_booster(b), data[2], FeatureCosts(COSTS)).total_cost.mean()
+    assert cost <= budget + 1e-9
+    assert cost == pytest.approx(r.cost)
+    assert b.num_trees() == 15
+    assert r.best_at(budget) is not None and r.score == pytest.approx(r.best_at(budget).score)
+
+
+def test_monotone_in_budget_same_candidates(data):
+    # no bisection and a fixed k grid: the candidate set does not depend on the budget
+    budgets = [1.0, 2.0, 3.0, 4.5, 8.0]
+    scores = [run(data, B, n_bisect=0, k_grid=[1, 2, 3]).budget_result_.score for B in budgets]
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(scores)), scores
+
+
+def test_dominates_topk_at_same_budget(data):
+    Xt, yt, Xv, yv = data
+    b0 = lgb.train({**PARAMS, "verbosity": -1, "seed": 0}, lgb.Dataset(Xt, yt), num_boost_round=15)
+    top2 = sorted(np.argsort(-b0.feature_importance("gain"))[:2].tolist())
+    p2 = {**PARAMS, "verbosity": -1, "seed": 0, "interaction_constraints": [top2]}
+    bk = lgb.train(p2, lgb.Dataset(Xt, yt), num_boost_round=15)
+    from sklearn.metrics import roc_auc_score
+
+    cost_k = cost_report(TreeEnsemble.from_booster(bk), Xv, FeatureCosts(COSTS)).total_cost.mean()
+    assert set(np.flatnonzero(bk.feature_importance("split"))) <= set(top2)  # the restriction works
+    r = run(data, cost_k).budget_result_
+    assert r.score >= roc_auc_score(yv, bk.predict(Xv)) - 1e-12
+
+
+def test_costs_forms_agree(data):
+    names = [f"f{i}" for i in range(6)]
+    Xt, yt, Xv, yv = data
+    dft, dfv = pd.DataFrame(Xt, columns=names), pd.DataFrame(Xv, columns=names)
+    out = []
+    forms = (
+        COSTS,
+        dict(zip(names, COSTS, strict=True)),
+        pd.Series(COSTS, index=names),
+        FeatureCosts(COSTS, feature_names=names),
+    )
+    for c in forms:
+        b = train_to_budget(
+            PARAMS,
+            lgb.Dataset(dft, yt),
+            budget=3.0,
+            valid_set=(dfv, yv),
+            costs=c,
+            num_boost_round=10,
+            progress=False,
+            n_bisect=0,
+        )
+        out.append((b.budget_result_.score, b.budget_result_.cost))
+    assert len(set(out)) == 1, out
+
+
+def test_constant_model_warns(data):
+    with pytest.warns(UserWarning, match="constant model"):
+        b = run(data, 0.5)
+    assert b.budget_result_.status == 1 and b.budget_result_.chosen.constant
+    assert b.budget_result_.cost == 0.0
+
+
+def test_infeasible_returns_cheapest_with_warning(data):
+    costs = FeatureCosts(COSTS, tree=1.0)  # every model evaluates >= 1 tree: pays >= 1 per row
+    with pytest.warns(UserWarning, match="infeasible"):
+        b = run(data, 0.5, costs=costs)
+    r = b.budget_result_
+    assert r.status == 2 and not r.success
+    assert r.cost == min(c.cost for c in r.frontier)
+    assert f"{r.cost:.6g}" in r.message
+
+
+def test_scoring_names_and_callables(data):
+    r1 = run(data, 3.0, scoring="roc_auc", n_bisect=0).budget_result_
+    r0 = run(data, 3.0, n_bisect=0).budget_result_
+    assert r1.score == pytest.approx(r0.score)
+    r2 = run(data, 3.0, scoring="neg_log_loss", n_bisect=0).budget_result_
+    assert r2.score < 0 and r2.scoring == "neg_log_loss"
+
+
+def test_upstream_knobs_only(data, monkeypatch):
+    monkeypatch.setattr(ttb, "is_fork", lambda: False)
+    seen = []
+    real = lgb.train
+
+    def spy(params, *a, **k):
+        seen.append(dict(params))
+        return real(params, *a, **k)
+
+    monkeypatch.setattr(ttb.lgb, "train", spy)
+    costs = FeatureCosts(COSTS, groups=[0, 0, -1, -1, -1, -1])
+    b = run(data, 3.0, costs=costs)
+    assert not b.budget_result_.fork
+    assert all("cegb_feature_group" not in p for p in seen)
+    assert any("cegb_penalty_feature_lazy" in p for p in seen)
+
+
+def test_fork_trains_with_groups(data, monkeypatch):
+    if not ttb.is_fork():
+        pytest.skip("needs the lightgbm-cegb fork")
+    seen = []
+    real = lgb.train
+    monkeypatch.setattr(ttb.lgb, "train", lambda p, *a, **k: (seen.append(dict(p)), real(p, *a, **k))[1])
+    run(data, 3.0, costs=FeatureCosts(COSTS, groups=[0, 0, -1, -1, -1, -1]), n_bisect=0)
+    assert any(p.get("cegb_feature_group") == [0, 0, -1, -1, -1, -1] for p in seen)
+
+
+@pytest.mark.parametrize(
+    "change, exc, match",
+    [
+        ({"budget": -1.0}, ValueError, "'budget'.*>= 0.*-1.0"),
+        ({"budget": float("nan")}, ValueError, "'budget'"),
+        ({"costs": [1.0, 2.0]}, ValueError, "'costs'.*one cost per feature \\(6\\). Got 2"),
+        ({"costs": "x"}, TypeError, "'costs'.*Got str"),
+        ({"valid_set": [1, 2, 3]}, TypeError, "'valid_set'.*Got list"),
+        ({"num_boost_round": 0}, ValueError, "'num_boost_round'"),
+        ({"scoring": "no_such_scorer"}, ValueError, "'scoring'.*no_such_scorer"),
+        ({"params": {"objective": "binary", "cegb_tradeoff": 1.0}}, ValueError, "'params'.*cegb_tradeoff"),
+        ({"train_set": "train.csv"}, TypeError, "'train_set'.*Got str"),
+    ],
+)
+def test_errors_name_the_argument(data, change, exc, match):
+    Xt, yt, Xv, yv = data
+    kw = dict(
+        params=PARAMS,
+        train_set=lgb.Dataset(Xt, yt),
+        budget=2.0,
+        valid_set=(Xv, yv),
+        costs=COSTS,
+        num_boost_round=5,
+        progress=False,
+    )
+    kw.update(change)
+    params, train_set = kw.pop("params"), kw.pop("train_set")
+    with pytest.raises(exc, match=match):
+        train_to_budget(params, train_set, **kw)
+
+
+def test_does_not_modify_inputs(data):
+    p = dict(PARAMS)
+    c = list(COSTS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(data, 2.0, costs=c)
+    assert p == PARAMS and c == COSTS
