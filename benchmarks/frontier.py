@@ -70,6 +70,8 @@ def run(args: argparse.Namespace) -> None:
     seeds = range(1 if args.quick else args.seeds)
     jobs = [(seed, name, scheme) for seed in seeds for name in args.datasets
             for scheme in fdata.cost_schemes(datasets[name])]
+    if args.pair_major:  # every seed of one pair before the next pair: complete pairs first
+        jobs.sort(key=lambda j: (args.datasets.index(j[1]), j[2], j[0]))
     args.out_dir.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(jobs) * len(adapters), desc="frontier", mininterval=5)
     for seed, name, scheme in jobs:
@@ -450,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cap", type=int, default=6000, help="rows pooled per dataset before the 50/25/25 split")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="tiny sizes (1,200 rows, 20 rounds), 1 seed")
+    parser.add_argument("--pair-major", action="store_true",
+                        help="run all seeds of a dataset x scheme before the next (default: seed by seed)")
     parser.add_argument("--force", action="store_true", help="refit results that already have a checkpoint")
     parser.add_argument("--report", action="store_true", help="only summarize the checkpoints")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results" / "frontier")
