@@ -1,0 +1,1 @@
+"""Command-line subcommands living in their own package."""

@@ -1,0 +1,164 @@
+"""``budget-extras train``: train a LightGBM model to a prediction-cost budget."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import lightgbm as lgb
+import pandas as pd
+
+from .._costs import FeatureCosts
+from ..cegb import train_to_budget
+
+__all__ = ["read_config", "register", "run"]
+
+_DATA_KEYS = {"data", "train", "train_data", "train_data_file", "data_filename"}
+_LABEL_KEYS = {"label_column", "label"}
+_DROP_KEYS = {
+    "task",
+    "valid",
+    "valid_data",
+    "test_data",
+    "output_model",
+    "model_output",
+    "model_out",
+    "header",
+    "has_header",
+}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``train`` subcommand."""
+    p = subparsers.add_parser(
+        "train",
+        help="train a LightGBM model whose mean per-row validation cost is <= a budget",
+        description=(
+            "Read a LightGBM CLI-style config (data=, label_column=, header=, other keys passed to "
+            "LightGBM), search plain / top-k / CEGB candidates (budget_extras.train_to_budget) and "
+            "save the best one on the validation CSV whose mean per-row validation cost is <= BUDGET."
+        ),
+    )
+    p.add_argument("--config", required=True, type=Path, help="config file: key=value lines, # comments")
+    p.add_argument("--budget", required=True, type=float, help="largest mean per-row validation cost")
+    p.add_argument("--valid", required=True, type=Path, help="validation CSV with a header row and the label")
+    p.add_argument(
+        "--costs", required=True, type=Path, help="costs CSV with columns feature,cost (optional group,group_cost)"
+    )
+    p.add_argument("-o", "--output", required=True, type=Path, help="model text file to write")
+    p.add_argument("--num-boost-round", type=int, default=None, help="rounds (default: the config's or 200)")
+    p.add_argument("--json", type=Path, default=None, help="also write the search report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def read_config(path: Path) -> dict[str, str]:
+    """Read ``key=value`` lines (``#`` starts a comment) like LightGBM's CLI.
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read or a line has no ``=``.
+    """
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read config {str(path)!r}: {exc}") from exc
+    out: dict[str, str] = {}
+    for i, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "=" not in line:
+            raise ValueError(f"config {str(path)!r} line {i}: expected key=value, got {line!r}")
+        k, v = (s.strip() for s in line.split("=", 1))
+        out[k] = v
+    return out
+
+
+def _read_csv(path: Path, what: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {what} CSV {str(path)!r}: {exc}") from exc
+
+
+def _label_name(spec: str, columns: list[str]) -> str:
+    s = spec[5:] if spec.startswith("name:") else spec
+    if s in columns:
+        return s
+    if s.isdigit() and int(s) < len(columns):
+        return columns[int(s)]
+    raise ValueError(f"label_column={spec!r} names no column of the training CSV (it has {columns[:8]!r})")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``budget-extras train``."""
+    conf = read_config(args.config)
+    data = next((conf[k] for k in _DATA_KEYS if k in conf), None)
+    if data is None:
+        raise ValueError(f"config {str(args.config)!r} has no data= line (the training CSV)")
+    header = conf.get("header", conf.get("has_header", "true")).lower()
+    if header not in ("true", "1", "yes"):
+        raise ValueError(f"config {str(args.config)!r}: only CSV with a header row is supported (header=true)")
+    data_path = Path(data)
+    if not data_path.is_absolute():
+        data_path = args.config.parent / data_path
+    train = _read_csv(data_path, "training")
+    label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns))
+    valid = _read_csv(args.valid, "validation")
+    feats = [c for c in train.columns if c != label]
+    missing = [c for c in [*feats, label] if c not in valid.columns]
+    if missing:
+        raise ValueError(f"validation CSV {str(args.valid)!r} lacks columns {missing[:6]!r}")
+    params: dict[str, Any] = {k: v for k, v in conf.items() if k not in _DATA_KEYS | _LABEL_KEYS | _DROP_KEYS}
+    rounds = args.num_boost_round
+    for k in ("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds"):
+        if k in params:
+            v = params.pop(k)
+            rounds = rounds if rounds is not None else int(v)
+    costs = FeatureCosts.from_csv(args.costs, feature_names=feats)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        booster = train_to_budget(
+            params,
+            lgb.Dataset(train[feats], train[label].to_numpy()),
+            budget=args.budget,
+            valid_set=(valid[feats], valid[label].to_numpy()),
+            costs=costs,
+            num_boost_round=rounds if rounds is not None else 200,
+            progress=not args.quiet,
+        )
+    for w in caught:
+        print(f"budget-extras train: warning: {w.message}")
+    booster.save_model(str(args.output))
+    r = getattr(booster, "budget_result_")  # noqa: B009  (set by train_to_budget)
+    print(r.message)
+    print(f"family={r.chosen.family} k={r.chosen.k} tradeoff={r.chosen.tradeoff} status={r.status}")
+    if args.json is not None:
+        rep = {
+            "status": r.status,
+            "success": r.success,
+            "message": r.message,
+            "budget": r.budget,
+            "score": r.score,
+            "cost": r.cost,
+            "scoring": r.scoring,
+            "chosen": {"family": r.chosen.family, "k": r.chosen.k, "tradeoff": r.chosen.tradeoff},
+            "frontier": [
+                {
+                    "family": c.family,
+                    "k": c.k,
+                    "tradeoff": c.tradeoff,
+                    "score": c.score,
+                    "cost": c.cost,
+                    "constant": c.constant,
+                }
+                for c in r.frontier
+            ],
+        }
+        args.json.write_text(json.dumps(rep, indent=1))
+    return 0 if r.success else 1

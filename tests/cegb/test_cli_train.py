@@ -1,0 +1,109 @@
+"""``budget-extras train``: the CLI saves train_to_budget's model (same knobs, same cost)."""
+
+from __future__ import annotations
+
+import json
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+from budget_extras import FeatureCosts, TreeEnsemble, cost_report, train_to_budget
+from budget_extras._cli import SUBCOMMANDS, main
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] + 0.5 * X[:, 2] + 0.5 * rng.normal(size=500) > 0).astype(int)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    df.insert(2, "y", y)
+    df.iloc[:350].to_csv(tmp_path / "train.csv", index=False)
+    df.iloc[350:].to_csv(tmp_path / "valid.csv", index=False)
+    (tmp_path / "costs.csv").write_text("feature,cost\na,3\nb,1\nc,2\nd,1\n")
+    (tmp_path / "train.conf").write_text(
+        "# a LightGBM CLI config\ntask=train\ndata=train.csv\nheader=true\nlabel_column=name:y\n"
+        "objective=binary\nnum_leaves=5\nmin_data_in_leaf=10\nnum_iterations=8\n"
+    )
+    return tmp_path, df
+
+
+def test_cli_equals_library(files, capsys):
+    d, df = files
+    rc = main(
+        [
+            "train",
+            "--config",
+            str(d / "train.conf"),
+            "--budget",
+            "4",
+            "--valid",
+            str(d / "valid.csv"),
+            "--costs",
+            str(d / "costs.csv"),
+            "-o",
+            str(d / "model.txt"),
+            "--json",
+            str(d / "r.json"),
+            "--quiet",
+        ]
+    )
+    assert rc == 0, capsys.readouterr()
+    feats = ["a", "b", "c", "d"]
+    ens = TreeEnsemble.from_model_file(d / "model.txt")
+    costs = FeatureCosts({"a": 3, "b": 1, "c": 2, "d": 1}, feature_names=feats)
+    cost = cost_report(ens, df.iloc[350:][feats], costs).total_cost.mean()
+    assert cost <= 4
+    rep = json.loads((d / "r.json").read_text())
+    assert rep["cost"] == pytest.approx(cost)
+    tr, va = df.iloc[:350], df.iloc[350:]
+    b = train_to_budget(
+        {"objective": "binary", "num_leaves": "5", "min_data_in_leaf": "10"},
+        lgb.Dataset(tr[feats], tr["y"].to_numpy()),
+        budget=4.0,
+        valid_set=(va[feats], va["y"].to_numpy()),
+        costs=costs,
+        num_boost_round=8,
+        progress=False,
+    )
+    assert b.budget_result_.cost == pytest.approx(cost)
+    assert b.budget_result_.score == pytest.approx(rep["score"])
+
+
+@pytest.mark.parametrize(
+    "conf, match",
+    [
+        ("objective=binary\n", "no data= line"),
+        ("data=train.csv\nlabel_column=name:zz\n", "label_column='name:zz'"),
+        ("data=nope.csv\n", "cannot read training CSV"),
+        ("data=train.csv\nheader=false\n", "header row"),
+        ("data train.csv\n", "expected key=value"),
+    ],
+)
+def test_cli_errors(files, capsys, conf, match):
+    d, _ = files
+    (d / "bad.conf").write_text(conf)
+    rc = main(
+        [
+            "train",
+            "--config",
+            str(d / "bad.conf"),
+            "--budget",
+            "2",
+            "--valid",
+            str(d / "valid.csv"),
+            "--costs",
+            str(d / "costs.csv"),
+            "-o",
+            str(d / "m.txt"),
+            "--quiet",
+        ]
+    )
+    assert rc == 2
+    assert match in capsys.readouterr().err
+
+
+def test_registered():
+    assert "train" in SUBCOMMANDS
