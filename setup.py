@@ -24,5 +24,5 @@ setup(
         "lightgbm>=4.0",
     ],
     extras_require={"plot": ["matplotlib>=3.6"], "test": ["pytest", "hypothesis"], "bench": ["catboost", "xgboost"]},
-    entry_points={"console_scripts": ["budget-extras=budget_extras._cli:main"]},
+    entry_points={"console_scripts": ["budget-extras=budget_extras.cli:main"]},
 )

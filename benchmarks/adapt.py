@@ -28,9 +28,9 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.svm import SVC
 
-from budget_extras import AdaptGBRT, AdaptLin, L1GateBaseline
-from budget_extras._adapt import pareto_mask
-from budget_extras._adapt_train import default_lgb_params
+from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
+from budget_extras.adapt._estimator import pareto_mask
+from budget_extras.adapt._train import default_lgb_params
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -128,7 +128,7 @@ def load_magic(data_dir: str) -> dict[str, Any]:
 
 
 def load_synthetic2(_data_dir: str) -> dict[str, Any]:
-    from budget_extras._adapt_synthetic import make_synthetic2
+    from budget_extras.adapt._synthetic import make_synthetic2
 
     rng = np.random.default_rng(0)
     out: dict[str, Any] = {}
@@ -301,7 +301,7 @@ def run_dataset(name: str, ds: dict[str, Any], args: argparse.Namespace) -> dict
     t0 = time.perf_counter()
     f0, p0_train = fit_f0(ds, args.n_jobs)
     f0_fit_s = time.perf_counter() - t0
-    from budget_extras._adapt_f0 import F0Model
+    from budget_extras.adapt._f0 import F0Model
 
     f0m = F0Model(f0, features=ds.get("f0_features", "auto"), n_classes=np.unique(ds["y"]).size)
     ctx = {

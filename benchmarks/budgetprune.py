@@ -37,10 +37,9 @@ import numpy as np
 import pandas as pd
 import scipy
 
-from budget_extras import PruneProblem, build_problem, lp_highs, solve_primal_dual
-from budget_extras import _budgetprune_solver as _solver
-from budget_extras._budgetprune import leaf_nodes, prepare, pruned_leaf_map, raw_from_leaves
-from budget_extras._budgetprune_baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
+from budget_extras.budgetprune import PruneProblem, _solver, build_problem, lp_highs, solve_primal_dual
+from budget_extras.budgetprune._baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
+from budget_extras.budgetprune._estimator import leaf_nodes, prepare, pruned_leaf_map, raw_from_leaves
 
 ROOT = Path(__file__).resolve().parent.parent
 

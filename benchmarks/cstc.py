@@ -40,8 +40,8 @@ from sklearn.model_selection import train_test_split
 
 import budget_extras
 from budget_extras import CSTC, FeatureCosts, TreeEnsemble, cost_report
-from budget_extras._cstc_features import _read_weak_learners, _tree_outputs
-from budget_extras._cstc_synthetic import QUADRANT_COSTS, make_quadrants
+from budget_extras.cstc._features import _read_weak_learners, _tree_outputs
+from budget_extras.cstc._synthetic import QUADRANT_COSTS, make_quadrants
 
 # ---------------------------------------------------------------------------- cost rules
 

@@ -504,6 +504,7 @@ class TrainToBudget(Adapter):
         import warnings
 
         import lightgbm as lgb
+
         from budget_extras.cegb import train_to_budget
 
         full = lgb_cost(ctx, ctx.plain(), ctx.X_valid)

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 from _runner import environment
 
-from budget_extras._qwyc import QWYC
-from budget_extras._qwyc_baselines import fan_exit, fan_fit, pred_early_stop_plan
-from budget_extras._qwyc_core import ExitTrace
+from budget_extras.qwyc._baselines import fan_exit, fan_fit, pred_early_stop_plan
+from budget_extras.qwyc._estimator import QWYC
+from budget_extras.qwyc._kernels import ExitTrace
 
 COLS = [
     "age",

@@ -48,9 +48,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _runner import environment
 from qwyc import CATS, load_adult
 
-from budget_extras import _qwyc_core as core
-from budget_extras._qwyc import QWYC
-from budget_extras._qwyc_baselines import pred_early_stop_plan
+from budget_extras.qwyc import _kernels as core
+from budget_extras.qwyc._baselines import pred_early_stop_plan
+from budget_extras.qwyc._estimator import QWYC
 
 T = 500
 TARGETS = (0.005, 0.001)

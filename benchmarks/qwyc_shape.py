@@ -28,9 +28,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from qwyc import CATS, load_adult
 
-from budget_extras import _qwyc_core as core
-from budget_extras._qwyc import QWYC
-from budget_extras._qwyc_baselines import pred_early_stop_plan
+from budget_extras.qwyc import _kernels as core
+from budget_extras.qwyc._baselines import pred_early_stop_plan
+from budget_extras.qwyc._estimator import QWYC
 
 SHAPES = ("constant", "residual_std", "active_residual_std", "extreme_spacing10", "extreme_spacing30",
           "extreme_spacing100")

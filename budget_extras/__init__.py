@@ -1,25 +1,35 @@
 """budget_extras: prediction-cost tools for any LightGBM model.
 
-One tree-ensemble representation (:class:`TreeEnsemble`), one cost model
-(:class:`FeatureCosts`), one exact cost accounting (:func:`cost_report`), export back to
-LightGBM, lazy feature acquisition (:func:`predict_acquiring`), and the budgeted-prediction
-methods built on them: :class:`BudgetPrune`, :class:`QWYC`, :class:`AdaptGBRT` and :class:`CSTC`.
+The core (:mod:`budget_extras.core`): one tree-ensemble representation (:class:`TreeEnsemble`),
+one cost model (:class:`FeatureCosts`), one exact cost accounting (:func:`cost_report`), export
+back to LightGBM and lazy feature acquisition (:func:`predict_acquiring`). The methods, one
+subpackage each, build on it: :class:`BudgetPrune` (:mod:`budget_extras.budgetprune`),
+:class:`QWYC` (:mod:`budget_extras.qwyc`), :class:`AdaptGBRT` (:mod:`budget_extras.adapt`),
+:class:`CSTC` (:mod:`budget_extras.cstc`) and :func:`train_to_budget`
+(:mod:`budget_extras.cegb`). See docs/architecture.md.
 """
 
-from ._acquire import AcquisitionResult, predict_acquiring
-from ._adapt import AdaptGBRT, AdaptSweepResult
-from ._adapt_linear import AdaptLin, L1GateBaseline
-from ._budgetprune import BudgetPrune
-from ._budgetprune_problem import PruneProblem, build_problem
-from ._budgetprune_solver import PruneResult, lp_highs, solve_primal_dual
-from ._costs import FeatureCosts
-from ._cstc import CSTC, CSTCCostReport, CSTCResult
-from ._ensemble import TreeEnsemble
-from ._parse import ModelParseError
-from ._qwyc import QWYC, QWYCPrediction
-from ._qwyc_format import QWYCPlan, read_qwyc_plan, write_qwyc_plan
-from ._report import CostReport, cost_report, features_used
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+from .adapt import AdaptGBRT, AdaptSweepResult
+from .budgetprune import BudgetPrune
 from .cegb import BudgetTrainResult, train_to_budget
+from .core import (
+    AcquisitionResult,
+    CostReport,
+    FeatureCosts,
+    ModelParseError,
+    TreeEnsemble,
+    cost_report,
+    features_used,
+    predict_acquiring,
+)
+from .cstc import CSTC
+from .qwyc import QWYC, QWYCPrediction
 
 __version__ = "0.1.0"
 
@@ -28,28 +38,45 @@ __all__ = [
     "QWYC",
     "AcquisitionResult",
     "AdaptGBRT",
-    "AdaptLin",
     "AdaptSweepResult",
     "BudgetPrune",
     "BudgetTrainResult",
-    "CSTCCostReport",
-    "CSTCResult",
     "CostReport",
     "FeatureCosts",
-    "L1GateBaseline",
     "ModelParseError",
-    "PruneProblem",
-    "PruneResult",
-    "QWYCPlan",
     "QWYCPrediction",
     "TreeEnsemble",
-    "build_problem",
     "cost_report",
     "features_used",
-    "lp_highs",
     "predict_acquiring",
-    "read_qwyc_plan",
-    "solve_primal_dual",
     "train_to_budget",
-    "write_qwyc_plan",
 ]
+
+#: Names that lived at the top level before the subpackages; still importable, with a FutureWarning.
+_MOVED = {
+    "AdaptLin": "adapt",
+    "L1GateBaseline": "adapt",
+    "CSTCCostReport": "cstc",
+    "CSTCResult": "cstc",
+    "PruneProblem": "budgetprune",
+    "PruneResult": "budgetprune",
+    "build_problem": "budgetprune",
+    "lp_highs": "budgetprune",
+    "solve_primal_dual": "budgetprune",
+    "QWYCPlan": "qwyc",
+    "read_qwyc_plan": "qwyc",
+    "write_qwyc_plan": "qwyc",
+}
+
+
+def __getattr__(name: str) -> Any:
+    sub = _MOVED.get(name)
+    if sub is None:
+        raise AttributeError(f"module 'budget_extras' has no attribute {name!r}")
+    warnings.warn(
+        f"budget_extras.{name} moved to budget_extras.{sub}.{name}; the top-level name will be removed "
+        "in the next release.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(f"budget_extras.{sub}"), name)

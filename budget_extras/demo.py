@@ -46,8 +46,8 @@ def run_demo(*, rounds: int = 150, tradeoffs: Sequence[float] = (0.001, 0.005, 0
     """
     import lightgbm as lgb
 
-    from ._ensemble import TreeEnsemble
-    from ._report import cost_report
+    from .core._ensemble import TreeEnsemble
+    from .core._report import cost_report
     from .datasets import load_thyroid
 
     out = out or sys.stdout

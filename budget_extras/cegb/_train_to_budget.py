@@ -13,9 +13,9 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
-from .._costs import FeatureCosts
-from .._ensemble import TreeEnsemble
-from .._report import cost_report
+from ..core._costs import FeatureCosts
+from ..core._ensemble import TreeEnsemble
+from ..core._report import cost_report
 from ._result import BudgetTrainResult, Candidate
 from ._scoring import resolve_scoring
 

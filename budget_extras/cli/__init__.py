@@ -1,1 +1,5 @@
-"""Command-line subcommands living in their own package."""
+"""The ``budget-extras`` command line: one module per subcommand (``_<name>.py`` with ``register``)."""
+
+from ._main import main
+
+__all__ = ["main"]

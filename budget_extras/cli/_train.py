@@ -11,8 +11,8 @@ from typing import Any
 import lightgbm as lgb
 import pandas as pd
 
-from .._costs import FeatureCosts
 from ..cegb import train_to_budget
+from ..core._costs import FeatureCosts
 
 __all__ = ["read_config", "register", "run"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from .._costs import FeatureCosts
+from ..core._costs import FeatureCosts
 
 __all__ = ["load_heart", "load_thyroid"]
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestClassifier
 
-from budget_extras._adapt_synthetic import make_synthetic2
+from budget_extras.adapt._synthetic import make_synthetic2
 
 
 @pytest.fixture

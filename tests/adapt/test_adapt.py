@@ -5,10 +5,10 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.neighbors import KNeighborsClassifier
 
-from budget_extras import AdaptGBRT, AdaptLin, L1GateBaseline
-from budget_extras._adapt import pareto_mask
-from budget_extras._adapt_paths import booster_features_used, row_cost, sklearn_tree_features_used
-from budget_extras._adapt_qstep import q_step
+from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
+from budget_extras.adapt._estimator import pareto_mask
+from budget_extras.adapt._paths import booster_features_used, row_cost, sklearn_tree_features_used
+from budget_extras.adapt._qstep import q_step
 
 # ----------------------------------------------------------------------------- q-step
 
@@ -72,7 +72,7 @@ def test_p_full_zero_is_a_cost_penalized_booster(binary_problem):
     gamma, n_trees = 0.01, 20
     m = AdaptGBRT(p_full=0.0, gamma=gamma, n_trees=n_trees, max_em_iter=2).fit(X, y, f0)
     assert m.route(Xt).sum() == 0
-    from budget_extras._adapt_train import default_lgb_params
+    from budget_extras.adapt._train import default_lgb_params
 
     params = default_lgb_params()
     params.update(

@@ -6,9 +6,9 @@ import pytest
 from scipy.special import softmax
 
 from budget_extras import AdaptGBRT
-from budget_extras._adapt_heads import SoftmaxHead
-from budget_extras._adapt_paths import sklearn_tree_features_used
-from budget_extras._adapt_train import default_lgb_params
+from budget_extras.adapt._heads import SoftmaxHead
+from budget_extras.adapt._paths import sklearn_tree_features_used
+from budget_extras.adapt._train import default_lgb_params
 
 
 def test_p_full_zero_is_a_cost_penalized_multinomial_booster(multiclass_problem):

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from budget_extras import AdaptGBRT
-from budget_extras._cli import main as cli_main
-from budget_extras._cli_adapt import register
+from budget_extras.cli._adapt import register
+from budget_extras.cli._main import main as cli_main
 
 
 def _main(argv):

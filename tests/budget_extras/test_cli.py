@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
-from budget_extras._cli import SUBCOMMANDS, build_parser, main
-from budget_extras._cli_report import report_dict
+from budget_extras.cli._main import SUBCOMMANDS, build_parser, main
+from budget_extras.cli._report import report_dict
 
 from .conftest import get_booster, hard_rows
 

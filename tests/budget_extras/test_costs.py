@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report, features_used
-from budget_extras._predict import reference_leaf
+from budget_extras.core._predict import reference_leaf
 
 from .conftest import N_FEAT, get_booster, hard_rows
 
@@ -288,7 +288,7 @@ def test_property_cost_report_matches_brute_force(lazy, groups, split, tree, see
     ],
 )
 def test_check_positive(value, kwargs, exc, match):
-    from budget_extras._validation import check_positive
+    from budget_extras.core._validation import check_positive
 
     with pytest.raises(exc, match=match):
         check_positive(value, name="budget", owner="BudgetPrune", **kwargs)

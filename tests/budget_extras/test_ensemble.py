@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budget_extras import ModelParseError, TreeEnsemble
-from budget_extras._predict import reference_leaf
+from budget_extras.core._predict import reference_leaf
 
 from .conftest import CAT_FEATURE, MODEL_KINDS, N_FEAT, STRUCTURE_ARRAYS, get_booster, hard_rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from budget_extras._budgetprune_problem import PruneProblem, build_problem
+from budget_extras.budgetprune._problem import PruneProblem, build_problem
 
 
 def random_tree(rng: np.random.Generator, n_leaves: int, n_features: int) -> tuple[np.ndarray, np.ndarray]:

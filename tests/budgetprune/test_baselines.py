@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from forests import random_problem
 
-from budget_extras._budgetprune_baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
-from budget_extras._budgetprune_solver import solve_primal_dual
+from budget_extras.budgetprune._baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
+from budget_extras.budgetprune._solver import solve_primal_dual
 
 
 def _setup(seed):

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from budget_extras import BudgetPrune, FeatureCosts, TreeEnsemble, cost_report
-from budget_extras._budgetprune import leaf_nodes
-from budget_extras._budgetprune_errors import inbag_counts, train_counts
-from budget_extras._cli import main
+from budget_extras.budgetprune._error_terms import inbag_counts, train_counts
+from budget_extras.budgetprune._estimator import leaf_nodes
+from budget_extras.cli._main import main
 
 
 @pytest.fixture

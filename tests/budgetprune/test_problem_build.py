@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from forests import random_problem, random_tree
 
-from budget_extras import build_problem, lp_highs, solve_primal_dual
+from budget_extras.budgetprune import build_problem, lp_highs, solve_primal_dual
 
 SEEDS = list(range(12))
 

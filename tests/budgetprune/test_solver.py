@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from forests import random_problem
 
-from budget_extras import PruneProblem, build_problem, lp_highs, solve_primal_dual
-from budget_extras._budgetprune_problem import kept_from_leaves
+from budget_extras.budgetprune import PruneProblem, build_problem, lp_highs, solve_primal_dual
+from budget_extras.budgetprune._problem import kept_from_leaves
 
 SEEDS = list(range(16))
 LAMS = [0.0, 0.01, 0.05, 0.3]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report, train_to_budget
-from budget_extras._cli import SUBCOMMANDS, main
+from budget_extras.cli._main import SUBCOMMANDS, main
 
 
 @pytest.fixture

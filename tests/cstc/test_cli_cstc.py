@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from budget_extras import CSTC, FeatureCosts
-from budget_extras._cli import main
-from budget_extras._cli_cstc import result_dict
+from budget_extras.cli._cstc import result_dict
+from budget_extras.cli._main import main
 
 
 @pytest.fixture

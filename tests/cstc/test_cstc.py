@@ -11,15 +11,15 @@ import pytest
 from scipy.special import expit
 
 from budget_extras import CSTC, FeatureCosts
-from budget_extras._cstc_features import _costs_iv, _read_weak_learners, _tree_outputs
-from budget_extras._cstc_objective import (
+from budget_extras.cstc._features import _costs_iv, _read_weak_learners, _tree_outputs
+from budget_extras.cstc._objective import (
     _aux_update,
     _evaluate,
     _full_gradient,
     _Problem,
     _Structure,
 )
-from budget_extras._cstc_synthetic import QUADRANT_COSTS, make_quadrants
+from budget_extras.cstc._synthetic import QUADRANT_COSTS, make_quadrants
 
 # ----------------------------------------------------------------------------- fixtures
 

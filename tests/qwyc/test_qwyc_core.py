@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from budget_extras import _qwyc_core as core
-from budget_extras import _qwyc_multi as multi
+from budget_extras.qwyc import _kernels as core
+from budget_extras.qwyc import _multiclass as multi
 
 
 @pytest.fixture

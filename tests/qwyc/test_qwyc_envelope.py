@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from budget_extras import _qwyc_core as core
-from budget_extras import _qwyc_multi as multi
+from budget_extras.qwyc import _kernels as core
+from budget_extras.qwyc import _multiclass as multi
 
 
 def tied_outputs(seed: int, n: int, t: int) -> np.ndarray:

@@ -8,10 +8,10 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from budget_extras._cli_qwyc import register
-from budget_extras._qwyc import QWYC
-from budget_extras._qwyc_baselines import pred_early_stop_plan
-from budget_extras._qwyc_format import original_model_text, read_qwyc_plan, split_model_text
+from budget_extras.cli._qwyc import register
+from budget_extras.qwyc._baselines import pred_early_stop_plan
+from budget_extras.qwyc._estimator import QWYC
+from budget_extras.qwyc._format import original_model_text, read_qwyc_plan, split_model_text
 
 
 def make_data(seed: int, n: int, n_classes: int = 2):
@@ -299,7 +299,7 @@ def test_cost_report_counts_the_early_exit(binary):
 def test_console_entry_point_runs_qwyc(binary, tmp_path):
     import pandas as pd
 
-    from budget_extras._cli import main
+    from budget_extras.cli._main import main
 
     b, Xc, _ = binary
     b.save_model(str(tmp_path / "model.txt"))
@@ -336,7 +336,7 @@ def test_feature_costs_per_iteration(binary):
 @pytest.mark.parametrize("model", ["binary", "multiclass"])
 def test_held_out_shift_shapes_respect_the_conformal_count(request, model, shift):
     """Every shape: sigma comes from the order rows; the held-out rows above the shift are at most m."""
-    from budget_extras import _qwyc_core as core
+    from budget_extras.qwyc import _kernels as core
 
     b, Xc, Xt = request.getfixturevalue(model)
     n_iter = b.num_trees() // b.num_model_per_iteration()

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._costs import FeatureCosts
-from ._ensemble import TreeEnsemble
+from ..core._costs import FeatureCosts
+from ..core._ensemble import TreeEnsemble
 
 __all__: list[str] = []
 

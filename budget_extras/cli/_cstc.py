@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._costs import FeatureCosts
-from ._cstc import CSTC
+from ..core._costs import FeatureCosts
+from ..cstc._estimator import CSTC
 
 __all__ = ["register", "run"]
 
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     booster = None
     columns = None
     if args.model is not None:
-        from ._ensemble import TreeEnsemble
+        from ..core._ensemble import TreeEnsemble
 
         booster = TreeEnsemble.from_model_file(args.model)
         columns = list(booster.feature_names)

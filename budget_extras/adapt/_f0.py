@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ._adapt_paths import booster_features_used, sklearn_tree_features_used
-from ._ensemble import TreeEnsemble
+from ..core._ensemble import TreeEnsemble
+from ._paths import booster_features_used, sklearn_tree_features_used
 
 __all__ = ["F0Model"]
 

@@ -10,13 +10,12 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
 from ._predict import apply_prepared, prepare_values
 from ._validation import check_n_trees, check_tree_order
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from ._ensemble import TreeEnsemble
 
 __all__ = ["CostReport", "cost_report", "features_used", "path_feature_counts"]
 
@@ -53,8 +52,6 @@ def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
 
 
 def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from ._ensemble import TreeEnsemble
-
     if not isinstance(ens, TreeEnsemble):
         raise TypeError(
             f"The 'ensemble' argument must be a budget_extras.TreeEnsemble. Got {type(ens).__name__}; "

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._costs import FeatureCosts
-from ._ensemble import TreeEnsemble
-from ._report import features_used
+from ..core._costs import FeatureCosts
+from ..core._ensemble import TreeEnsemble
+from ..core._report import features_used
 
 __all__ = [
     "booster_features_used",

@@ -229,7 +229,7 @@ def build_problem(
     -------
     PruneProblem
     """
-    from . import _budgetprune_kernels as kern
+    from . import _kernels as kern
 
     parent = np.asarray(parent, dtype=np.int64)
     tree_offset = np.asarray(tree_offset, dtype=np.int64)

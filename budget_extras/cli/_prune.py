@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._budgetprune import BudgetPrune
-from ._costs import FeatureCosts
+from ..budgetprune._estimator import BudgetPrune
+from ..core._costs import FeatureCosts
 
 __all__ = ["register", "run"]
 

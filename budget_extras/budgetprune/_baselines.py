@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._budgetprune_problem import PruneProblem
-from ._budgetprune_solver import _Forest
+from ._problem import PruneProblem
+from ._solver import _Forest
 
 __all__ = ["ccp_prune", "gini", "greedy_prune_path", "threshold_prune"]
 

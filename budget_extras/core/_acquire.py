@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
 from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
 from ._predict import K_ZERO_THRESHOLD, go_left, n_iterations
 from ._report import _costs_iv, path_feature_counts
 from ._validation import check_n_trees, check_tree_order
-
-if TYPE_CHECKING:
-    from ._ensemble import TreeEnsemble
 
 __all__ = ["AcquisitionResult", "predict_acquiring"]
 
@@ -118,8 +116,6 @@ def predict_acquiring(
     -------
     AcquisitionResult
     """
-    from ._ensemble import TreeEnsemble
-
     if not isinstance(ensemble, TreeEnsemble):
         raise TypeError(
             f"The 'ensemble' argument must be a budget_extras.TreeEnsemble. Got {type(ensemble).__name__}."

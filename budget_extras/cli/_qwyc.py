@@ -70,8 +70,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit QWYC and write the model file; prints a one-line summary."""
-    from ._qwyc import QWYC
-    from ._validation import check_booster
+    from ..core._validation import check_booster
+    from ..qwyc._estimator import QWYC
 
     booster = check_booster(args.model)
     X = _read_calib(args.calib, list(booster.feature_name()))

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, logit, softmax
 
-from ._adapt_qstep import f1_loss_grad_hess
+from ._qstep import f1_loss_grad_hess
 
 __all__ = ["BinaryHead", "F1Head", "SoftmaxHead", "make_head"]
 

@@ -48,8 +48,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the process exit status."""
     import lightgbm as lgb
 
-    from ._adapt import AdaptGBRT
-    from ._costs import FeatureCosts
+    from ..adapt._estimator import AdaptGBRT
+    from ..core._costs import FeatureCosts
 
     train = pd.read_csv(args.train)
     if args.label not in train.columns:

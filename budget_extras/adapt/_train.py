@@ -31,8 +31,8 @@ import lightgbm as lgb
 import numpy as np
 from scipy.special import expit, log_expit, logit
 
-from ._adapt_heads import BinaryHead, F1Head
-from ._adapt_qstep import gate_loss_grad_hess, q_step
+from ._heads import BinaryHead, F1Head
+from ._qstep import gate_loss_grad_hess, q_step
 
 __all__ = ["AdaptTrainResult", "default_lgb_params", "make_dataset", "train_adapt_gbrt", "train_init_f1"]
 

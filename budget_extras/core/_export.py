@@ -46,8 +46,6 @@ def collapse(ens: TreeEnsemble, nodes: Any) -> TreeEnsemble:
     -------
     TreeEnsemble
     """
-    from ._ensemble import TreeEnsemble
-
     arr = np.asarray(nodes)
     if arr.dtype == bool:
         if arr.shape != (ens.n_nodes,):
@@ -118,7 +116,7 @@ def collapse(ens: TreeEnsemble, nodes: Any) -> TreeEnsemble:
         leaf_index=leaf_index,
         tree_offset=tree_offset,
     )
-    return TreeEnsemble(**kw)
+    return type(ens)(**kw)
 
 
 def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
@@ -137,8 +135,6 @@ def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
         Each tree keeps its class (``tree_class``). LightGBM's model text assigns classes by
         position; see :func:`to_model_string` for how other orders are written.
     """
-    from ._ensemble import TreeEnsemble
-
     arr = np.asarray(indices)
     if arr.dtype == bool:
         if arr.shape != (ens.n_trees,):
@@ -192,7 +188,7 @@ def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
         shrinkage=ens.shrinkage[sel],
         tree_class=ens.tree_class[sel],
     )
-    return TreeEnsemble(**kw)
+    return type(ens)(**kw)
 
 
 # ----------------------------------------------------------------------------- writing

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from ._budgetprune_errors import forest_error, gbdt_surrogate_error, inbag_counts, subtree_sum, train_counts
-from ._budgetprune_problem import PruneProblem, build_problem
-from ._budgetprune_solver import PruneResult, solve_primal_dual
-from ._ensemble import TreeEnsemble
-from ._validation import check_booster
+from ..core._ensemble import TreeEnsemble
+from ..core._validation import check_booster
+from ._error_terms import forest_error, gbdt_surrogate_error, inbag_counts, subtree_sum, train_counts
+from ._problem import PruneProblem, build_problem
+from ._solver import PruneResult, solve_primal_dual
 
 __all__ = [
     "BudgetPrune",

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from ._budgetprune_problem import PruneProblem
+from ._problem import PruneProblem
 
 __all__ = ["PruneResult", "lp_highs", "solve_primal_dual"]
 
@@ -236,7 +236,7 @@ def solve_primal_dual(
     -------
     PruneResult
     """
-    from . import _budgetprune_kernels as kern
+    from . import _kernels as kern
 
     _solve_iv(lam, gap_tol, max_iter, time_limit)
     t0 = time.perf_counter()
@@ -388,7 +388,7 @@ def _threads() -> int:
 
 def _tree_order(problem: PruneProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Triples sorted by tree (bounds, nodes, pairs), computed once per problem."""
-    from . import _budgetprune_kernels as kern
+    from . import _kernels as kern
 
     if "tree_bounds" not in problem._cache:
         node_tree = (np.searchsorted(problem.tree_offset, np.arange(problem.n_nodes), side="right") - 1).astype(

@@ -21,7 +21,9 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ._cstc_features import (
+from ..core._report import features_used
+from ..core._validation import check_array_2d
+from ._features import (
     _CostModel,
     _costs_iv,
     _group_usage,
@@ -31,7 +33,7 @@ from ._cstc_features import (
     _tree_outputs,
     _WeakLearners,
 )
-from ._cstc_objective import (
+from ._objective import (
     _aux_update,
     _evaluate,
     _loss,
@@ -39,8 +41,6 @@ from ._cstc_objective import (
     _Problem,
     _Structure,
 )
-from ._report import features_used
-from ._validation import check_array_2d
 
 __all__ = ["CSTC", "CSTCCostReport", "CSTCResult"]
 

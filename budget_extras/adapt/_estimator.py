@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ._adapt_f0 import F0Model
-from ._adapt_heads import F1Head, make_head
-from ._adapt_paths import as_feature_costs, booster_features_used, row_cost
-from ._adapt_train import (
+from ..core._ensemble import TreeEnsemble
+from ._f0 import F0Model
+from ._heads import F1Head, make_head
+from ._paths import as_feature_costs, booster_features_used, row_cost
+from ._train import (
     AdaptTrainResult,
     _per_feature_cost,
     default_lgb_params,
@@ -25,7 +26,6 @@ from ._adapt_train import (
     train_adapt_gbrt,
     train_init_f1,
 )
-from ._ensemble import TreeEnsemble
 
 __all__ = ["AdaptGBRT", "AdaptSweepResult"]
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ._qwyc_core import ExitTrace, budget_count, conformal_lambda, envelope_critical
+from ._kernels import ExitTrace, budget_count, conformal_lambda, envelope_critical
 
 __all__: list[str] = []
 

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _qwyc_core as core
-from . import _qwyc_multi as multi
-from ._ensemble import TreeEnsemble
-from ._predict import apply_prepared, prepare_values
-from ._qwyc_format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
-from ._validation import check_booster, check_model_text
+from ..core._ensemble import TreeEnsemble
+from ..core._predict import apply_prepared, prepare_values
+from ..core._validation import check_booster, check_model_text
+from . import _kernels as core
+from . import _multiclass as multi
+from ._format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
 
 __all__ = ["QWYC", "QWYCPrediction"]
 
@@ -215,7 +215,7 @@ class QWYC:
         if self.costs is None:
             return np.ones(n_iter)
         if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
-            from ._report import cost_report
+            from ..core._report import cost_report
 
             ens = self.ensemble_
             k = self.num_tree_per_iteration_
@@ -550,7 +550,7 @@ class QWYC:
         Trees are taken in plan order and row ``i`` is charged for its first
         ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
         """
-        from ._report import cost_report
+        from ..core._report import cost_report
 
         self._check_fitted()
         res = self.predict(X)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ._qwyc_core import ExitTrace
-from ._qwyc_format import QWYCPlan
+from ._format import QWYCPlan
+from ._kernels import ExitTrace
 
 __all__: list[str] = []
 

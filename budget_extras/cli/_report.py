@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._costs import FeatureCosts
-from ._ensemble import TreeEnsemble
-from ._report import CostReport, cost_report
+from ..core._costs import FeatureCosts
+from ..core._ensemble import TreeEnsemble
+from ..core._report import CostReport, cost_report
 
 __all__ = ["load_data", "register", "report_dict", "run"]
 

@@ -12,12 +12,11 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from .. import __version__
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 SUBCOMMANDS: tuple[str, ...] = ("report", "prune", "qwyc", "adapt", "cstc", "train")
-_MODULES = {"train": "budget_extras.cli._train"}  # subcommands living outside budget_extras/_cli_<name>.py
 
 
 class CLIError(Exception):
@@ -42,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for name in SUBCOMMANDS:
-        module = importlib.import_module(_MODULES.get(name, f"budget_extras._cli_{name}"))
+        module = importlib.import_module(f"budget_extras.cli._{name}")
         module.register(subparsers)
     return parser
 

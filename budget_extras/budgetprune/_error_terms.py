@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ._ensemble import TreeEnsemble
+from ..core._ensemble import TreeEnsemble
 
 __all__ = [
     "forest_error",

@@ -26,10 +26,10 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
-from ._adapt_f0 import F0Model
-from ._adapt_paths import as_feature_costs, row_cost
-from ._adapt_qstep import log_weights, q_step
-from ._adapt_train import _per_feature_cost
+from ._f0 import F0Model
+from ._paths import as_feature_costs, row_cost
+from ._qstep import log_weights, q_step
+from ._train import _per_feature_cost
 
 __all__ = ["AdaptLin", "L1GateBaseline"]
 

@@ -1,0 +1,24 @@
+"""The core every method builds on.
+
+One tree-ensemble representation (:class:`TreeEnsemble`, parsed from LightGBM model text),
+one cost model (:class:`FeatureCosts`), one exact cost accounting (:func:`cost_report`),
+export back to LightGBM model text, and lazy feature acquisition (:func:`predict_acquiring`).
+Nothing here imports a method: dependencies point from the methods to the core.
+"""
+
+from ._acquire import AcquisitionResult, predict_acquiring
+from ._costs import FeatureCosts
+from ._ensemble import TreeEnsemble
+from ._parse import ModelParseError
+from ._report import CostReport, cost_report, features_used
+
+__all__ = [
+    "AcquisitionResult",
+    "CostReport",
+    "FeatureCosts",
+    "ModelParseError",
+    "TreeEnsemble",
+    "cost_report",
+    "features_used",
+    "predict_acquiring",
+]

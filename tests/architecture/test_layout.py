@@ -1,0 +1,92 @@
+"""The package layout of docs/architecture.md, checked on the import statements themselves."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import warnings
+from pathlib import Path
+
+import pytest
+
+import budget_extras
+
+PKG = Path(budget_extras.__file__).parent
+#: Which subpackages each subpackage may import (besides itself). Dependencies point one way:
+#: cli -> methods -> core.
+ALLOWED = {
+    "core": set(),
+    "datasets": {"core"},
+    "budgetprune": {"core"},
+    "qwyc": {"core"},
+    "adapt": {"core"},
+    "cstc": {"core"},
+    "cegb": {"core"},
+    "cli": {"core", "budgetprune", "qwyc", "adapt", "cstc", "cegb", "datasets", ""},
+    "demo": {"core", "datasets"},
+}
+
+
+def _imports(path: Path) -> list[tuple[str, int]]:
+    """Every budget_extras module an import statement of ``path`` names, resolved to absolute form."""
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    package = parts[:-1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            names = [mod] if node.module else [f"{mod}.{a.name}" for a in node.names]
+            out += [(n, node.lineno) for n in names]
+        elif isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+    return [(n, line) for n, line in out if n == "budget_extras" or n.startswith("budget_extras.")]
+
+
+def _subpackage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+FILES = sorted(p for p in PKG.rglob("*.py") if p.name != "__init__.py" or p.parent != PKG)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PKG)))
+def test_dependencies_point_one_way(path: Path) -> None:
+    rel = path.relative_to(PKG)
+    own = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+    for module, line in _imports(path):
+        sub = _subpackage(module)
+        if sub in {own, "__version__"}:
+            continue
+        assert sub in ALLOWED[own], f"{rel}:{line} imports {module}: {own} may import only {sorted(ALLOWED[own])}"
+
+
+def test_no_flat_private_modules_left() -> None:
+    flat = sorted(p.name for p in PKG.glob("_*.py") if p.name != "__init__.py")
+    assert flat == [], f"modules belong in a subpackage: {flat}"
+
+
+def test_top_level_exports_user_names_only() -> None:
+    assert set(budget_extras.__all__) >= {"TreeEnsemble", "FeatureCosts", "cost_report", "BudgetPrune", "QWYC",
+                                           "AdaptGBRT", "CSTC", "train_to_budget"}
+    for name in ("lp_highs", "build_problem", "solve_primal_dual", "QWYCPlan"):
+        assert name not in budget_extras.__all__
+
+
+@pytest.mark.parametrize("name,sub", sorted(budget_extras._MOVED.items()))
+def test_moved_names_warn_and_resolve(name: str, sub: str) -> None:
+    with pytest.warns(FutureWarning, match=f"budget_extras.{sub}.{name}"):
+        obj = getattr(budget_extras, name)
+    assert obj is getattr(importlib.import_module(f"budget_extras.{sub}"), name)
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no_such_name"):
+            budget_extras.no_such_name  # noqa: B018
