@@ -74,6 +74,13 @@ case "${1:-}" in
   test)
     install
     shift
+    # Benchmark-only extras: the frontier smoke tests check our walks of CatBoost's and XGBoost's
+    # models against their own scores. xgboost without its optional GPU (nccl) dependency.
+    if ! "$venv/bin/python" -c "import catboost, xgboost" >/dev/null 2>&1; then
+      log "installing the benchmark extras (catboost, xgboost) for the frontier smoke tests"
+      "$venv/bin/python" -m pip install -q catboost
+      "$venv/bin/python" -m pip install -q --no-deps xgboost
+    fi
     log "running the tests"
     PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest tests -q "$@"
     ;;

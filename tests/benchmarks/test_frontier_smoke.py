@@ -5,6 +5,8 @@ No shared data, no CatBoost / XGBoost needed (their walkers are tested where the
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -158,8 +160,15 @@ def test_summary_table_and_cliff_check():
     assert "| topk_gain |" in frontier.markdown(summary, tg)
 
 
+def _extra(name: str):
+    """Import a benchmark extra: skipped locally when missing, a failure in CI (run.sh test installs it)."""
+    if os.environ.get("CI"):
+        return importlib.import_module(name)
+    return pytest.importorskip(name)
+
+
 def test_catboost_walk_reproduces_raw_scores():
-    catboost = pytest.importorskip("catboost")
+    catboost = _extra("catboost")
     import json
 
     ctx = make_context(task="multiclass")
@@ -179,7 +188,7 @@ def test_catboost_walk_reproduces_raw_scores():
 
 
 def test_xgboost_walk_reproduces_margins():
-    xgb = pytest.importorskip("xgboost")
+    xgb = _extra("xgboost")
     ctx = make_context()
     params = {"objective": "binary:logistic", "max_depth": 3, "nthread": 1}
     model = xgb.train(params, xgb.DMatrix(ctx.X_train, ctx.y_train), 10)
