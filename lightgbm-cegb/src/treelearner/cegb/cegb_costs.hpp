@@ -8,7 +8,8 @@
  *   3. a column of the CSV file named by cegb_cost_file (columns: feature, lazy, coupled, group,
  *      split; `feature` is a feature name or a 0-based column index).
  * A parameter given by two sources is an error. Features a named spec or the file leaves out
- * cost 0 (and form their own group). Every value must be finite and >= 0; group ids integers >= 0.
+ * cost 0 (and form their own group). Every value must be finite and >= 0; group ids integers in
+ * 0..2^31-1 (int32), or -1 for no group.
  */
 #ifndef LIGHTGBM_SRC_TREELEARNER_CEGB_CEGB_COSTS_HPP_
 #define LIGHTGBM_SRC_TREELEARNER_CEGB_CEGB_COSTS_HPP_
@@ -19,8 +20,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -59,9 +62,7 @@ struct CEGBCosts {
     for (int f = 0; f < n; ++f) {
       if (raw_group.empty() || raw_group[f] < 0) continue;
       const double g = raw_group[f];
-      if (g != std::floor(g)) {
-        Log::Fatal("cegb_feature_group of feature %s must be an integer >= 0, got %g", names[f].c_str(), g);
-      }
+      CheckValue("cegb_feature_group", names[f], g, /*is_group=*/true);
       auto it = dense.find(static_cast<long long>(g));
       if (it == dense.end()) it = dense.emplace(static_cast<long long>(g), c.num_groups++).first;
       c.group[f] = it->second;
@@ -83,12 +84,17 @@ struct CEGBCosts {
 
  private:
   static void CheckValue(const char* param, const std::string& feature, double v, bool is_group) {
-    if (is_group && v == -1.0) return;  // no group
+    if (is_group) {
+      // group ids are int32 (Config::cegb_feature_group): 1e19 must not wrap into another group
+      if (v == -1.0) return;  // no group
+      if (!(v >= 0.0 && v <= static_cast<double>(std::numeric_limits<int32_t>::max())) || v != std::floor(v)) {
+        Log::Fatal("%s for feature %s must be an integer group id in 0..%d (or -1 for no group), got %.17g", param,
+                   feature.c_str(), std::numeric_limits<int32_t>::max(), v);
+      }
+      return;
+    }
     if (!std::isfinite(v) || v < 0.0) {
       Log::Fatal("%s for feature %s must be a finite number >= 0, got %g", param, feature.c_str(), v);
-    }
-    if (is_group && v != std::floor(v)) {
-      Log::Fatal("%s for feature %s must be an integer >= 0, got %g", param, feature.c_str(), v);
     }
   }
 
@@ -97,8 +103,8 @@ struct CEGBCosts {
     auto it = index.find(key);
     if (it != index.end()) return it->second;
     // a 0-based column index is accepted too
-    if (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos) {
-      const long long i = std::stoll(key);
+    if (!key.empty() && key.size() <= 12 && key.find_first_not_of("0123456789") == std::string::npos) {
+      const long long i = std::strtoll(key.c_str(), nullptr, 10);
       if (i < static_cast<long long>(names.size())) return static_cast<int>(i);
     }
     std::string known;
