@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -163,26 +164,55 @@ struct CEGBCosts {
     return out;
   }
 
+  /*! \brief The comma-separated cells of a CSV line, empty cells kept ("a,,b" has 3 cells). */
+  static std::vector<std::string> Cells(const std::string& line) {
+    std::vector<std::string> cells(1);
+    for (char c : line) {
+      if (c == ',') {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
+    for (auto& cell : cells) cell = Common::Trim(cell);
+    return cells;
+  }
+
   static std::map<std::string, std::vector<double>> ReadCostFile(
       const std::string& path, const std::vector<std::string>& names,
       const std::unordered_map<std::string, int>& index) {
     std::map<std::string, std::vector<double>> columns;
     if (path.empty()) return columns;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      Log::Fatal("cegb_cost_file: '%s' is a directory, expected a CSV file", path.c_str());
+    }
     std::ifstream in(path);
     if (!in) Log::Fatal("cegb_cost_file: cannot open '%s'", path.c_str());
     std::string line;
     if (!std::getline(in, line)) Log::Fatal("cegb_cost_file %s is empty", path.c_str());
-    std::vector<std::string> header;
-    for (const auto& h : Common::Split(Common::Trim(line).c_str(), ',')) header.push_back(Common::Trim(h));
+    if (line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    // columns: feature, lazy (or its synonym cost), coupled, group, split; each at most once
+    std::vector<std::string> header = Cells(line);
     int feature_col = -1;
-    std::vector<std::string> known = {"lazy", "coupled", "group", "split"};
+    const std::vector<std::string> known = {"lazy", "coupled", "group", "split"};
+    std::map<std::string, std::string> given_as;  // column -> the header's spelling
     for (size_t j = 0; j < header.size(); ++j) {
+      const std::string spelled = header[j];
+      if (header[j] == "cost") header[j] = "lazy";
       if (header[j] == "feature") {
+        if (feature_col >= 0) {
+          Log::Fatal("cegb_cost_file %s: column 'feature' appears twice in the header", path.c_str());
+        }
         feature_col = static_cast<int>(j);
       } else if (std::find(known.begin(), known.end(), header[j]) == known.end()) {
-        Log::Fatal("cegb_cost_file %s: unknown column '%s' (expected feature, lazy, coupled, group, split)",
-                   path.c_str(), header[j].c_str());
+        Log::Fatal("cegb_cost_file %s: unknown column '%s' (expected feature, lazy or cost, coupled, group, split)",
+                   path.c_str(), spelled.c_str());
+      } else if (given_as.count(header[j])) {
+        Log::Fatal("cegb_cost_file %s: column '%s' appears twice in the header (as '%s' and '%s'; cost is a "
+                   "synonym of lazy)", path.c_str(), header[j].c_str(), given_as[header[j]].c_str(), spelled.c_str());
       } else {
+        given_as[header[j]] = spelled;
         columns[header[j]].assign(names.size(), header[j] == "group" ? -1.0 : 0.0);
       }
     }
@@ -192,20 +222,20 @@ struct CEGBCosts {
     while (std::getline(in, line)) {
       ++line_no;
       if (Common::Trim(line).empty()) continue;
-      std::vector<std::string> cells = Common::Split(Common::Trim(line).c_str(), ',');
+      std::vector<std::string> cells = Cells(line);
       if (cells.size() != header.size()) {
         Log::Fatal("cegb_cost_file %s line %d: %d cells, the header has %d", path.c_str(), line_no,
                    static_cast<int>(cells.size()), static_cast<int>(header.size()));
       }
-      const std::string key = Common::Trim(cells[feature_col]);
+      const std::string key = cells[feature_col];
       const int f = FeatureIndex(key, names, index, ("cegb_cost_file " + path).c_str());
       if (seen[f]) Log::Fatal("cegb_cost_file %s line %d: feature '%s' is given twice", path.c_str(), line_no,
                               key.c_str());
       seen[f] = true;
       for (size_t j = 0; j < header.size(); ++j) {
         if (static_cast<int>(j) == feature_col) continue;
-        const std::string cell = Common::Trim(cells[j]);
-        if (cell.empty()) continue;
+        const std::string& cell = cells[j];
+        if (cell.empty()) continue;  // 0, or no group
         char* end = nullptr;
         const double v = std::strtod(cell.c_str(), &end);
         if (*end != '\0') {
