@@ -48,7 +48,7 @@ INT32_MAX = 2**31 - 1
 
 
 def _format_group(value: Any, param: str, name: str) -> str:
-    """A group id: an integer in 0..2**31-1, or -1 for no group (C++ stores them as int32)."""
+    """Return the text of a group id: an integer in 0..2**31-1, or -1 for no group (C++ stores int32)."""
     if type(value).__module__ == "numpy" and hasattr(value, "item"):
         value = value.item()  # numpy scalar: checked and shown as the Python number
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):

@@ -73,7 +73,8 @@ def test_cost_is_a_synonym_of_lazy_and_a_bom_is_ignored(lgb, data, tmp_path):
 
 @pytest.mark.parametrize(
     "header, pattern",
-    [("feature,lazy,cost", r"column 'lazy' appears twice in the header \(as 'lazy' and 'cost'; cost is a synonym of lazy\)"),
+    [("feature,lazy,cost",
+      r"column 'lazy' appears twice in the header \(as 'lazy' and 'cost'; cost is a synonym of lazy\)"),
      ("feature,group,group", r"column 'group' appears twice in the header"),
      ("feature,feature,lazy", r"column 'feature' appears twice in the header")],
 )

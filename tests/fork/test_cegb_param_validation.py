@@ -41,12 +41,12 @@ GROUP_MSG = r"must be an integer group id in 0\.\.2147483647 \(or -1 for no grou
     [([0.5, 0.5], ValueError, rf"group of feature '#0' in 'cegb_feature_group' {GROUP_MSG}\. Got 0\.5"),
      (["a", "b"], TypeError, rf"group of feature '#0' in 'cegb_feature_group' {GROUP_MSG}\. Got 'a'"),
      ([0, 4294967296], ValueError, rf"group of feature '#1' in 'cegb_feature_group' {GROUP_MSG}\. Got 4294967296"),
-     ([0, -2], ValueError, rf"group of feature '#1' .* Got -2"),
-     ([0, float("nan")], ValueError, rf"group of feature '#1' .* Got nan"),
-     (np.array([0.0, 0.5]), ValueError, rf"group of feature '#1' .* Got 0\.5"),
+     ([0, -2], ValueError, r"group of feature '#1' .* Got -2"),
+     ([0, float("nan")], ValueError, r"group of feature '#1' .* Got nan"),
+     (np.array([0.0, 0.5]), ValueError, r"group of feature '#1' .* Got 0\.5"),
      ({"f0": 1e19, "f1": 2e19}, ValueError, rf"group of feature 'f0' in 'cegb_feature_group' {GROUP_MSG}\. Got 1e\+19"),
-     ({"f0": 0.5}, ValueError, rf"group of feature 'f0' .* Got 0\.5"),
-     ({"f0": True}, TypeError, rf"group of feature 'f0' .* Got True")],
+     ({"f0": 0.5}, ValueError, r"group of feature 'f0' .* Got 0\.5"),
+     ({"f0": True}, TypeError, r"group of feature 'f0' .* Got True")],
 )
 def test_python_refuses_non_integer_and_out_of_range_groups(lgb, data, groups, err, pattern):
     with pytest.raises(err, match=pattern):
@@ -81,7 +81,6 @@ def test_cpp_refuses_bad_positional_group_ids(lgb, data, text, pattern):
 @pytest.mark.parametrize("value, shown", [("f0:1e19,f1:2e19", "1e\\+19"), ("f0:0.5", "0\\.5"),
                                           ("f0:-2", "-2")])
 def test_cpp_refuses_bad_named_group_ids(lgb, data, value, shown):
-    X, y = data
     # the Python layer passes a string unchanged: C++ sees the name:value text
     with pytest.raises(lgb.basic.LightGBMError, match=rf"cegb_feature_group for feature f0 {GROUP_MSG}, got {shown}"):
         _train(lgb, data, cegb_feature_group=value)
@@ -92,7 +91,8 @@ def test_cpp_refuses_bad_named_group_ids(lgb, data, value, shown):
 def test_cost_file_refuses_bad_group_ids(lgb, data, tmp_path, cell, shown):
     path = tmp_path / "costs.csv"
     path.write_text(f"feature,lazy,group\nf0,1,{cell}\nf1,1,1\n")
-    with pytest.raises(lgb.basic.LightGBMError, match=rf"cegb_cost_file column group for feature f0 {GROUP_MSG}, got {shown}$"):
+    pattern = rf"cegb_cost_file column group for feature f0 {GROUP_MSG}, got {shown}$"
+    with pytest.raises(lgb.basic.LightGBMError, match=pattern):
         _train(lgb, data, cegb_penalty_feature_lazy=None, cegb_cost_file=str(path))
 
 

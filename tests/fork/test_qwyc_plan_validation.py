@@ -153,8 +153,8 @@ def test_malformed_multiclass_plan_is_refused_naming_the_key(lgb, multiclass, ca
 def test_binary_mode_on_a_multiclass_model_is_refused(lgb, multiclass, mode):
     booster, _ = multiclass
     text = _with_plan(booster, _plan_lines(mode))
-    with pytest.raises(lgb.basic.LightGBMError,
-                       match=rf"^qwyc_mode: {mode} needs a model with num_tree_per_iteration=1, .* has num_tree_per_iteration=3"):
+    pattern = rf"^qwyc_mode: {mode} needs a model with num_tree_per_iteration=1, .* has num_tree_per_iteration=3"
+    with pytest.raises(lgb.basic.LightGBMError, match=pattern):
         lgb.Booster(model_str=text)
 
 
