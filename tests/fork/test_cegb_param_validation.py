@@ -120,14 +120,25 @@ def test_cli_refuses_a_fractional_group(data, tmp_path):
       r"^Parameter cegb_penalty_feature_lazy should be a comma-separated list of doubles \(one per feature\), "
       r"entry 1 is 'abc'$"),
      ("cegb_penalty_feature_coupled", "1,x", r"^Parameter cegb_penalty_feature_coupled .* entry 1 is 'x'$"),
-     ("cegb_penalty_feature_split", "y,0.1", r"^Parameter cegb_penalty_feature_split .* entry 0 is 'y'$")],
+     ("cegb_penalty_feature_split", "y,0.1", r"^Parameter cegb_penalty_feature_split .* entry 0 is 'y'$"),
+     # every double parameter, not only CEGB's (upstream: "Unknown token abc in data file" / "stod")
+     ("learning_rate", "abc", r"^Parameter learning_rate should be of type double, got 'abc'$"),
+     ("lambda_l1", "1.5abc", r"^Parameter lambda_l1 should be of type double, got '1\.5abc'$"),
+     ("label_gain", "0,1,x", r"^Parameter label_gain should be a comma-separated list of doubles, entry 2 is 'x'$")],
 )
 def test_bad_numbers_name_the_parameter(lgb, data, param, value, pattern):
+    """Checked before upstream's parsers; words upstream reads as numbers (nan, inf, na) still pass."""
     X, y = data
     params = {"verbose": -1, param: value}
     with pytest.raises(lgb.basic.LightGBMError, match=pattern) as info:
         lgb.Dataset(X, y, params=params).construct()
     assert "stod" not in str(info.value) and "Unknown token" not in str(info.value)
+
+
+def test_numbers_upstream_accepts_still_pass(lgb, data):
+    X, y = data
+    lgb.Dataset(X, y, params={"verbose": -1, "learning_rate": " 0.5 ", "lambda_l1": "1e-3",
+                              "cegb_penalty_feature_lazy": "1, 2", "label_gain": "0,1,3"}).construct()
 
 
 def test_numeric_feature_key_out_of_range_is_an_unknown_feature(lgb, data):
