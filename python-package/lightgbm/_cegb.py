@@ -5,10 +5,13 @@ Every per-feature CEGB parameter (``cegb_penalty_feature_lazy``, ``cegb_penalty_
 per feature, a dict or a pandas Series keyed by feature name (a Series with a default
 ``RangeIndex`` counts as a positional list). Named values are passed to LightGBM as
 ``name:value`` pairs, which the C++ side resolves against the training data's feature names
-(unknown names, duplicates, negative or non-finite values are errors there).
+(unknown names, duplicates, negative or non-finite values are errors there). Group ids, named
+or positional, must be integers in 0..2**31-1 or -1 (no group); a Series naming a feature twice
+is an error.
 """
 
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +23,10 @@ CEGB_PER_FEATURE_PARAMS = (
     "cegb_penalty_feature_split",
     "cegb_feature_group",
 )
+
+
+def _is_1d_array(val: Any) -> bool:
+    return type(val).__name__ == "ndarray" and getattr(val, "ndim", 0) == 1
 
 
 def _is_pandas_series(val: Any) -> bool:
@@ -37,7 +44,39 @@ def _format_name(key: Any, param: str) -> str:
     return name
 
 
+INT32_MAX = 2**31 - 1
+
+
+def _format_group(value: Any, param: str, name: str) -> str:
+    """Return the text of a group id: an integer in 0..2**31-1, or -1 for no group (C++ stores int32)."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        value = value.item()  # numpy scalar: checked and shown as the Python number
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        raise TypeError(
+            f"The group of feature '{name}' in '{param}' must be an integer group id in 0..{INT32_MAX} "
+            f"(or -1 for no group). Got {value!r} instead."
+        )
+    if isinstance(value, numbers.Integral):
+        group = int(value)
+    else:
+        number = float(value)
+        if not number.is_integer():  # 0.5, nan, inf
+            raise ValueError(
+                f"The group of feature '{name}' in '{param}' must be an integer group id in 0..{INT32_MAX} "
+                f"(or -1 for no group). Got {value!r} instead."
+            )
+        group = int(number)
+    if not -1 <= group <= INT32_MAX:
+        raise ValueError(
+            f"The group of feature '{name}' in '{param}' must be an integer group id in 0..{INT32_MAX} "
+            f"(or -1 for no group). Got {value!r} instead."
+        )
+    return str(group)
+
+
 def _format_value(value: Any, param: str, name: str) -> str:
+    if param == "cegb_feature_group":
+        return _format_group(value, param, name)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -48,12 +87,6 @@ def _format_value(value: Any, param: str, name: str) -> str:
         raise ValueError(
             f"The value of feature '{name}' in '{param}' must be a finite number >= 0. Got {value!r} instead."
         )
-    if param == "cegb_feature_group":
-        if number != int(number):
-            raise ValueError(
-                f"The group of feature '{name}' in '{param}' must be an integer >= 0. Got {value!r} instead."
-            )
-        return str(int(number))
     return repr(number)
 
 
@@ -64,9 +97,20 @@ def cegb_param_to_str(key: str, val: Any) -> str | None:
     if _is_pandas_series(val):
         index = val.index
         if type(index).__name__ == "RangeIndex" and index.start == 0 and index.step == 1:
-            return None  # positional: handled like a list by the caller
-        val = val.to_dict()
+            val = val.to_numpy()  # positional: like a list
+        else:
+            if index.has_duplicates:  # to_dict() would keep the last value silently
+                twice = sorted({str(name) for name in index[index.duplicated()]})
+                raise ValueError(
+                    f"'{key}' names feature(s) {', '.join(map(repr, twice))} more than once; "
+                    "give each feature once."
+                )
+            val = val.to_dict()
     if not isinstance(val, Mapping):
+        if key == "cegb_feature_group" and (isinstance(val, (list, tuple)) or _is_1d_array(val)):
+            # positional group ids: checked here, since LightGBM's int parser reads 0.5 as 0
+            groups = [_format_group(v, key, f"#{i}") for i, v in enumerate(val)]
+            return f"{key}={','.join(groups)}"
         return None
     if not val:
         raise ValueError(f"'{key}' is an empty mapping: give at least one feature, or leave the parameter out.")

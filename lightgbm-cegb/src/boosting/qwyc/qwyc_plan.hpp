@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <string>
@@ -33,11 +34,23 @@ struct QWYCPlan {
   double decision_threshold = 0.0;
   std::vector<double> eps_neg, eps_pos, eps_margin;
 
-  /*! \brief The plan of a model file's header, or nullptr when it has none. */
+  /*!
+   * \brief The plan of a model file's header, or nullptr when it has none.
+   *
+   * Every field is validated against the model (docs/qwyc_model_format.md, "What a valid plan
+   * is"); anything else is a Fatal naming the qwyc_* key, what was expected and what came.
+   */
   static std::unique_ptr<QWYCPlan> FromKeyVals(const std::unordered_map<std::string, std::string>& kv,
                                                int num_models, int num_tree_per_iteration) {
     auto version = kv.find("qwyc_version");
-    if (version == kv.end()) return nullptr;
+    if (version == kv.end()) {
+      for (const auto& entry : kv) {
+        if (entry.first.compare(0, 5, "qwyc_") == 0) {
+          Log::Fatal("QWYC plan: the model file has %s but no qwyc_version line", entry.first.c_str());
+        }
+      }
+      return nullptr;
+    }
     if (Common::Trim(version->second) != "1") {
       Log::Fatal("qwyc_version: this LightGBM reads QWYC plan version 1, the model file has '%s'",
                  version->second.c_str());
@@ -54,25 +67,86 @@ struct QWYCPlan {
       Log::Fatal("qwyc_mode: expected binary_two_sided, binary_negative_only or multiclass_margin, got '%s'",
                  mode.c_str());
     }
-    plan->num_positions = std::atoi(Get(kv, "qwyc_num_positions").c_str());
-    if (plan->num_positions <= 0 || plan->num_positions * num_tree_per_iteration != num_models) {
-      Log::Fatal("qwyc_num_positions: %d positions x %d trees per iteration do not match the %d trees of the file",
-                 plan->num_positions, num_tree_per_iteration, num_models);
-    }
-    plan->decision_threshold = ParseDouble(Get(kv, "qwyc_decision_threshold"), "qwyc_decision_threshold");
-    if (plan->mode == Mode::kMulticlassMargin) {
-      plan->eps_margin = Doubles(kv, "qwyc_eps_margin", plan->num_positions);
-    } else {
-      if (num_tree_per_iteration != 1) {
-        Log::Fatal("qwyc_mode=%s needs one tree per iteration, the model has %d", mode.c_str(),
-                   num_tree_per_iteration);
+    const bool multiclass = plan->mode == Mode::kMulticlassMargin;
+    // keys: the plan's own, none of the other mode's, no unknown qwyc_* key
+    const char* const kCommon[] = {"qwyc_version", "qwyc_mode", "qwyc_num_positions", "qwyc_decision_threshold",
+                                   "qwyc_alpha", "qwyc_original_iteration"};
+    for (const auto& entry : kv) {
+      const std::string& key = entry.first;
+      if (key.compare(0, 5, "qwyc_") != 0) continue;
+      bool known = std::find(std::begin(kCommon), std::end(kCommon), key) != std::end(kCommon);
+      if (key == "qwyc_eps_margin" || key == "qwyc_eps_neg" || key == "qwyc_eps_pos") {
+        known = true;
+        if ((key == "qwyc_eps_margin") != multiclass) {
+          Log::Fatal("%s: not a key of qwyc_mode=%s (expected %s), but the model file has it", key.c_str(),
+                     mode.c_str(), multiclass ? "qwyc_eps_margin" : "qwyc_eps_neg and qwyc_eps_pos");
+        }
       }
+      if (!known) {
+        Log::Fatal("%s: not a key of QWYC plan version 1 (expected qwyc_version, qwyc_mode, qwyc_num_positions, "
+                   "qwyc_decision_threshold, qwyc_alpha, qwyc_eps_neg, qwyc_eps_pos, qwyc_eps_margin, "
+                   "qwyc_original_iteration)", key.c_str());
+      }
+    }
+    // mode against the model: multiclass_margin needs >= 2 trees per iteration, binary modes 1
+    if (multiclass && num_tree_per_iteration < 2) {
+      Log::Fatal("qwyc_mode: multiclass_margin needs a model with num_tree_per_iteration >= 2 (a multiclass "
+                 "model), this model has num_tree_per_iteration=%d", num_tree_per_iteration);
+    }
+    if (!multiclass && num_tree_per_iteration != 1) {
+      Log::Fatal("qwyc_mode: %s needs a model with num_tree_per_iteration=1, this model has "
+                 "num_tree_per_iteration=%d (use multiclass_margin)", mode.c_str(), num_tree_per_iteration);
+    }
+    const std::string positions = Get(kv, "qwyc_num_positions");
+    const long long R = ParseInt(positions, "qwyc_num_positions");
+    if (R <= 0 || R * num_tree_per_iteration != static_cast<long long>(num_models)) {
+      Log::Fatal("qwyc_num_positions: expected the model's number of iterations, %d (%d trees / %d per "
+                 "iteration), got '%s'", num_models / std::max(num_tree_per_iteration, 1), num_models,
+                 num_tree_per_iteration, positions.c_str());
+    }
+    plan->num_positions = static_cast<int>(R);
+    plan->decision_threshold = ParseDouble(Get(kv, "qwyc_decision_threshold"), "qwyc_decision_threshold");
+    if (!std::isfinite(plan->decision_threshold)) {
+      Log::Fatal("qwyc_decision_threshold: expected a finite number, got %g", plan->decision_threshold);
+    }
+    if (kv.count("qwyc_alpha")) {  // informational; any double, nan included
+      ParseDouble(Common::Trim(kv.at("qwyc_alpha")), "qwyc_alpha", /*allow_nan=*/true);
+    }
+    // qwyc_original_iteration: a permutation of 0..R-1
+    const std::vector<std::string> order = Tokens(kv, "qwyc_original_iteration", plan->num_positions);
+    std::vector<bool> seen(plan->num_positions, false);
+    for (int r = 0; r < plan->num_positions; ++r) {
+      const long long it = ParseInt(order[r], "qwyc_original_iteration");
+      if (it < 0 || it >= R || seen[it]) {
+        Log::Fatal("qwyc_original_iteration: expected a permutation of 0..%d (each iteration once), got '%s' "
+                   "at position %d", plan->num_positions - 1, order[r].c_str(), r);
+      }
+      seen[it] = true;
+    }
+    const double thr = plan->decision_threshold;
+    if (multiclass) {
+      plan->eps_margin = Doubles(kv, "qwyc_eps_margin", plan->num_positions);
+      for (int r = 0; r < plan->num_positions; ++r) {
+        if (!(plan->eps_margin[r] >= 0.0)) {
+          Log::Fatal("qwyc_eps_margin: expected values >= 0 (inf = never stop), got %g at position %d",
+                     plan->eps_margin[r], r);
+        }
+      }
+    } else {
       plan->eps_neg = Doubles(kv, "qwyc_eps_neg", plan->num_positions);
       plan->eps_pos = Doubles(kv, "qwyc_eps_pos", plan->num_positions);
       for (int r = 0; r < plan->num_positions; ++r) {
-        if (!(plan->eps_neg[r] <= plan->decision_threshold && plan->decision_threshold <= plan->eps_pos[r])) {
-          Log::Fatal("qwyc_eps_neg / qwyc_eps_pos at position %d (%g, %g) do not bracket qwyc_decision_threshold %g",
-                     r, plan->eps_neg[r], plan->eps_pos[r], plan->decision_threshold);
+        if (!(plan->eps_neg[r] <= thr)) {
+          Log::Fatal("qwyc_eps_neg: expected values <= qwyc_decision_threshold %g (-inf = never stop), got %g at "
+                     "position %d", thr, plan->eps_neg[r], r);
+        }
+        if (!(thr <= plan->eps_pos[r])) {
+          Log::Fatal("qwyc_eps_pos: expected values >= qwyc_decision_threshold %g (inf = never stop), got %g at "
+                     "position %d", thr, plan->eps_pos[r], r);
+        }
+        if (plan->mode == Mode::kBinaryNegativeOnly && !std::isinf(plan->eps_pos[r])) {
+          Log::Fatal("qwyc_eps_pos: qwyc_mode=binary_negative_only expects inf at every position, got %g at "
+                     "position %d", plan->eps_pos[r], r);
         }
       }
     }
@@ -106,30 +180,49 @@ struct QWYCPlan {
  private:
   static std::string Get(const std::unordered_map<std::string, std::string>& kv, const char* key) {
     auto it = kv.find(key);
-    if (it == kv.end()) Log::Fatal("QWYC plan: the model file has qwyc_version but no %s line", key);
+    if (it == kv.end()) {
+      Log::Fatal("%s: expected a %s= line (the model file has qwyc_version, so it carries a QWYC plan), got none",
+                 key, key);
+    }
     return Common::Trim(it->second);
   }
 
-  static double ParseDouble(const std::string& token, const char* key) {
-    if (token == "inf") return std::numeric_limits<double>::infinity();
-    if (token == "-inf") return -std::numeric_limits<double>::infinity();
+  /*! \brief A decimal integer (optional sign, digits only), Fatal naming key otherwise. */
+  static long long ParseInt(const std::string& token, const char* key) {
+    size_t i = (!token.empty() && (token[0] == '-' || token[0] == '+')) ? 1 : 0;
+    if (i >= token.size() || token.size() > 18 || token.find_first_not_of("0123456789", i) != std::string::npos) {
+      Log::Fatal("%s: expected an integer, got '%s'", key, token.c_str());
+    }
+    return std::strtoll(token.c_str(), nullptr, 10);
+  }
+
+  static double ParseDouble(const std::string& token, const char* key, bool allow_nan = false) {
     char* end = nullptr;
-    const double v = std::strtod(token.c_str(), &end);
-    if (token.empty() || *end != '\0' || std::isnan(v)) {
-      Log::Fatal("%s: '%s' is not a number", key, token.c_str());
+    const double v = token.empty() ? 0.0 : std::strtod(token.c_str(), &end);
+    if (token.empty() || *end != '\0' || (std::isnan(v) && !allow_nan)) {
+      Log::Fatal("%s: expected a number (decimal, exponent notation, inf or -inf), got '%s'", key, token.c_str());
     }
     return v;
+  }
+
+  static std::vector<std::string> Tokens(const std::unordered_map<std::string, std::string>& kv, const char* key,
+                                         int expected) {
+    std::vector<std::string> out;
+    for (const std::string& token : Common::Split(Get(kv, key).c_str(), ' ')) {
+      const std::string t = Common::Trim(token);
+      if (!t.empty()) out.push_back(t);
+    }
+    if (static_cast<int>(out.size()) != expected) {
+      Log::Fatal("%s: expected %d values (one per position, qwyc_num_positions), got %d", key, expected,
+                 static_cast<int>(out.size()));
+    }
+    return out;
   }
 
   static std::vector<double> Doubles(const std::unordered_map<std::string, std::string>& kv, const char* key,
                                      int expected) {
     std::vector<double> out;
-    for (const std::string& token : Common::Split(Get(kv, key).c_str(), ' ')) {
-      if (!token.empty()) out.push_back(ParseDouble(token, key));
-    }
-    if (static_cast<int>(out.size()) != expected) {
-      Log::Fatal("%s: %d values, qwyc_num_positions says %d", key, static_cast<int>(out.size()), expected);
-    }
+    for (const std::string& token : Tokens(kv, key, expected)) out.push_back(ParseDouble(token, key));
     return out;
   }
 };

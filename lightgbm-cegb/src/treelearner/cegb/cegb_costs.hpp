@@ -8,7 +8,8 @@
  *   3. a column of the CSV file named by cegb_cost_file (columns: feature, lazy, coupled, group,
  *      split; `feature` is a feature name or a 0-based column index).
  * A parameter given by two sources is an error. Features a named spec or the file leaves out
- * cost 0 (and form their own group). Every value must be finite and >= 0; group ids integers >= 0.
+ * cost 0 (and form their own group). Every value must be finite and >= 0; group ids integers in
+ * 0..2^31-1 (int32), or -1 for no group.
  */
 #ifndef LIGHTGBM_SRC_TREELEARNER_CEGB_CEGB_COSTS_HPP_
 #define LIGHTGBM_SRC_TREELEARNER_CEGB_CEGB_COSTS_HPP_
@@ -19,8 +20,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -59,9 +63,7 @@ struct CEGBCosts {
     for (int f = 0; f < n; ++f) {
       if (raw_group.empty() || raw_group[f] < 0) continue;
       const double g = raw_group[f];
-      if (g != std::floor(g)) {
-        Log::Fatal("cegb_feature_group of feature %s must be an integer >= 0, got %g", names[f].c_str(), g);
-      }
+      CheckValue("cegb_feature_group", names[f], g, /*is_group=*/true);
       auto it = dense.find(static_cast<long long>(g));
       if (it == dense.end()) it = dense.emplace(static_cast<long long>(g), c.num_groups++).first;
       c.group[f] = it->second;
@@ -83,12 +85,17 @@ struct CEGBCosts {
 
  private:
   static void CheckValue(const char* param, const std::string& feature, double v, bool is_group) {
-    if (is_group && v == -1.0) return;  // no group
+    if (is_group) {
+      // group ids are int32 (Config::cegb_feature_group): 1e19 must not wrap into another group
+      if (v == -1.0) return;  // no group
+      if (!(v >= 0.0 && v <= static_cast<double>(std::numeric_limits<int32_t>::max())) || v != std::floor(v)) {
+        Log::Fatal("%s for feature %s must be an integer group id in 0..%d (or -1 for no group), got %.17g", param,
+                   feature.c_str(), std::numeric_limits<int32_t>::max(), v);
+      }
+      return;
+    }
     if (!std::isfinite(v) || v < 0.0) {
       Log::Fatal("%s for feature %s must be a finite number >= 0, got %g", param, feature.c_str(), v);
-    }
-    if (is_group && v != std::floor(v)) {
-      Log::Fatal("%s for feature %s must be an integer >= 0, got %g", param, feature.c_str(), v);
     }
   }
 
@@ -97,8 +104,8 @@ struct CEGBCosts {
     auto it = index.find(key);
     if (it != index.end()) return it->second;
     // a 0-based column index is accepted too
-    if (!key.empty() && key.find_first_not_of("0123456789") == std::string::npos) {
-      const long long i = std::stoll(key);
+    if (!key.empty() && key.size() <= 12 && key.find_first_not_of("0123456789") == std::string::npos) {
+      const long long i = std::strtoll(key.c_str(), nullptr, 10);
       if (i < static_cast<long long>(names.size())) return static_cast<int>(i);
     }
     std::string known;
@@ -157,26 +164,55 @@ struct CEGBCosts {
     return out;
   }
 
+  /*! \brief The comma-separated cells of a CSV line, empty cells kept ("a,,b" has 3 cells). */
+  static std::vector<std::string> Cells(const std::string& line) {
+    std::vector<std::string> cells(1);
+    for (char c : line) {
+      if (c == ',') {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
+    for (auto& cell : cells) cell = Common::Trim(cell);
+    return cells;
+  }
+
   static std::map<std::string, std::vector<double>> ReadCostFile(
       const std::string& path, const std::vector<std::string>& names,
       const std::unordered_map<std::string, int>& index) {
     std::map<std::string, std::vector<double>> columns;
     if (path.empty()) return columns;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      Log::Fatal("cegb_cost_file: '%s' is a directory, expected a CSV file", path.c_str());
+    }
     std::ifstream in(path);
     if (!in) Log::Fatal("cegb_cost_file: cannot open '%s'", path.c_str());
     std::string line;
     if (!std::getline(in, line)) Log::Fatal("cegb_cost_file %s is empty", path.c_str());
-    std::vector<std::string> header;
-    for (const auto& h : Common::Split(Common::Trim(line).c_str(), ',')) header.push_back(Common::Trim(h));
+    if (line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    // columns: feature, lazy (or its synonym cost), coupled, group, split; each at most once
+    std::vector<std::string> header = Cells(line);
     int feature_col = -1;
-    std::vector<std::string> known = {"lazy", "coupled", "group", "split"};
+    const std::vector<std::string> known = {"lazy", "coupled", "group", "split"};
+    std::map<std::string, std::string> given_as;  // column -> the header's spelling
     for (size_t j = 0; j < header.size(); ++j) {
+      const std::string spelled = header[j];
+      if (header[j] == "cost") header[j] = "lazy";
       if (header[j] == "feature") {
+        if (feature_col >= 0) {
+          Log::Fatal("cegb_cost_file %s: column 'feature' appears twice in the header", path.c_str());
+        }
         feature_col = static_cast<int>(j);
       } else if (std::find(known.begin(), known.end(), header[j]) == known.end()) {
-        Log::Fatal("cegb_cost_file %s: unknown column '%s' (expected feature, lazy, coupled, group, split)",
-                   path.c_str(), header[j].c_str());
+        Log::Fatal("cegb_cost_file %s: unknown column '%s' (expected feature, lazy or cost, coupled, group, split)",
+                   path.c_str(), spelled.c_str());
+      } else if (given_as.count(header[j])) {
+        Log::Fatal("cegb_cost_file %s: column '%s' appears twice in the header (as '%s' and '%s'; cost is a "
+                   "synonym of lazy)", path.c_str(), header[j].c_str(), given_as[header[j]].c_str(), spelled.c_str());
       } else {
+        given_as[header[j]] = spelled;
         columns[header[j]].assign(names.size(), header[j] == "group" ? -1.0 : 0.0);
       }
     }
@@ -186,20 +222,20 @@ struct CEGBCosts {
     while (std::getline(in, line)) {
       ++line_no;
       if (Common::Trim(line).empty()) continue;
-      std::vector<std::string> cells = Common::Split(Common::Trim(line).c_str(), ',');
+      std::vector<std::string> cells = Cells(line);
       if (cells.size() != header.size()) {
         Log::Fatal("cegb_cost_file %s line %d: %d cells, the header has %d", path.c_str(), line_no,
                    static_cast<int>(cells.size()), static_cast<int>(header.size()));
       }
-      const std::string key = Common::Trim(cells[feature_col]);
+      const std::string key = cells[feature_col];
       const int f = FeatureIndex(key, names, index, ("cegb_cost_file " + path).c_str());
       if (seen[f]) Log::Fatal("cegb_cost_file %s line %d: feature '%s' is given twice", path.c_str(), line_no,
                               key.c_str());
       seen[f] = true;
       for (size_t j = 0; j < header.size(); ++j) {
         if (static_cast<int>(j) == feature_col) continue;
-        const std::string cell = Common::Trim(cells[j]);
-        if (cell.empty()) continue;
+        const std::string& cell = cells[j];
+        if (cell.empty()) continue;  // 0, or no group
         char* end = nullptr;
         const double v = std::strtod(cell.c_str(), &end);
         if (*end != '\0') {
