@@ -15,6 +15,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..core._ensemble import TreeEnsemble
+from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._f0 import F0Model
 from ._heads import F1Head, make_head
 from ._paths import as_feature_costs, booster_features_used, row_cost
@@ -221,23 +222,25 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self
         """
         _adapt_iv(self)
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"The 'X' argument of AdaptGBRT.fit must be 2-D. Got shape {X.shape} instead.")
         y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"The 'y' argument of AdaptGBRT.fit must be 1-D. Got shape {y.shape} instead.")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise ValueError("The 'y' argument of AdaptGBRT.fit must not contain NaN or infinite labels.")
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
+        k = classes.size
+        self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
+        self._set_input_spec(X)
+        X = self._validate(X, "X")
         if y.shape != (X.shape[0],):
             raise ValueError(
                 f"The 'y' argument of AdaptGBRT.fit must have shape ({X.shape[0]},). Got {y.shape} instead."
             )
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
         self.classes_ = classes
-        k = classes.size
-        self.n_features_in_ = X.shape[1]
         self.costs_ = as_feature_costs(costs, X.shape[1])
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
-        self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
         y_idx = np.searchsorted(classes, y).astype(np.float64)
         p0 = self.f0_.proba(X) if f0_proba_train is None else np.asarray(f0_proba_train, dtype=np.float64)
         if p0.shape != (X.shape[0], k):
@@ -256,8 +259,44 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             return self
         if X_valid is None or y_valid is None:
             raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
-        self._sweep(ctx, np.asarray(X_valid, dtype=np.float64), np.asarray(y_valid))
+        Xv = self._validate(X_valid, "X_valid")
+        yv = np.asarray(y_valid)
+        if yv.shape != (Xv.shape[0],):
+            raise ValueError(
+                f"The 'y_valid' argument of AdaptGBRT.fit must have shape ({Xv.shape[0]},). Got {yv.shape} instead."
+            )
+        self._sweep(ctx, Xv, yv)
         return self
+
+    def _set_input_spec(self, X: Any) -> None:
+        """Record the columns, names and pandas categories that later data must match.
+
+        They are f0's when it is a LightGBM model, else those of the training data (as
+        LightGBM records them when training).
+        """
+        booster = self.f0_._booster
+        if booster is not None:
+            ens = self.f0_._tree_ensemble()
+            n: int | None = ens.n_features
+            names: tuple[str, ...] | None = ens.feature_names
+            cats = ens.pandas_categorical
+        else:
+            n, names, cats = None, column_names(X), pandas_categories(X)
+        self._pandas_categorical = cats
+        self._feature_names = names
+        if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.n_features_in_ = n if n is not None else check_array_2d(X, name="X").shape[1]
+
+    def _validate(self, X: Any, name: str) -> np.ndarray:
+        """``X`` through the core's one input path (docs/representation.md, "Input data")."""
+        return check_array_2d(
+            X,
+            name=name,
+            n_features=self.n_features_in_,
+            pandas_categorical=getattr(self, "_pandas_categorical", None),
+            feature_names=getattr(self, "_feature_names", None),
+        )
 
     def _fit_one(self, ctx: _FitContext, p_full: float, gamma: float, init_cache: dict[float, Any]) -> None:
         if gamma not in init_cache:
@@ -359,10 +398,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     def _check(self, X: Any) -> np.ndarray:
         if not hasattr(self, "g_model_"):
             raise ValueError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must be 2-D with {self.n_features_in_} features. Got shape {X.shape} instead.")
-        return X
+        return self._validate(X, "X")
 
     def decision_function_gate(self, X: Any) -> np.ndarray:
         """Raw gate score ``g(x)``; rows with ``g(x) > gate_threshold`` go to ``f0``."""
@@ -446,6 +482,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             "params": {k: v for k, v in self.get_params().items() if _jsonable(v)},
             "classes": self.classes_.tolist(),
             "n_features": int(self.n_features_in_),
+            "feature_names": None if self._feature_names is None else list(self._feature_names),
+            "pandas_categorical": self._pandas_categorical,
             "cost_vec": self.cost_vec_.tolist(),
             "p_full": self.p_full_,
             "gamma": self.gamma_,
@@ -467,6 +505,11 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est = cls(**doc["params"])
         est.classes_ = np.asarray(doc["classes"])
         est.n_features_in_ = int(doc["n_features"])
+        names = doc.get("feature_names")
+        est._feature_names = None if names is None else tuple(names)
+        est._pandas_categorical = doc.get("pandas_categorical")
+        if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
+            est.feature_names_in_ = np.asarray(names, dtype=object)
         est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
         est.costs_ = as_feature_costs(costs if costs is not None else est.cost_vec_, est.n_features_in_)
         est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]

@@ -9,7 +9,14 @@ import numpy as np
 
 from ..core._ensemble import TreeEnsemble
 from ..core._validation import check_booster
-from ._error_terms import forest_error, gbdt_surrogate_error, inbag_counts, subtree_sum, train_counts
+from ._error_terms import (
+    forest_error,
+    gbdt_surrogate_error,
+    inbag_counts,
+    objective_name,
+    subtree_sum,
+    train_counts,
+)
 from ._problem import PruneProblem, build_problem
 from ._solver import PruneResult, solve_primal_dual
 
@@ -144,9 +151,9 @@ def prepare(
         )
     booster = check_booster(model, owner="BudgetPrune.fit")
     forest = TreeEnsemble.from_booster(booster)
-    y = np.asarray(y_train)
-    if y.ndim != 1:
-        raise ValueError(f"The 'y_train' argument must be one-dimensional. Got shape {y.shape} instead.")
+    X_train = forest._X(X_train, name="X_train")
+    X_valid = forest._X(X_valid, name="X_valid")
+    y = _labels_iv(forest, y_train, n_rows=X_train.shape[0])
     counts = None
     if error not in ("misclassification", "loss"):
         raise ValueError(
@@ -475,6 +482,39 @@ class BudgetPrune:
         return out / np.maximum(out.sum(axis=1, keepdims=True), 1e-300)
 
 
+def _labels_iv(forest: TreeEnsemble, y_train: Any, *, n_rows: int) -> np.ndarray:
+    """``y_train`` as float64, checked against the rows and the model's classes."""
+    y = np.asarray(y_train)
+    if y.ndim != 1:
+        raise ValueError(f"The 'y_train' argument must be one-dimensional. Got shape {y.shape} instead.")
+    if y.shape[0] != n_rows:
+        raise ValueError(
+            f"The 'y_train' argument must have one label per row of X_train ({n_rows}). Got {y.shape[0]}."
+        )
+    if y.dtype == bool:
+        y = y.astype(np.float64)
+    if not np.issubdtype(y.dtype, np.number):
+        raise ValueError(
+            f"The 'y_train' argument must hold numeric labels as the model was trained on them "
+            f"(0/1 or class indices). Got dtype {y.dtype} (e.g. {y[:3].tolist()!r})."
+        )
+    y = y.astype(np.float64)
+    if not np.all(np.isfinite(y)):
+        i = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"The 'y_train' argument must be finite. Got {float(y[i])!r} at position {i}.")
+    objective = objective_name(forest)
+    if objective in ("binary", "multiclass", "multiclassova"):
+        n_classes = 2 if objective == "binary" else forest.num_tree_per_iteration
+        bad = (y != np.round(y)) | (y < 0) | (y >= n_classes)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"The 'y_train' argument must hold the model's classes 0..{n_classes - 1} "
+                f"(objective {objective!r}). Got {float(y[i])!r} at position {i}."
+            )
+    return y
+
+
 def _finite_nonneg(value: Any) -> bool:
     numeric = isinstance(value, int | float | np.integer | np.floating)
     return numeric and bool(np.isfinite(value) and value >= 0)
@@ -511,6 +551,7 @@ def leaf_nodes(forest: TreeEnsemble, booster: Any, X: Any) -> np.ndarray:
     -------
     ndarray of int64, shape (n_rows, n_trees)
     """
+    X = forest._X(X)
     leaf = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
     if leaf.ndim == 1:
         leaf = leaf[:, None]

@@ -22,7 +22,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from ..core._report import features_used
-from ..core._validation import check_array_2d
+from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._features import (
     _CostModel,
     _costs_iv,
@@ -117,9 +117,17 @@ class CSTCCostReport:
         }
 
 
-def _check_X(X: Any, name: str, n_features: int | None = None) -> tuple[FloatArray, list[str] | None]:
+def _check_X(
+    X: Any,
+    name: str,
+    n_features: int | None = None,
+    feature_names: Any = None,
+    pandas_categorical: Any = None,
+) -> tuple[FloatArray, list[str] | None]:
     names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-    arr = check_array_2d(X, name=name, n_features=n_features)
+    arr = check_array_2d(
+        X, name=name, n_features=n_features, feature_names=feature_names, pandas_categorical=pandas_categorical
+    )
     if arr.shape[0] == 0:
         raise ValueError(f"The {name!r} argument of CSTC must have at least one row. Got shape {arr.shape}.")
     return arr, names
@@ -319,7 +327,18 @@ class CSTC:
             self.
         """
         _cstc_iv(self)
-        Xa, names = _check_X(X, "X")
+        names_x, cats = column_names(X), pandas_categories(X)
+        n_model: int | None = None
+        if booster is not None:
+            wl = _read_weak_learners(booster)
+            n_model, cats = wl.n_features, wl.ensemble.pandas_categorical
+            model_names = wl.ensemble.feature_names
+            if not all(f == f"Column_{i}" for i, f in enumerate(model_names)):
+                names_x = model_names
+        self._feature_names: tuple[str, ...] | None = names_x
+        self._pandas_categorical = cats
+        Xa, _ = _check_X(X, "X", n_model, names_x, cats)
+        names = None if names_x is None else list(names_x)
         ya_raw = np.asarray(y).reshape(-1)
         if ya_raw.shape[0] != Xa.shape[0]:
             raise ValueError(
@@ -331,7 +350,7 @@ class CSTC:
         if X_valid is not None:
             if y_valid is None:
                 raise ValueError("The 'y_valid' argument of CSTC.fit is required with 'X_valid'. Got None.")
-            Xv, _ = _check_X(X_valid, "X_valid", Xa.shape[1])
+            Xv, _ = _check_X(X_valid, "X_valid", Xa.shape[1], names_x, cats)
             yv = self._encode_y(np.asarray(y_valid).reshape(-1), fitting=False)[1]
             if yv.shape[0] != Xv.shape[0]:
                 raise ValueError(
@@ -627,7 +646,7 @@ class CSTC:
 
     def _leaf_and_outputs(self, X: Any) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
         self._check_fitted()
-        Xa, _ = _check_X(X, "X", self.n_features_in_)
+        Xa, _ = _check_X(X, "X", self.n_features_in_, self._feature_names, self._pandas_categorical)
         Fr = self._node_outputs(self._phi(Xa))
         visited = self._route(Fr, self.active_)
         return Xa, visited, Fr

@@ -22,6 +22,15 @@ __all__ = ["QWYC", "QWYCPrediction"]
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
+_CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
+
+
+def _header_value(text: str, key: str) -> str | None:
+    """Value of ``key=`` in the header of LightGBM model text (None when absent)."""
+    for line in text.split("Tree=", 1)[0].split("\n"):
+        if line.startswith(key + "="):
+            return line[len(key) + 1 :].strip()
+    return None
 
 
 @dataclass(frozen=True)
@@ -205,7 +214,12 @@ class QWYC:
         return self
 
     # ------------------------------------------------------------------ fitting
-    def _outputs(self, X: Any) -> npt.NDArray[np.float64]:
+    def _X(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
+        """``X`` through the core's one input path (shape, names, pandas categoricals)."""
+        return self.ensemble_._X(X, name=name)
+
+    def _outputs(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
+        X = self._X(X, name)
         leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64)  # LightGBM, C++
         leaves = leaves.reshape(leaves.shape[0], -1)
         F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
@@ -271,6 +285,13 @@ class QWYC:
             )
         if "is_linear=1" in text:
             raise ValueError("QWYC does not support linear trees (linear_tree=true).")
+        objective = _header_value(text, "objective")
+        if objective is not None and objective.split(" ")[0] not in _CLASSIFICATION_OBJECTIVES:
+            raise ValueError(
+                "The 'model' argument of QWYC must be a binary or multiclass classifier "
+                f"(objective one of {_CLASSIFICATION_OBJECTIVES}): early exit decides a label. "
+                f"Got objective {objective.split(' ')[0]!r}."
+            )
         self.model_text_ = text
         self.booster_ = check_booster(text)
         self.ensemble_ = TreeEnsemble.from_model_string(text)
@@ -312,8 +333,10 @@ class QWYC:
                 f"scales. Got {self.shift!r} instead."
             )
         self._load(model)
+        X = self._X(X)
         F3 = self._outputs(X)
         if X_holdout is not None:
+            X_holdout = self._X(X_holdout, "X_holdout")
             F3 = np.concatenate([F3, self._outputs(X_holdout)], axis=0)
         n, n_iter, k = F3.shape
         if n < 2:
@@ -461,7 +484,7 @@ class QWYC:
         if alpha is not None:
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
             self.alpha = alpha
-        return self.recalibrate_outputs(self._outputs(X_holdout))
+        return self.recalibrate_outputs(self._outputs(X_holdout, "X_holdout"))
 
     def recalibrate_outputs(self, F3b: npt.NDArray[np.float64], *, alpha: float | None = None) -> QWYC:
         """:meth:`recalibrate` from precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
@@ -504,11 +527,7 @@ class QWYC:
     def predict(self, X: Any) -> QWYCPrediction:
         """Early-exit prediction: each row walks only the trees of the positions it reaches."""
         self._check_fitted()
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(
-                f"The 'X' argument of QWYC.predict must be 2-D. Got an array of shape {X.shape}."
-            )
+        X = self._X(X)
         p = self.plan_
         k = self.num_tree_per_iteration_
         ens = self.ensemble_
@@ -553,6 +572,7 @@ class QWYC:
         from ..core._report import cost_report
 
         self._check_fitted()
+        X = self._X(X)
         res = self.predict(X)
         k = self.num_tree_per_iteration_
         tree_order = (self.plan_.order[:, None] * k + np.arange(k)[None, :]).reshape(-1)
