@@ -239,7 +239,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
                 f"The 'y' argument of AdaptGBRT.fit must have shape ({X.shape[0]},). Got {y.shape} instead."
             )
         self.classes_ = classes
-        self.costs_ = as_feature_costs(costs, X.shape[1])
+        self.costs_ = as_feature_costs(costs, X.shape[1], self._feature_names)
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
         y_idx = np.searchsorted(classes, y).astype(np.float64)
         p0 = self.f0_.proba(X) if f0_proba_train is None else np.asarray(f0_proba_train, dtype=np.float64)
@@ -280,6 +280,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             n: int | None = ens.n_features
             names: tuple[str, ...] | None = ens.feature_names
             cats = ens.pandas_categorical
+            if all(f == f"Column_{i}" for i, f in enumerate(ens.feature_names)):  # f0 has no names
+                names = column_names(X)
         else:
             n, names, cats = None, column_names(X), pandas_categories(X)
         self._pandas_categorical = cats

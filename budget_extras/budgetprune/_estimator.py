@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core._costs import as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._validation import check_booster
 from ._error_terms import (
@@ -40,13 +41,11 @@ def resolve_costs(
 
     Parameters
     ----------
-    costs : FeatureCosts, array-like, dict, pandas.Series or None
-        ``None``: every feature costs 1. A :class:`FeatureCosts` (its acquisition units
-        ``unit``/``unit_cost``, so groups are bought once per row, and its per-split cost
-        ``split``; ``coupled`` and ``tree`` costs do not depend on the pruning's per-row
-        choices and are not part of the program), any object with ``lazy`` (and optionally
-        ``groups``) attributes, per-feature costs as an array, or a mapping from feature name
-        to cost.
+    costs : FeatureCosts, array-like, dict, pandas.Series, CSV path or None
+        Through the core's one cost input (:func:`budget_extras.core.as_feature_costs`;
+        ``None``: every feature costs 1). The acquisition units ``unit``/``unit_cost`` (groups
+        bought once per row) and the per-split cost ``split`` enter the program; ``coupled``
+        and ``tree`` costs do not depend on the pruning's per-row choices and are not part of it.
     feature_names : tuple of str
     n_features : int
 
@@ -56,58 +55,11 @@ def resolve_costs(
     group_cost : ndarray of float64, shape (n_groups,)
     split_cost : ndarray of float64, shape (n_features,)
     """
-    groups = None
-    group_cost_map: Any = None
-    split: Any = 0.0
-    if costs is None:
-        lazy = np.ones(n_features)
-    elif hasattr(costs, "unit") and hasattr(costs, "unit_cost"):  # the core's FeatureCosts
-        if getattr(costs, "feature_names", None) is not None and feature_names:
-            costs = costs.aligned(list(feature_names))
-        if costs.n_features != n_features:
-            raise ValueError(
-                f"The 'costs' argument describes {costs.n_features} features but the model has {n_features}."
-            )
-        split_cost = np.broadcast_to(np.asarray(costs.split, dtype=np.float64), (n_features,)).copy()
-        unit = np.asarray(costs.unit, dtype=np.int64)
-        return unit, np.asarray(costs.unit_cost, dtype=np.float64), split_cost
-    elif hasattr(costs, "lazy"):
-        lazy = np.asarray(costs.lazy, dtype=np.float64)
-        groups = getattr(costs, "groups", None)
-        group_cost_map = getattr(costs, "group_cost", None)
-        split = getattr(costs, "split", 0.0)
-    elif isinstance(costs, dict) or hasattr(costs, "reindex"):
-        mapping = dict(costs.items())
-        missing = [f for f in feature_names if f not in mapping]
-        if missing:
-            raise ValueError(
-                f"The 'costs' mapping must give a cost for every feature. Missing: {missing[:5]}."
-            )
-        lazy = np.array([float(mapping[f]) for f in feature_names])
-    else:
-        lazy = np.asarray(costs, dtype=np.float64).ravel()
-    if lazy.shape != (n_features,) or not np.all(np.isfinite(lazy)) or np.any(lazy < 0):
-        raise ValueError(
-            f"The 'costs' argument must give {n_features} finite non-negative feature costs. "
-            f"Got shape {lazy.shape} with values {lazy[:5]}."
-        )
-    if groups is None:
-        feature_group = np.arange(n_features, dtype=np.int64)
-        group_cost = lazy.copy()
-    else:
-        g = np.asarray(groups)
-        _, feature_group = np.unique(g, return_inverse=True)
-        feature_group = feature_group.astype(np.int64)
-        n_groups = int(feature_group.max()) + 1
-        group_cost = np.zeros(n_groups)
-        np.maximum.at(group_cost, feature_group, lazy)
-        if isinstance(group_cost_map, dict):
-            labels = np.unique(g)
-            for j, lab in enumerate(labels):
-                if lab in group_cost_map:
-                    group_cost[j] = float(group_cost_map[lab])
-    split_cost = np.broadcast_to(np.asarray(split, dtype=np.float64), (n_features,)).copy()
-    return feature_group, group_cost, split_cost
+    fc = as_feature_costs(
+        costs, n_features=n_features, feature_names=feature_names or None, owner="BudgetPrune"
+    )
+    split_cost = np.broadcast_to(np.asarray(fc.split, dtype=np.float64), (n_features,)).copy()
+    return np.asarray(fc.unit, dtype=np.int64), np.asarray(fc.unit_cost, dtype=np.float64), split_cost
 
 
 @dataclass(frozen=True)

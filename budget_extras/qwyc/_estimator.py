@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._predict import apply_prepared, prepare_values
 from ..core._validation import check_booster, check_model_text
@@ -23,6 +24,15 @@ _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
 _CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
+
+
+def _is_feature_costs_form(costs: Any) -> bool:
+    """Return True for the forms that give costs per feature (not per iteration)."""
+    import pandas as pd
+
+    return isinstance(costs, FeatureCosts | dict | pd.Series | os.PathLike) or (
+        isinstance(costs, str) and costs != "splits"
+    )
 
 
 def _header_value(text: str, key: str) -> str | None:
@@ -109,9 +119,11 @@ class QWYC:
         the held-out rows with conformal risk control, so that the expected
         disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
         correction, see docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
-    costs : None, array-like of shape (n_iterations,), "splits" or FeatureCosts, default=None
+    costs : None, array-like of shape (n_iterations,), "splits", or feature costs, default=None
         Cost of evaluating each iteration: uniform, explicit, the mean number of splits
-        its trees evaluate on the calibration rows, or, for a ``FeatureCosts``, the mean
+        its trees evaluate on the calibration rows, or, for feature costs (a
+        ``FeatureCosts``, a dict or Series by feature name, or a costs CSV path: the core's
+        one cost input; a list or array here means per-iteration costs), the mean
         cost the core's ``cost_report`` charges a row for that iteration's trees alone
         (acquisition + evaluation + coupled cost; features shared with other iterations
         are charged to each of them, so this is an upper bound per iteration).
@@ -225,12 +237,23 @@ class QWYC:
         F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
         return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
 
+    def _feature_costs(self, costs: Any) -> Any:
+        """Return feature costs in any accepted form as the core's FeatureCosts for this model."""
+        ens = self.ensemble_
+        return as_feature_costs(costs, n_features=ens.n_features, feature_names=ens.feature_names, owner="QWYC")
+
     def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
         if self.costs is None:
             return np.ones(n_iter)
-        if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
+        if isinstance(self.costs, str) and self.costs == "splits":
+            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
+            depth = self._leaf_depths()
+            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
+            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
+        if _is_feature_costs_form(self.costs):  # the core's exact cost accounting
             from ..core._report import cost_report
 
+            fc = self._feature_costs(self.costs)
             ens = self.ensemble_
             k = self.num_tree_per_iteration_
             out = np.empty(n_iter)
@@ -238,23 +261,13 @@ class QWYC:
                 rep = cost_report(
                     ens,
                     X,
-                    self.costs,
+                    fc,
                     tree_order=np.arange(it * k, it * k + k),
                     n_trees=k,
                     feature_counts=False,
                 )
                 out[it] = float(np.mean(rep.total_cost)) + float(rep.coupled_cost)
             return np.maximum(out, 1e-12)
-        if isinstance(self.costs, str):
-            if self.costs != "splits":
-                raise ValueError(
-                    f"The 'costs' parameter of QWYC must be None, 'splits' or an array of "
-                    f"{n_iter} per-iteration costs. Got {self.costs!r} instead."
-                )
-            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
-            depth = self._leaf_depths()
-            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
-            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
         c = np.asarray(self.costs, dtype=np.float64)
         if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
             raise ValueError(
@@ -563,15 +576,28 @@ class QWYC:
             labels = np.argmax(s, axis=1)
         return QWYCPrediction(scores, labels, done * k, done)
 
-    def cost_report(self, X: Any, costs: Any) -> Any:
+    def cost_report(self, X: Any, costs: Any = None) -> Any:
         """Run the core's ``cost_report`` on the early-exit evaluation of ``X``.
 
         Trees are taken in plan order and row ``i`` is charged for its first
         ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+        costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+            Feature costs (the core's one cost input). Default: the constructor's ``costs``
+            when they are feature costs, else 1 per feature.
+
+        Returns
+        -------
+        CostReport
         """
         from ..core._report import cost_report
 
         self._check_fitted()
+        if costs is None and _is_feature_costs_form(self.costs):
+            costs = self.costs
         X = self._X(X)
         res = self.predict(X)
         k = self.num_tree_per_iteration_

@@ -203,8 +203,9 @@ def test_costs_forms_agree(costs):
 
 @pytest.mark.parametrize(
     ("costs", "match"),
-    [(np.ones(3), "one entry per feature"), (np.array([1, -1, 1, 1, 1.0]), "non-negative"),
-     ({"a": 1.0}, "no column names")],
+    [(np.ones(3), r"'costs' argument of CSTC must hold one cost per feature \(5\)"),
+     (np.array([1, -1, 1, 1, 1.0]), "finite numbers >= 0"),
+     ({"a": 1.0}, "keyed by feature name, but the data have no feature names")],
 )
 def test_costs_errors(costs, match):
     with pytest.raises(ValueError, match=match):
