@@ -416,6 +416,20 @@ def check_model_text(model: Any, *, owner: str | None = None) -> str:
     )
 
 
+def is_model(x: Any) -> bool:
+    """Return True for what a method accepts as a LightGBM model (not data).
+
+    A ``lightgbm.Booster``, a fitted ``LGBMModel``, a ``TreeEnsemble``, a model file path or
+    model text. The estimators use it to recognize the old call forms that passed the model
+    to ``fit`` (deprecated: the model goes in the constructor).
+    """
+    if isinstance(x, str | os.PathLike):
+        return True
+    if hasattr(x, "model_to_string") or hasattr(x, "to_model_string"):
+        return True
+    return hasattr(getattr(x, "booster_", None), "model_to_string")
+
+
 def check_booster(model: Any, *, owner: str | None = None) -> Any:
     """Return ``model`` as a ``lightgbm.Booster``.
 

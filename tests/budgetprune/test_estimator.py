@@ -169,7 +169,9 @@ def test_estimator_input_errors(rng, kwargs, match):
 def test_model_argument_type_error(rng):
     _, X, y, Xv = _model(rng, n_rounds=2)
     with pytest.raises(TypeError, match=r"'model' argument of BudgetPrune\.fit"):
-        BudgetPrune(lam=1.0).fit(42, X, y, Xv)
+        BudgetPrune([42], lam=1.0).fit(X, y, X_valid=Xv)
+    with pytest.raises(ValueError, match=r"BudgetPrune needs the LightGBM model to prune"):
+        BudgetPrune(lam=1.0).fit(X, y, X_valid=Xv)
 
 
 def test_sklearn_params_roundtrip():

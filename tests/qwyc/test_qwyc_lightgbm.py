@@ -204,7 +204,9 @@ def test_unfitted_and_bad_model_errors(tmp_path):
     with pytest.raises(ValueError, match="not fitted yet"):
         QWYC().predict(np.zeros((2, 2)))
     with pytest.raises(TypeError, match=r"'model' argument must be a lightgbm\.Booster"):
-        QWYC().fit(3.0, np.zeros((2, 2)))
+        QWYC(model=[3.0]).fit(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"QWYC needs the LightGBM model to reorder"):
+        QWYC().fit(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="has no QWYC plan"):
         QWYC.from_model_string("tree\nnum_class=1\n\nTree=0\nnum_leaves=1\n\nend of trees\n")
 
