@@ -590,7 +590,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self._check(np.zeros((0, self.n_features_in_)))
         doc = {
             "format": _FORMAT,
-            "params": {k: v for k, v in self.get_params().items() if _jsonable(v)},
+            "params": {k: v for k, v in self.get_params(deep=False).items() if k != "f0" and _jsonable(v)},
             "classes": self.classes_.tolist(),
             "n_features": int(self.n_features_in_),
             "feature_names": None if self._feature_names is None else list(self._feature_names),

@@ -46,14 +46,18 @@ FORMS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 ENTRY_POINTS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     "cost_report": lambda s, c: cost_report(TreeEnsemble.from_booster(s["booster"]), s["X"], c).total_cost,
-    "QWYC.cost_report": lambda s, c: QWYC(alpha=0.0, holdout=None)
-    .fit(s["booster"], s["X"])
+    "QWYC.cost_report": lambda s, c: QWYC(s["booster"], alpha=0.0, holdout=None)
+    .fit(s["X"])
     .cost_report(s["X"], c)
     .total_cost,
-    "BudgetPrune.fit": lambda s, c: BudgetPrune(lam=0.05).fit(s["booster"], s["X"], s["y"], s["X"], c).collapsed_,
-    "AdaptGBRT.fit": lambda s, c: AdaptGBRT(n_trees=2, max_em_iter=1).fit(s["X"], s["y"], s["booster"], c).cost_vec_,
-    "CSTC.fit": lambda s, c: CSTC(depth=1, n_cycles=0, n_alternations=1, max_iter=3)
-    .fit(s["X"], s["y"].astype(float), c, booster=s["booster"])
+    "BudgetPrune.fit": lambda s, c: BudgetPrune(s["booster"], lam=0.05, costs=c)
+    .fit(s["X"], s["y"], X_valid=s["X"])
+    .collapsed_,
+    "AdaptGBRT.fit": lambda s, c: AdaptGBRT(s["booster"], n_trees=2, max_em_iter=1, costs=c)
+    .fit(s["X"], s["y"])
+    .cost_vec_,
+    "CSTC.fit": lambda s, c: CSTC(s["booster"], costs=c, depth=1, n_cycles=0, n_alternations=1, max_iter=3)
+    .fit(s["X"], s["y"].astype(float))
     .cost_report(s["X"])
     .total_cost,
     "train_to_budget": lambda s, c: _costs_for(c, NAMES).lazy,

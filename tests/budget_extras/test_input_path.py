@@ -122,12 +122,10 @@ def fitted(data: dict[str, Any]) -> dict[str, Any]:
     X = _lightgbm_array(df, booster)
     ens = TreeEnsemble.from_booster(booster)
     costs = FeatureCosts([1.0, 2.0, 3.0, 4.0, 5.0])
-    qwyc = QWYC(alpha=0.0, holdout=None).fit(booster, X)
-    bp = BudgetPrune(lam=0.01).fit(booster, X, y, X, costs)
-    adapt = AdaptGBRT(p_full=0.5, gamma=0.01, n_trees=3, max_em_iter=1).fit(X, y, booster, costs)
-    cstc = CSTC(depth=2, task="binary", n_cycles=1, n_alternations=1, max_iter=5).fit(
-        X, y, costs, booster=booster
-    )
+    qwyc = QWYC(booster, alpha=0.0, holdout=None).fit(X)
+    bp = BudgetPrune(booster, lam=0.01, costs=costs).fit(X, y, X_valid=X)
+    adapt = AdaptGBRT(booster, p_full=0.5, gamma=0.01, n_trees=3, max_em_iter=1, costs=costs).fit(X, y)
+    cstc = CSTC(booster, costs=costs, depth=2, task="binary", n_cycles=1, n_alternations=1, max_iter=5).fit(X, y)
     return {"ens": ens, "costs": costs, "qwyc": qwyc, "bp": bp, "adapt": adapt, "cstc": cstc, "X": X, "y": y}
 
 
@@ -196,14 +194,14 @@ def test_lightgbm_outputs_equal_booster_predict(data: dict[str, Any], fitted: di
 
 # ------------------------------------------------------------------ fit takes the same inputs
 FITS: dict[str, Callable[[dict[str, Any], Any, np.ndarray], Any]] = {
-    "QWYC.fit": lambda d, X, y: QWYC(alpha=0.0, holdout=None).fit(d["booster"], X).plan_.eps_pos,
-    "BudgetPrune.fit": lambda d, X, y: BudgetPrune(lam=0.01).fit(d["booster"], X, y, X).collapsed_,
-    "AdaptGBRT.fit": lambda d, X, y: AdaptGBRT(n_trees=2, max_em_iter=1)
-    .fit(X, y, d["booster"])
+    "QWYC.fit": lambda d, X, y: QWYC(d["booster"], alpha=0.0, holdout=None).fit(X).plan_.eps_pos,
+    "BudgetPrune.fit": lambda d, X, y: BudgetPrune(d["booster"], lam=0.01).fit(X, y, X_valid=X).collapsed_,
+    "AdaptGBRT.fit": lambda d, X, y: AdaptGBRT(d["booster"], n_trees=2, max_em_iter=1)
+    .fit(X, y)
     .g_model_.model_to_string()
     .split("feature_names=")[1],
-    "CSTC.fit": lambda d, X, y: CSTC(depth=1, n_cycles=0, n_alternations=1, max_iter=3)
-    .fit(X, y.astype(float), booster=d["booster"])
+    "CSTC.fit": lambda d, X, y: CSTC(d["booster"], depth=1, n_cycles=0, n_alternations=1, max_iter=3)
+    .fit(X, y.astype(float))
     .coef_,
 }
 

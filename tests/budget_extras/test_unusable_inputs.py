@@ -46,17 +46,17 @@ def test_budgetprune_refuses_labels_the_model_cannot_have(
     problem: dict[str, Any], model: str, labels: Any, match: str
 ) -> None:
     with pytest.raises(ValueError, match=match):
-        BudgetPrune(lam=0.1).fit(problem[model], problem["X"], labels(problem["y"]), problem["X"])
+        BudgetPrune(problem[model], lam=0.1).fit(problem["X"], labels(problem["y"]), X_valid=problem["X"])
 
 
 def test_budgetprune_still_takes_regression_targets(problem: dict[str, Any]) -> None:
-    bp = BudgetPrune(lam=0.1).fit(problem["regression"], problem["X"], problem["X"][:, 0] * 3, problem["X"])
+    bp = BudgetPrune(problem["regression"], lam=0.1).fit(problem["X"], problem["X"][:, 0] * 3, X_valid=problem["X"])
     assert bp.result_.status in (0, 1)
 
 
 def test_qwyc_refuses_a_regression_model(problem: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"'model' argument of QWYC must be a binary or multiclass .*'regression'"):
-        QWYC(alpha=0.01).fit(problem["regression"], problem["X"])
+        QWYC(problem["regression"], alpha=0.01).fit(problem["X"])
 
 
 @pytest.mark.parametrize("scale", [3.0, -1.0, np.nan])
@@ -67,26 +67,24 @@ def test_adapt_refuses_f0_values_that_are_not_probabilities(problem: dict[str, A
         return p
 
     with pytest.raises(ValueError, match=r"'f0' argument of AdaptGBRT must return class probabilities in \[0, 1\]"):
-        AdaptGBRT(n_trees=2, max_em_iter=1).fit(problem["X"], problem["y"], f0)
+        AdaptGBRT(f0, n_trees=2, max_em_iter=1).fit(problem["X"], problem["y"])
 
 
 def test_adapt_refuses_probabilities_that_do_not_sum_to_one(problem: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"sum to 1 per row\. Got a sum of 0\.4"):
-        AdaptGBRT(n_trees=2, max_em_iter=1).fit(
-            problem["X"], problem["y"], lambda X: np.full((np.shape(X)[0], 2), 0.2)
-        )
+        AdaptGBRT(lambda X: np.full((np.shape(X)[0], 2), 0.2), n_trees=2, max_em_iter=1).fit(problem["X"], problem["y"])
 
 
 def test_adapt_refuses_a_regression_lightgbm_f0(problem: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"'f0' argument of AdaptGBRT must be a classifier .*'regression'"):
-        AdaptGBRT(n_trees=2, max_em_iter=1).fit(problem["X"], problem["y"], problem["regression"])
+        AdaptGBRT(problem["regression"], n_trees=2, max_em_iter=1).fit(problem["X"], problem["y"])
 
 
 @pytest.mark.parametrize(
     ("est", "call"),
     [
-        ("adapt", lambda X, y, m: AdaptGBRT(n_trees=2, max_em_iter=1).fit(X, y[:-1], m)),
-        ("adapt_nan", lambda X, y, m: AdaptGBRT(n_trees=2, max_em_iter=1).fit(X, np.where(y == 1, np.nan, 0.0), m)),
+        ("adapt", lambda X, y, m: AdaptGBRT(m, n_trees=2, max_em_iter=1).fit(X, y[:-1])),
+        ("adapt_nan", lambda X, y, m: AdaptGBRT(m, n_trees=2, max_em_iter=1).fit(X, np.where(y == 1, np.nan, 0.0))),
         ("cstc", lambda X, y, m: CSTC(depth=1).fit(X, y[:-1])),
     ],
 )
