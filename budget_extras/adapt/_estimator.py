@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
@@ -450,7 +451,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
     def _check(self, X: Any) -> np.ndarray:
         if not hasattr(self, "g_model_"):
-            raise ValueError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
+            raise NotFittedError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
         return self._validate(X, "X")
 
     def decision_function_gate(self, X: Any) -> np.ndarray:
@@ -484,7 +485,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        return np.asarray(self.classes_[np.argmax(self.predict_proba(X), axis=1)])
+        proba = self.predict_proba(X)
+        return np.asarray(self.classes_[np.argmax(proba, axis=1)])
 
     # ----------------------------------------------------------------- cost
     def _ensemble(self, which: str) -> TreeEnsemble:

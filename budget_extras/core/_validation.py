@@ -229,6 +229,8 @@ def check_array_2d(
     else:
         if hasattr(X, "toarray") and callable(X.toarray):
             X = X.toarray()
+        if np.iscomplexobj(X):
+            raise ValueError(f"The {name!r} argument must hold real numbers. Complex data not supported.")
         try:
             arr = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -236,7 +238,10 @@ def check_array_2d(
                 f"The {name!r} argument must be a 2-D array of numbers. Got {_describe(X)} instead."
             ) from exc
     if arr.ndim != 2:
-        raise ValueError(f"The {name!r} argument must be 2-D (n_rows, n_features). Got shape {arr.shape}.")
+        raise ValueError(
+            f"The {name!r} argument must be 2-D (n_rows, n_features). Got shape {arr.shape}. "
+            "Reshape your data with X.reshape(1, -1) for a single row."
+        )
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(
             f"The {name!r} argument must have {n_features} columns (the model's number of features). "

@@ -22,6 +22,8 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 
 from ..core._costs import FeatureCosts
 from ..core._report import CostReport, features_used
@@ -124,6 +126,10 @@ def _check_X(
     )
     if arr.shape[0] == 0:
         raise ValueError(f"The {name!r} argument of CSTC must have at least one row. Got shape {arr.shape}.")
+    if arr.shape[1] == 0:
+        raise ValueError(
+            f"The {name!r} argument of CSTC has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     return arr, names
 
 
@@ -642,7 +648,7 @@ class CSTC(BaseEstimator):
     # -- prediction -------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
-            raise ValueError("This CSTC instance is not fitted yet. Call 'fit' first.")
+            raise NotFittedError("This CSTC instance is not fitted yet. Call 'fit' first.")
 
     def _leaf_and_outputs(self, X: Any) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
         self._check_fitted()
@@ -677,8 +683,16 @@ class CSTC(BaseEstimator):
             return f
         return np.where(f > 0, self.classes_[1], self.classes_[0])
 
+    def __sklearn_tags__(self) -> Any:
+        """Scikit-learn tags: NaN and sparse input are accepted (LightGBM's missing-value rules)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    @available_if(lambda self: self.task == "binary")
     def predict_proba(self, X: Any) -> FloatArray:
-        """Class probabilities ``(n_rows, 2)`` for ``task="binary"``."""
+        """Class probabilities ``(n_rows, 2)`` for ``task="binary"`` (absent otherwise)."""
         if self.task != "binary":
             raise ValueError("CSTC.predict_proba needs task='binary'. Got task='regression'.")
         p = expit(self.decision_function(X))

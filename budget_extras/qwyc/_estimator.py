@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
@@ -596,7 +597,7 @@ class QWYC(BaseEstimator):
     # --------------------------------------------------------------- prediction
     def _check_fitted(self) -> None:
         if not hasattr(self, "plan_"):
-            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' or 'from_model_file' first.")
+            raise NotFittedError("This QWYC instance is not fitted yet. Call 'fit' or 'from_model_file' first.")
 
     def full_labels_outputs(self, F3: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
         """Labels of the full ensemble (summed in plan order) from model outputs."""
