@@ -101,17 +101,22 @@ def prepare(
     error_source: str = "train",
     error: str = "misclassification",
     eval_cost: bool = False,
+    arg_names: tuple[str, str, str] = ("X_train", "y_train", "X_valid"),
 ) -> BudgetPruneSetup:
-    """Build BudgetPrune's program for a LightGBM model (see :class:`BudgetPrune`)."""
+    """Build BudgetPrune's program for a LightGBM model (see :class:`BudgetPrune`).
+
+    ``arg_names`` are the names of the rows, labels and validation rows in error messages.
+    """
     if error_source not in _ERROR_SOURCES:
         raise ValueError(
             f"The 'error_source' parameter must be one of {_ERROR_SOURCES}. Got {error_source!r} instead."
         )
     booster = check_booster(model, owner="BudgetPrune.fit")
     forest = TreeEnsemble.from_booster(booster)
-    X_train = forest._X(X_train, name="X_train")
-    X_valid = forest._X(X_valid, name="X_valid")
-    y = _labels_iv(forest, y_train, n_rows=X_train.shape[0])
+    x_name, y_name, v_name = arg_names
+    X_train = forest._X(X_train, name=x_name)
+    X_valid = forest._X(X_valid, name=v_name)
+    y = _labels_iv(forest, y_train, n_rows=X_train.shape[0], name=y_name, x_name=x_name)
     counts = None
     if error not in ("misclassification", "loss"):
         raise ValueError(
@@ -321,6 +326,7 @@ class BudgetPrune(BaseEstimator):
         """
         del y_valid
         model, costs = self.model, self.costs
+        names = ("X", "y", "X" if X_valid is None else "X_valid")
         if is_model(X) or "model" in kwargs:  # the deprecated fit(model, X_train, y_train, X_valid, costs)
             old = dict(zip(("model", "X_train", "y_train", "X_valid", "costs"), (X, y, *args), strict=False))
             old.update(kwargs)
@@ -335,6 +341,7 @@ class BudgetPrune(BaseEstimator):
             )
             model, costs = old["model"], old.get("costs", costs)
             X, y, X_valid = old.get("X_train"), old.get("y_train"), old.get("X_valid")
+            names = ("X_train", "y_train", "X_valid")
         elif args or kwargs:
             raise TypeError(
                 f"BudgetPrune.fit takes (X, y, *, X_valid=None, y_valid=None). Got extra arguments "
@@ -365,6 +372,7 @@ class BudgetPrune(BaseEstimator):
             error_source=self.error_source,
             error=self.error,
             eval_cost=self.eval_cost,
+            arg_names=names,
         )
         self.setup_ = setup
         self.costs_ = as_feature_costs(
@@ -522,26 +530,28 @@ class BudgetPrune(BaseEstimator):
         return out / np.maximum(out.sum(axis=1, keepdims=True), 1e-300)
 
 
-def _labels_iv(forest: TreeEnsemble, y_train: Any, *, n_rows: int) -> np.ndarray:
+def _labels_iv(
+    forest: TreeEnsemble, y_train: Any, *, n_rows: int, name: str = "y_train", x_name: str = "X_train"
+) -> np.ndarray:
     """``y_train`` as float64, checked against the rows and the model's classes."""
     y = np.asarray(y_train)
     if y.ndim != 1:
-        raise ValueError(f"The 'y_train' argument must be one-dimensional. Got shape {y.shape} instead.")
+        raise ValueError(f"The {name!r} argument must be one-dimensional. Got shape {y.shape} instead.")
     if y.shape[0] != n_rows:
         raise ValueError(
-            f"The 'y_train' argument must have one label per row of X_train ({n_rows}). Got {y.shape[0]}."
+            f"The {name!r} argument must have one label per row of {x_name} ({n_rows}). Got {y.shape[0]}."
         )
     if y.dtype == bool:
         y = y.astype(np.float64)
     if not np.issubdtype(y.dtype, np.number):
         raise ValueError(
-            f"The 'y_train' argument must hold numeric labels as the model was trained on them "
+            f"The {name!r} argument must hold numeric labels as the model was trained on them "
             f"(0/1 or class indices). Got dtype {y.dtype} (e.g. {y[:3].tolist()!r})."
         )
     y = y.astype(np.float64)
     if not np.all(np.isfinite(y)):
         i = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise ValueError(f"The 'y_train' argument must be finite. Got {float(y[i])!r} at position {i}.")
+        raise ValueError(f"The {name!r} argument must be finite. Got {float(y[i])!r} at position {i}.")
     objective = objective_name(forest)
     if objective in ("binary", "multiclass", "multiclassova"):
         n_classes = 2 if objective == "binary" else forest.num_tree_per_iteration
@@ -549,7 +559,7 @@ def _labels_iv(forest: TreeEnsemble, y_train: Any, *, n_rows: int) -> np.ndarray
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"The 'y_train' argument must hold the model's classes 0..{n_classes - 1} "
+                f"The {name!r} argument must hold the model's classes 0..{n_classes - 1} "
                 f"(objective {objective!r}). Got {float(y[i])!r} at position {i}."
             )
     return y

@@ -31,14 +31,14 @@ def problem() -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("labels", "match"),
     [
-        (lambda y: y + 1, r"'y_train' argument must hold the model's classes 0\.\.1 .*Got 2\.0"),
+        (lambda y: y + 1, r"'y' argument must hold the model's classes 0\.\.1 .*Got 2\.0"),
         (
             lambda y: np.where(np.arange(y.size) == 3, np.nan, y),
-            r"'y_train' argument must be finite\. Got nan at position 3",
+            r"'y' argument must be finite\. Got nan at position 3",
         ),
-        (lambda y: np.where(y == 1, "yes", "no"), r"'y_train' argument must hold numeric labels"),
-        (lambda y: y[:-1], r"'y_train' argument must have one label per row of X_train \(200\)\. Got 199"),
-        (lambda y: y.astype(float) * 0.5, r"'y_train' argument must hold the model's classes"),
+        (lambda y: np.where(y == 1, "yes", "no"), r"'y' argument must hold numeric labels"),
+        (lambda y: y[:-1], r"'y' argument must have one label per row of X \(200\)\. Got 199"),
+        (lambda y: y.astype(float) * 0.5, r"'y' argument must hold the model's classes"),
     ],
     ids=["outside_classes", "nan", "strings", "wrong_length", "fractional"],
 )
@@ -91,3 +91,8 @@ def test_adapt_refuses_a_regression_lightgbm_f0(problem: dict[str, Any]) -> None
 def test_wrong_labels_name_y(problem: dict[str, Any], est: str, call: Any) -> None:
     with pytest.raises(ValueError, match="'y' argument"):
         call(problem["X"], problem["y"], problem["binary"])
+
+
+def test_budgetprune_old_form_names_the_old_arguments(problem: dict[str, Any]) -> None:
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=r"'y_train' argument .* per row of X_train"):
+        BudgetPrune(lam=0.1).fit(problem["binary"], problem["X"], problem["y"][:-1], problem["X"])
