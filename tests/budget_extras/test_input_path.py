@@ -220,3 +220,15 @@ def test_fit_refuses_bad_inputs(data: dict[str, Any], fit: str, kind: str) -> No
     X, error, match = _bad(data)[kind]
     with pytest.raises(error, match=match):
         FITS[fit](data, X, _label(data["test"]))
+
+
+def test_adapt_save_load_keeps_names_and_categories(
+    data: dict[str, Any], fitted: dict[str, Any], tmp_path: Any
+) -> None:
+    path = tmp_path / "adapt.json"
+    fitted["adapt"].save(str(path))
+    loaded = AdaptGBRT.load(str(path), f0=data["booster"])
+    X = data["test"][COLUMNS[::-1]]  # reordered, string categories
+    np.testing.assert_array_equal(loaded.predict_proba(X), fitted["adapt"].predict_proba(data["ref"]))
+    with pytest.raises(ValueError, match=r"columns not in the model \['label'\]"):
+        loaded.predict(data["test"].assign(label=0))
