@@ -16,6 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from lightgbm.basic import _data_from_pandas
 
 from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, FeatureCosts, TreeEnsemble, cost_report
@@ -232,3 +235,36 @@ def test_adapt_save_load_keeps_names_and_categories(
     np.testing.assert_array_equal(loaded.predict_proba(X), fitted["adapt"].predict_proba(data["ref"]))
     with pytest.raises(ValueError, match=r"columns not in the model \['label'\]"):
         loaded.predict(data["test"].assign(label=0))
+
+
+# ------------------------------------------------------------------ property: any numeric array, any column order
+_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int32, np.int64, np.uint16, np.bool_]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arr=st.sampled_from(_DTYPES).flatmap(
+        lambda dt: hnp.arrays(
+            dt,
+            hnp.array_shapes(min_dims=2, max_dims=2, min_side=0, max_side=6).filter(lambda s: s[1] >= 1),
+            elements=hnp.from_dtype(np.dtype(dt), allow_nan=True, allow_infinity=True)
+            if np.dtype(dt).kind == "f"
+            else None,
+        )
+    ),
+    data=st.data(),
+)
+def test_input_path_reads_any_numeric_array_and_any_column_order(arr: np.ndarray, data: Any) -> None:
+    from budget_extras.core._validation import check_array_2d
+
+    n = arr.shape[1]
+    expected = np.asarray(arr, dtype=np.float64)
+    got = check_array_2d(arr, n_features=n)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, expected)
+    names = [f"f{j}" for j in range(n)]
+    perm = data.draw(st.permutations(range(n)))
+    df = pd.DataFrame(expected, columns=names).iloc[:, list(perm)]
+    np.testing.assert_array_equal(check_array_2d(df, n_features=n, feature_names=names), expected)
+    with pytest.raises(ValueError, match="must have"):
+        check_array_2d(arr, n_features=n + 1)
