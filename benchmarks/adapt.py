@@ -188,13 +188,14 @@ class AdaptGBRTMethod(Method):
         for g in ggrid:
             for p in pgrid:
                 m = AdaptGBRT(
+                    self.f0,
                     p_full=p,
                     gamma=g,
                     n_trees=self.ctx["n_trees"],
                     max_em_iter=self.ctx["em"],
                     lgb_params=self.ctx["lgb_params"],
                 )
-                m.fit(ds["X"], ds["y"], self.f0, f0_proba_train=self.p0_train)
+                m.fit(ds["X"], ds["y"], f0_proba_train=self.p0_train)
                 # correctness gate: every q-step met P_full
                 assert all(abs(h["mean_q"] - p) < 1e-5 for h in m.train_result_.history)
                 for thr in self.ctx["gate_thresholds"]:  # the same model at shifted gate thresholds

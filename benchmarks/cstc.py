@@ -186,10 +186,10 @@ class CSTCAdapter(CEGBAdapter):
         # lam per unit of the median (positive) feature cost, so one grid serves every dataset
         c = alone_costs(d.costs)
         lam = s / float(np.median(c[c > 0]))
-        model = CSTC(depth=3, lam=lam, rho=1e-3, task="binary", random_state=self.seed)
+        model = CSTC(self.gbrt, costs=d.costs, depth=3, lam=lam, rho=1e-3, task="binary", random_state=self.seed)
         t0 = time.perf_counter_ns()
         Xv, yv = self.valid if self.valid is not None else (None, None)
-        model.fit(*self.fit_data, d.costs, Xv, yv, booster=self.gbrt)
+        model.fit(*self.fit_data, X_valid=Xv, y_valid=yv)
         t1 = time.perf_counter_ns()
         rep = model.cost_report(d.X_test)
         # correctness gate: a CSTC row never pays more than the whole feature map
@@ -227,7 +227,9 @@ def run_quadrants(seed: int) -> list[dict[str, Any]]:
     for risk in ("leaves", "all"):
         for lam in (0.01, 0.02, 0.05, 0.1, 0.2):
             t0 = time.perf_counter_ns()
-            m = CSTC(depth=3, lam=lam, risk=risk, random_state=seed).fit(X, y, costs, Xv, yv, booster=gbrt)
+            m = CSTC(gbrt, costs=costs, depth=3, lam=lam, risk=risk, random_state=seed).fit(
+                X, y, X_valid=Xv, y_valid=yv
+            )
             t1 = time.perf_counter_ns()
             rep = m.cost_report(Xt)
             r = {"method": f"CSTC risk={risk}", "lam": lam, "mse": float(np.mean((m.predict(Xt) - yt) ** 2)),

@@ -288,8 +288,8 @@ class BudgetPruneAdapter(Adapter):
         norm = feature_costs(ctx.names, ctx.costs / ctx.costs.mean(), ctx.groups)
         out = []
         for lam in self.lams[::3] if ctx.quick else self.lams:
-            bp = BudgetPrune(lam=lam, max_iter=200, progress=False)
-            bp.fit(plain, ctx.X_train, ctx.y_train, ctx.X_valid, norm)
+            bp = BudgetPrune(plain, lam=lam, costs=norm, max_iter=200, progress=False)
+            bp.fit(ctx.X_train, ctx.y_train, X_valid=ctx.X_valid)
             out.append(lgb_candidate(ctx, self.name, bp.booster_, {"lam": lam}))
         return out
 

@@ -123,7 +123,7 @@ class QWYCAdapter:
 
     def fit_base(self, booster: Any, Xa: np.ndarray, alpha: float = 0.0) -> None:
         t0 = time.perf_counter()
-        self.base = QWYC(alpha, random_state=0, holdout=None, **self.params).fit(booster, Xa)
+        self.base = QWYC(booster, alpha=alpha, random_state=0, holdout=None, **self.params).fit(Xa)
         self.base_seconds = time.perf_counter() - t0
 
     def run(
@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         print(target, json.dumps(timing[str(target)], indent=1), flush=True)
 
     t0 = time.perf_counter()
-    QWYC(0.005, holdout=None).fit(booster, Xtr[: 3000 if args.quick else 30000])  # speed requirement
+    QWYC(booster, alpha=0.005, holdout=None).fit(Xtr[: 3000 if args.quick else 30000])  # speed requirement
     greedy_30k_s = time.perf_counter() - t0
 
     result = {

@@ -82,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         order_rows = Xtr[rng.permutation(len(Xtr))[:15000]]
         for alpha in args.alphas:
-            q = QWYC(alpha=alpha, margin=args.qwyc_margin, alpha_fit=args.alpha_fit, shift=args.shift,
-                     random_state=0).fit(booster, order_rows, X_holdout=Xte[calib])
+            q = QWYC(booster, alpha=alpha, margin=args.qwyc_margin, alpha_fit=args.alpha_fit, shift=args.shift,
+                     random_state=0).fit(order_rows, X_valid=Xte[calib])
             path = Path(tmp) / f"qwyc_{alpha}.txt"
             q.save_model(path)
             name = f"QWYC native alpha={alpha:g}"

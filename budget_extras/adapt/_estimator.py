@@ -6,15 +6,22 @@ Nan & Saligrama, "Adaptive Classification for Prediction Under a Budget", NeurIP
 from __future__ import annotations
 
 import json
+import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
 
+from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
+from ..core._report import CostReport, cost_report
+from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._f0 import F0Model
 from ._heads import F1Head, make_head
 from ._paths import as_feature_costs, booster_features_used, row_cost
@@ -109,10 +116,16 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
+    f0 : fitted model
+        The expensive model: a LightGBM Booster or estimator, a scikit-learn classifier with
+        ``predict_proba``, or a callable returning ``(n_rows, n_classes)`` probabilities
+        (columns in the order of the sorted class labels). Not modified.
     p_full : float in [0, 1], default 0.5
         Fraction of training rows the q-step routes to ``f0``.
     gamma : float >= 0, default 0.01
         Feature-acquisition penalty per unit cost (in units of the mean per-row log-loss).
+    costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+        Feature costs (the core's one cost input; default: 1 per feature).
     budget : float, optional
         Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` and
         keeps, on the validation data, the most accurate system whose cost is ``<= budget``.
@@ -144,6 +157,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     g_model_, f1_model_ : lightgbm.Booster
     g_bias_ : float
     f1_bias_ : float, or ndarray of shape (n_classes,) for more than two classes
+    result_ : AdaptTrainResult or AdaptSweepResult
+        ``sweep_result_`` with ``budget``, else ``train_result_`` (both have ``status``,
+        ``success`` and ``message``).
     train_result_ : AdaptTrainResult
         History (``mean_q`` after each q-step, accuracy, ...), status, message.
     sweep_result_ : AdaptSweepResult or None
@@ -154,9 +170,11 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        f0: Any = None,
+        *,
         p_full: float = 0.5,
         gamma: float = 0.01,
-        *,
+        costs: Any = None,
         budget: float | None = None,
         p_full_grid: Any = None,
         gamma_grid: Any = None,
@@ -170,8 +188,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         gate_threshold: float = 0.0,
         progress: bool = False,
     ) -> None:
+        self.f0 = f0
         self.p_full = p_full
         self.gamma = gamma
+        self.costs = costs
         self.budget = budget
         self.p_full_grid = p_full_grid
         self.gamma_grid = gamma_grid
@@ -190,25 +210,18 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self,
         X: Any,
         y: Any,
-        f0: Any,
-        costs: Any = None,
-        *,
+        *args: Any,
         X_valid: Any = None,
         y_valid: Any = None,
         f0_proba_train: Any = None,
+        **kwargs: Any,
     ) -> AdaptGBRT:
-        """Fit the gate and f1 around the fitted expensive model ``f0``.
+        """Fit the gate and f1 around the constructor's fitted expensive model ``f0``.
 
         Parameters
         ----------
-        X : array-like of shape (n_rows, n_features)
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
         y : array-like of shape (n_rows,), two or more classes
-        f0 : fitted model
-            LightGBM Booster/estimator, scikit-learn classifier with ``predict_proba``, or a
-            callable returning ``(n_rows, n_classes)`` probabilities (columns in the order of
-            the sorted class labels).
-        costs : FeatureCosts or array-like (n_features,), optional
-            The cost model (groups and all) or per-feature acquisition costs (default: 1 each).
         X_valid, y_valid : array-like, optional
             Validation data; required with ``budget``.
         f0_proba_train : array-like of shape (n_rows, n_classes), optional
@@ -219,25 +232,64 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Notes
+        -----
+        The form ``fit(X, y, f0, costs)`` of earlier releases still works with a
+        ``FutureWarning``: pass ``f0`` and ``costs`` to the constructor.
         """
+        f0, costs = self.f0, self.costs
+        p_full = self.p_full
+        if args or "f0" in kwargs or "costs" in kwargs:  # the deprecated fit(X, y, f0, costs)
+            old = dict(zip(("f0", "costs"), args, strict=False))
+            old.update(kwargs)
+            unknown = sorted(set(old) - {"f0", "costs"})
+            if len(args) > 2 or unknown:
+                raise TypeError(
+                    "AdaptGBRT.fit takes (X, y, *, X_valid=None, y_valid=None, f0_proba_train=None). "
+                    f"Got extra arguments {unknown or len(args)!r}."
+                )
+            warnings.warn(
+                "AdaptGBRT.fit(X, y, f0, costs) is deprecated and will be removed in the next release: "
+                "use AdaptGBRT(f0, costs=costs, ...).fit(X, y).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            f0, costs = old.get("f0", f0), old.get("costs", costs)
+        if isinstance(self.f0, numbers.Real) and not isinstance(self.f0, bool):
+            warnings.warn(
+                "AdaptGBRT(p_full) with p_full as the first positional argument is deprecated: the first "
+                "argument is f0. Use AdaptGBRT(f0, p_full=...).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            p_full = float(self.f0)
+            if f0 is self.f0:
+                f0 = None
+        if f0 is None:
+            raise ValueError("AdaptGBRT needs the fitted expensive model: AdaptGBRT(f0, ...).")
+        if not 0.0 <= p_full <= 1.0:
+            raise ValueError(f"The 'p_full' parameter of AdaptGBRT must be a number in [0, 1]. Got {p_full!r} instead.")
         _adapt_iv(self)
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"The 'X' argument of AdaptGBRT.fit must be 2-D. Got shape {X.shape} instead.")
         y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"The 'y' argument of AdaptGBRT.fit must be 1-D. Got shape {y.shape} instead.")
+        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+            raise ValueError("The 'y' argument of AdaptGBRT.fit must not contain NaN or infinite labels.")
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
+        k = classes.size
+        self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
+        self._set_input_spec(X)
+        X = self._validate(X, "X")
         if y.shape != (X.shape[0],):
             raise ValueError(
                 f"The 'y' argument of AdaptGBRT.fit must have shape ({X.shape[0]},). Got {y.shape} instead."
             )
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
         self.classes_ = classes
-        k = classes.size
-        self.n_features_in_ = X.shape[1]
-        self.costs_ = as_feature_costs(costs, X.shape[1])
+        self.costs_ = as_feature_costs(costs, X.shape[1], self._feature_names)
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
-        self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
         y_idx = np.searchsorted(classes, y).astype(np.float64)
         p0 = self.f0_.proba(X) if f0_proba_train is None else np.asarray(f0_proba_train, dtype=np.float64)
         if p0.shape != (X.shape[0], k):
@@ -251,13 +303,54 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         ds = make_dataset(X, params)
         ctx = _FitContext(X, y_idx, p0_true, f0_correct, ds, params)
         if self.budget is None:
-            self._fit_one(ctx, float(self.p_full), float(self.gamma), {})
+            self._fit_one(ctx, float(p_full), float(self.gamma), {})
             self.sweep_result_: AdaptSweepResult | None = None
+            self.result_: AdaptTrainResult | AdaptSweepResult = self.train_result_
             return self
         if X_valid is None or y_valid is None:
             raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
-        self._sweep(ctx, np.asarray(X_valid, dtype=np.float64), np.asarray(y_valid))
+        Xv = self._validate(X_valid, "X_valid")
+        yv = np.asarray(y_valid)
+        if yv.shape != (Xv.shape[0],):
+            raise ValueError(
+                f"The 'y_valid' argument of AdaptGBRT.fit must have shape ({Xv.shape[0]},). Got {yv.shape} instead."
+            )
+        self._sweep(ctx, Xv, yv)
+        assert self.sweep_result_ is not None
+        self.result_ = self.sweep_result_
         return self
+
+    def _set_input_spec(self, X: Any) -> None:
+        """Record the columns, names and pandas categories that later data must match.
+
+        They are f0's when it is a LightGBM model, else those of the training data (as
+        LightGBM records them when training).
+        """
+        booster = self.f0_._booster
+        if booster is not None:
+            ens = self.f0_._tree_ensemble()
+            n: int | None = ens.n_features
+            names: tuple[str, ...] | None = ens.feature_names
+            cats = ens.pandas_categorical
+            if all(f == f"Column_{i}" for i, f in enumerate(ens.feature_names)):  # f0 has no names
+                names = column_names(X)
+        else:
+            n, names, cats = None, column_names(X), pandas_categories(X)
+        self._pandas_categorical = cats
+        self._feature_names = names
+        if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.n_features_in_ = n if n is not None else check_array_2d(X, name="X").shape[1]
+
+    def _validate(self, X: Any, name: str) -> np.ndarray:
+        """``X`` through the core's one input path (docs/representation.md, "Input data")."""
+        return check_array_2d(
+            X,
+            name=name,
+            n_features=self.n_features_in_,
+            pandas_categorical=getattr(self, "_pandas_categorical", None),
+            feature_names=getattr(self, "_feature_names", None),
+        )
 
     def _fit_one(self, ctx: _FitContext, p_full: float, gamma: float, init_cache: dict[float, Any]) -> None:
         if gamma not in init_cache:
@@ -358,11 +451,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
     def _check(self, X: Any) -> np.ndarray:
         if not hasattr(self, "g_model_"):
-            raise ValueError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must be 2-D with {self.n_features_in_} features. Got shape {X.shape} instead.")
-        return X
+            raise NotFittedError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
+        return self._validate(X, "X")
 
     def decision_function_gate(self, X: Any) -> np.ndarray:
         """Raw gate score ``g(x)``; rows with ``g(x) > gate_threshold`` go to ``f0``."""
@@ -395,7 +485,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        return np.asarray(self.classes_[np.argmax(self.predict_proba(X), axis=1)])
+        proba = self.predict_proba(X)
+        return np.asarray(self.classes_[np.argmax(proba, axis=1)])
 
     # ----------------------------------------------------------------- cost
     def _ensemble(self, which: str) -> TreeEnsemble:
@@ -423,6 +514,64 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         """Acquisition cost of each row (float64, shape (n_rows,))."""
         return row_cost(self.costs_, self.features_used(X, f0_used=f0_used))
 
+    def cost_report(self, X: Any) -> CostReport:
+        """Return the core's cost accounting of the whole system (gate, f1 and f0) on the rows ``X``.
+
+        Every row evaluates the gate's trees, then f1's trees or f0's (by :meth:`route`). The
+        acquisition follows the unified rule (the same as :meth:`row_cost`); split and tree
+        evaluation costs are counted for the LightGBM models (for an ``f0`` that is not a
+        LightGBM model, its evaluation is not counted). ``tree_order`` numbers the gate's trees
+        first, then f1's, then f0's.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        CostReport
+        """
+        X = self._check(X)
+        pc = _positional(self.costs_)
+        to_f0 = self.route(X).astype(bool)
+        g_ens, f1_ens = self._ensemble("g"), self._ensemble("f1")
+        reports = [
+            cost_report(g_ens, X, pc, feature_counts=False),
+            cost_report(f1_ens, X, pc, n_trees=np.where(to_f0, 0, f1_ens.n_trees), feature_counts=False),
+        ]
+        f0 = self._require_f0() if to_f0.any() else None
+        used = reports[0].used.toarray() | reports[1].used.toarray()
+        n_f0_trees = 0
+        if f0 is not None and f0._booster is not None:
+            f0_ens = f0._tree_ensemble()
+            n_f0_trees = f0_ens.n_trees
+            reports.append(
+                cost_report(f0_ens, X, pc, n_trees=np.where(to_f0, f0_ens.n_trees, 0), feature_counts=False)
+            )
+            used |= reports[2].used.toarray()
+        elif f0 is not None:
+            used[to_f0] |= f0.features_used(X[to_f0])
+        used_sp = sp.csr_matrix(used)
+        acq = np.asarray(self.costs_.row_cost(used_sp), dtype=np.float64)
+        eval_cost = np.sum([r.eval_cost for r in reports], axis=0)
+        coupled_features = np.logical_or.reduce([r.coupled_features for r in reports])
+        names = self._feature_names or tuple(f"Column_{i}" for i in range(self.n_features_in_))
+        return CostReport(
+            used=used_sp,
+            acquired=sp.csr_matrix(self.costs_.acquired_features(used_sp)),
+            feature_counts=None,
+            acquisition_cost=acq,
+            splits_evaluated=np.sum([r.splits_evaluated for r in reports], axis=0),
+            trees_evaluated=np.sum([r.trees_evaluated for r in reports], axis=0),
+            eval_cost=eval_cost,
+            total_cost=acq + eval_cost,
+            coupled_cost=float(np.asarray(self.costs_.coupled)[coupled_features].sum()),
+            coupled_features=coupled_features,
+            tree_order=np.arange(g_ens.n_trees + f1_ens.n_trees + n_f0_trees, dtype=np.int64),
+            feature_names=tuple(names),
+            costs=self.costs_,
+        )
+
     def _evaluate(
         self, X: np.ndarray, y: np.ndarray, *, p0: np.ndarray | None = None, f0_used: np.ndarray | None = None
     ) -> dict[str, float]:
@@ -443,9 +592,11 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self._check(np.zeros((0, self.n_features_in_)))
         doc = {
             "format": _FORMAT,
-            "params": {k: v for k, v in self.get_params().items() if _jsonable(v)},
+            "params": {k: v for k, v in self.get_params(deep=False).items() if k != "f0" and _jsonable(v)},
             "classes": self.classes_.tolist(),
             "n_features": int(self.n_features_in_),
+            "feature_names": None if self._feature_names is None else list(self._feature_names),
+            "pandas_categorical": self._pandas_categorical,
             "cost_vec": self.cost_vec_.tolist(),
             "p_full": self.p_full_,
             "gamma": self.gamma_,
@@ -467,8 +618,15 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est = cls(**doc["params"])
         est.classes_ = np.asarray(doc["classes"])
         est.n_features_in_ = int(doc["n_features"])
+        names = doc.get("feature_names")
+        est._feature_names = None if names is None else tuple(names)
+        est._pandas_categorical = doc.get("pandas_categorical")
+        if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
+            est.feature_names_in_ = np.asarray(names, dtype=object)
         est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
-        est.costs_ = as_feature_costs(costs if costs is not None else est.cost_vec_, est.n_features_in_)
+        est.costs_ = as_feature_costs(
+            costs if costs is not None else est.cost_vec_, est.n_features_in_, est._feature_names
+        )
         est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]
         fb = doc["f1_bias"]
         est.g_bias_, est.f1_bias_ = doc["g_bias"], (np.asarray(fb, dtype=np.float64) if isinstance(fb, list) else fb)
@@ -478,6 +636,20 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est._leaf_cache = {}
         est.sweep_result_ = None
         return est
+
+
+def _positional(costs: FeatureCosts) -> FeatureCosts:
+    """Return ``costs`` without feature names, to charge models trained on arrays by column position."""
+    if costs.feature_names is None:
+        return costs
+    return FeatureCosts(
+        costs.lazy,
+        coupled=costs.coupled,
+        groups=[costs.group_labels[g] if g >= 0 else None for g in costs.group],
+        group_cost={lab: float(c) for lab, c in zip(costs.group_labels, costs.group_cost, strict=True)},
+        split=costs.split,
+        tree=costs.tree,
+    )
 
 
 def _jsonable(v: Any) -> bool:

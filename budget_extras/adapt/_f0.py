@@ -12,6 +12,8 @@ from ._paths import booster_features_used, sklearn_tree_features_used
 
 __all__ = ["F0Model"]
 
+_CLASSIFIERS = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
+
 
 def _is_booster(obj: Any) -> bool:
     return type(obj).__name__ == "Booster" and hasattr(obj, "dump_model")
@@ -44,6 +46,14 @@ class F0Model:
                 "The 'f0' argument of AdaptGBRT must be a LightGBM Booster or estimator, an "
                 f"estimator with predict_proba, or a callable. Got {type(f0).__name__} instead."
             )
+        if booster is not None:
+            header = booster.model_to_string(num_iteration=1).split("Tree=", 1)[0].split("\n")
+            objective = next((h[10:].split(" ")[0] for h in header if h.startswith("objective=")), "")
+            if objective and objective not in _CLASSIFIERS:
+                raise ValueError(
+                    "The 'f0' argument of AdaptGBRT must be a classifier returning class probabilities. "
+                    f"Got a LightGBM model with objective {objective!r}."
+                )
         self.model = f0
         self.n_classes = int(n_classes)
         self._booster = booster
@@ -64,6 +74,21 @@ class F0Model:
             raise ValueError(
                 f"f0 must return probabilities of shape (n_rows, {self.n_classes}) for the "
                 f"{self.n_classes} classes of 'y'. Got shape {p.shape} instead."
+            )
+        bad = ~np.isfinite(p) | (p < 0.0) | (p > 1.0)
+        if bad.any():
+            i, j = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(
+                "The 'f0' argument of AdaptGBRT must return class probabilities in [0, 1]. "
+                f"Got {float(p[i, j])!r} at row {i}, column {j} (a regression model or raw scores?)."
+            )
+        sums = p.sum(axis=1)
+        off = np.abs(sums - 1.0) > 1e-4
+        if off.any():
+            i = int(np.flatnonzero(off)[0])
+            raise ValueError(
+                "The 'f0' argument of AdaptGBRT must return class probabilities that sum to 1 per row. "
+                f"Got a sum of {float(sums[i])!r} at row {i}."
             )
         return p
 

@@ -26,6 +26,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
+from ..core._validation import check_array_2d
 from ._f0 import F0Model
 from ._paths import as_feature_costs, row_cost
 from ._qstep import log_weights, q_step
@@ -42,7 +43,7 @@ class _LinearCandidates(BaseEstimator):
     def _prepare(
         self, X: Any, y: Any, f0: Any, costs: Any, f0_features: Any
     ) -> tuple[np.ndarray, np.ndarray]:
-        X = np.asarray(X, dtype=np.float64)
+        X = check_array_2d(X, name="X")
         y = np.asarray(y)
         self.classes_ = np.unique(y)
         if self.classes_.size != 2:
@@ -63,7 +64,7 @@ class _LinearCandidates(BaseEstimator):
         self, X: Any, y: Any, *, f0_proba: np.ndarray | None = None, f0_used: np.ndarray | None = None
     ) -> pd.DataFrame:
         """Accuracy, mean cost, share to f0 and support size of every candidate on ``(X, y)``."""
-        X = np.asarray(X, dtype=np.float64)
+        X = check_array_2d(X, name="X", n_features=self.n_features_in_)
         Z = (X - self.mean_) / self.scale_
         y01 = np.asarray(y) == self.classes_[1]
         p0 = self.f0_.proba(X) if f0_proba is None else np.asarray(f0_proba)
@@ -88,7 +89,7 @@ class _LinearCandidates(BaseEstimator):
 
     def predict(self, X: Any, candidate: int) -> np.ndarray:
         """Class labels from candidate ``candidate`` (f0 on rows its gate routes there)."""
-        X = np.asarray(X, dtype=np.float64)
+        X = check_array_2d(X, name="X", n_features=self.n_features_in_)
         Z = (X - self.mean_) / self.scale_
         gw, gb, hw, hb = self.candidates_[candidate]
         to_f0 = Z @ gw + gb > 0

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core._costs import FeatureCosts
+from ..core._costs import as_feature_costs as _as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._report import features_used
 
@@ -100,35 +101,25 @@ def booster_features_used(booster: Any, X: Any, *, ensemble: TreeEnsemble | None
     return np.asarray(features_used(ens, X).toarray(), dtype=bool)
 
 
-def as_feature_costs(costs: Any, n_features: int) -> FeatureCosts:
+def as_feature_costs(costs: Any, n_features: int, feature_names: Any = None) -> FeatureCosts:
     """Return ``costs`` as a :class:`FeatureCosts` (default: 1 per feature).
+
+    The core's one cost input (:func:`budget_extras.core.as_feature_costs`) with AdaptGBRT's
+    name in the messages.
 
     Parameters
     ----------
-    costs : FeatureCosts, array-like of shape (n_features,) or None
-        Per-feature acquisition (lazy) costs, or a full cost model.
+    costs : FeatureCosts, array-like, dict, pandas.Series, CSV path or None
     n_features : int
         Number of features of the data.
+    feature_names : sequence of str, optional
+        The data's (or f0's) feature names.
 
     Returns
     -------
     FeatureCosts
     """
-    if costs is None:
-        return FeatureCosts.uniform(n_features)
-    if isinstance(costs, FeatureCosts):
-        if costs.n_features != n_features:
-            raise ValueError(
-                f"The 'costs' argument describes {costs.n_features} features; the data has {n_features}."
-            )
-        return costs
-    c = np.asarray(costs, dtype=np.float64).reshape(-1)
-    if c.size != n_features or not np.all(np.isfinite(c)) or np.any(c < 0):
-        raise ValueError(
-            f"The 'costs' argument must hold {n_features} finite non-negative costs, one per feature. "
-            f"Got {np.asarray(costs).tolist()!r} instead."
-        )
-    return FeatureCosts(c)
+    return _as_feature_costs(costs, n_features=n_features, feature_names=feature_names, owner="AdaptGBRT")
 
 
 def sklearn_tree_features_used(estimator: Any, X: Any) -> np.ndarray:

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import numbers
+import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
+from ..core._costs import as_feature_costs
 from ..core._ensemble import TreeEnsemble
-from ..core._validation import check_booster
-from ._error_terms import forest_error, gbdt_surrogate_error, inbag_counts, subtree_sum, train_counts
+from ..core._report import CostReport, cost_report
+from ..core._validation import check_booster, is_model
+from ._error_terms import (
+    forest_error,
+    gbdt_surrogate_error,
+    inbag_counts,
+    objective_name,
+    subtree_sum,
+    train_counts,
+)
 from ._problem import PruneProblem, build_problem
 from ._solver import PruneResult, solve_primal_dual
 
@@ -33,13 +47,11 @@ def resolve_costs(
 
     Parameters
     ----------
-    costs : FeatureCosts, array-like, dict, pandas.Series or None
-        ``None``: every feature costs 1. A :class:`FeatureCosts` (its acquisition units
-        ``unit``/``unit_cost``, so groups are bought once per row, and its per-split cost
-        ``split``; ``coupled`` and ``tree`` costs do not depend on the pruning's per-row
-        choices and are not part of the program), any object with ``lazy`` (and optionally
-        ``groups``) attributes, per-feature costs as an array, or a mapping from feature name
-        to cost.
+    costs : FeatureCosts, array-like, dict, pandas.Series, CSV path or None
+        Through the core's one cost input (:func:`budget_extras.core.as_feature_costs`;
+        ``None``: every feature costs 1). The acquisition units ``unit``/``unit_cost`` (groups
+        bought once per row) and the per-split cost ``split`` enter the program; ``coupled``
+        and ``tree`` costs do not depend on the pruning's per-row choices and are not part of it.
     feature_names : tuple of str
     n_features : int
 
@@ -49,58 +61,11 @@ def resolve_costs(
     group_cost : ndarray of float64, shape (n_groups,)
     split_cost : ndarray of float64, shape (n_features,)
     """
-    groups = None
-    group_cost_map: Any = None
-    split: Any = 0.0
-    if costs is None:
-        lazy = np.ones(n_features)
-    elif hasattr(costs, "unit") and hasattr(costs, "unit_cost"):  # the core's FeatureCosts
-        if getattr(costs, "feature_names", None) is not None and feature_names:
-            costs = costs.aligned(list(feature_names))
-        if costs.n_features != n_features:
-            raise ValueError(
-                f"The 'costs' argument describes {costs.n_features} features but the model has {n_features}."
-            )
-        split_cost = np.broadcast_to(np.asarray(costs.split, dtype=np.float64), (n_features,)).copy()
-        unit = np.asarray(costs.unit, dtype=np.int64)
-        return unit, np.asarray(costs.unit_cost, dtype=np.float64), split_cost
-    elif hasattr(costs, "lazy"):
-        lazy = np.asarray(costs.lazy, dtype=np.float64)
-        groups = getattr(costs, "groups", None)
-        group_cost_map = getattr(costs, "group_cost", None)
-        split = getattr(costs, "split", 0.0)
-    elif isinstance(costs, dict) or hasattr(costs, "reindex"):
-        mapping = dict(costs.items())
-        missing = [f for f in feature_names if f not in mapping]
-        if missing:
-            raise ValueError(
-                f"The 'costs' mapping must give a cost for every feature. Missing: {missing[:5]}."
-            )
-        lazy = np.array([float(mapping[f]) for f in feature_names])
-    else:
-        lazy = np.asarray(costs, dtype=np.float64).ravel()
-    if lazy.shape != (n_features,) or not np.all(np.isfinite(lazy)) or np.any(lazy < 0):
-        raise ValueError(
-            f"The 'costs' argument must give {n_features} finite non-negative feature costs. "
-            f"Got shape {lazy.shape} with values {lazy[:5]}."
-        )
-    if groups is None:
-        feature_group = np.arange(n_features, dtype=np.int64)
-        group_cost = lazy.copy()
-    else:
-        g = np.asarray(groups)
-        _, feature_group = np.unique(g, return_inverse=True)
-        feature_group = feature_group.astype(np.int64)
-        n_groups = int(feature_group.max()) + 1
-        group_cost = np.zeros(n_groups)
-        np.maximum.at(group_cost, feature_group, lazy)
-        if isinstance(group_cost_map, dict):
-            labels = np.unique(g)
-            for j, lab in enumerate(labels):
-                if lab in group_cost_map:
-                    group_cost[j] = float(group_cost_map[lab])
-    split_cost = np.broadcast_to(np.asarray(split, dtype=np.float64), (n_features,)).copy()
-    return feature_group, group_cost, split_cost
+    fc = as_feature_costs(
+        costs, n_features=n_features, feature_names=feature_names or None, owner="BudgetPrune"
+    )
+    split_cost = np.broadcast_to(np.asarray(fc.split, dtype=np.float64), (n_features,)).copy()
+    return np.asarray(fc.unit, dtype=np.int64), np.asarray(fc.unit_cost, dtype=np.float64), split_cost
 
 
 @dataclass(frozen=True)
@@ -136,17 +101,22 @@ def prepare(
     error_source: str = "train",
     error: str = "misclassification",
     eval_cost: bool = False,
+    arg_names: tuple[str, str, str] = ("X_train", "y_train", "X_valid"),
 ) -> BudgetPruneSetup:
-    """Build BudgetPrune's program for a LightGBM model (see :class:`BudgetPrune`)."""
+    """Build BudgetPrune's program for a LightGBM model (see :class:`BudgetPrune`).
+
+    ``arg_names`` are the names of the rows, labels and validation rows in error messages.
+    """
     if error_source not in _ERROR_SOURCES:
         raise ValueError(
             f"The 'error_source' parameter must be one of {_ERROR_SOURCES}. Got {error_source!r} instead."
         )
     booster = check_booster(model, owner="BudgetPrune.fit")
     forest = TreeEnsemble.from_booster(booster)
-    y = np.asarray(y_train)
-    if y.ndim != 1:
-        raise ValueError(f"The 'y_train' argument must be one-dimensional. Got shape {y.shape} instead.")
+    x_name, y_name, v_name = arg_names
+    X_train = forest._X(X_train, name=x_name)
+    X_valid = forest._X(X_valid, name=v_name)
+    y = _labels_iv(forest, y_train, n_rows=X_train.shape[0], name=y_name, x_name=x_name)
     counts = None
     if error not in ("misclassification", "loss"):
         raise ValueError(
@@ -214,7 +184,7 @@ def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
     return tqdm(total=total, desc=desc, leave=False)
 
 
-class BudgetPrune:
+class BudgetPrune(BaseEstimator):
     """Prune a LightGBM random forest (or GBDT) for prediction on a feature-cost budget.
 
     Solves the 0-1 program of Nan, Wang and Saligrama (NeurIPS 2016) exactly by its primal-dual
@@ -223,6 +193,8 @@ class BudgetPrune:
 
     Parameters
     ----------
+    model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
+        The LightGBM random forest (binary or multiclass) or GBDT to prune (not modified).
     lam : float, optional
         Trade-off between error and average feature cost. Exactly one of ``lam`` and ``budget``.
     budget : float, optional
@@ -233,6 +205,8 @@ class BudgetPrune:
         Random forests: the paper's 0-1 majority error per node, or the loss surrogate (training
         loss of the forest's averaged output with one tree collapsed at the node; needs
         ``error_source="train"``). Boosted models always use the loss surrogate.
+    costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+        Feature costs (the core's one cost input; default: 1 per feature).
     eval_cost : bool, default False
         Add the split-evaluation cost of the costs object (``split``) to the cost term.
     gap_tol : float, default 1e-4
@@ -268,9 +242,11 @@ class BudgetPrune:
 
     def __init__(
         self,
-        lam: float | None = None,
+        model: Any = None,
         *,
+        lam: float | None = None,
         budget: float | None = None,
+        costs: Any = None,
         error_source: str = "train",
         error: str = "misclassification",
         eval_cost: bool = False,
@@ -280,8 +256,10 @@ class BudgetPrune:
         bisect_steps: int = 30,
         progress: bool | None = None,
     ) -> None:
+        self.model = model
         self.lam = lam
         self.budget = budget
+        self.costs = costs
         self.error_source = error_source
         self.error = error
         self.eval_cost = eval_cost
@@ -291,44 +269,20 @@ class BudgetPrune:
         self.bisect_steps = bisect_steps
         self.progress = progress
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Parameters of this estimator (scikit-learn convention)."""
-        del deep
-        return {
-            k: getattr(self, k)
-            for k in (
-                "lam",
-                "budget",
-                "error_source",
-                "error",
-                "eval_cost",
-                "gap_tol",
-                "max_iter",
-                "time_limit",
-                "bisect_steps",
-                "progress",
-            )
-        }
-
-    def set_params(self, **params: Any) -> BudgetPrune:
-        """Set parameters (scikit-learn convention)."""
-        valid = self.get_params()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(
-                    f"Invalid parameter {k!r} for BudgetPrune. Valid parameters: {sorted(valid)}."
-                )
-            setattr(self, k, v)
-        return self
+    def _lam(self) -> float | None:
+        """``lam``, or the number the deprecated form ``BudgetPrune(0.1)`` passed as ``model``."""
+        if self.lam is None and _is_number(self.model):
+            return float(self.model)
+        return self.lam
 
     def _params_iv(self) -> None:
-        if (self.lam is None) == (self.budget is None):
+        lam = self._lam()
+        if (lam is None) == (self.budget is None):
             raise ValueError(
                 "BudgetPrune needs exactly one of 'lam' and 'budget'. "
-                f"Got lam={self.lam!r}, budget={self.budget!r}."
+                f"Got lam={lam!r}, budget={self.budget!r}."
             )
-        for name in ("lam", "budget"):
-            value = getattr(self, name)
+        for name, value in (("lam", lam), ("budget", self.budget)):
             if value is not None and not _finite_nonneg(value):
                 raise ValueError(
                     f"The {name!r} parameter of BudgetPrune must be a finite number >= 0. "
@@ -339,40 +293,96 @@ class BudgetPrune:
                 f"The 'bisect_steps' parameter must be an integer >= 1. Got {self.bisect_steps!r} instead."
             )
 
-    def fit(self, model: Any, X_train: Any, y_train: Any, X_valid: Any, costs: Any = None) -> BudgetPrune:
-        """Prune ``model``.
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        *args: Any,
+        X_valid: Any = None,
+        y_valid: Any = None,
+        **kwargs: Any,
+    ) -> BudgetPrune:
+        """Prune the constructor's ``model`` for the costs ``costs``.
 
         Parameters
         ----------
-        model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
-            A LightGBM random forest (binary or multiclass) or GBDT.
-        X_train, y_train : array-like
-            Training rows and labels (define the error terms).
-        X_valid : array-like
-            Validation rows (define which features each row would acquire); labels not needed.
-        costs : FeatureCosts, array-like, dict or None
-            Feature costs (None: uniform).
+        X, y : array-like or pandas.DataFrame, array-like
+            Training rows and labels (define the error terms; labels as the model was
+            trained on them: 0/1, class indices or regression targets).
+        X_valid : array-like or pandas.DataFrame, optional
+            Validation rows: which features each row would acquire, hence the cost the
+            budget bounds (labels not needed). Default: ``X``.
+        y_valid : ignored
+            Accepted for the common protocol; the program needs no validation labels.
 
         Returns
         -------
         self : BudgetPrune
+
+        Notes
+        -----
+        The form ``fit(model, X_train, y_train, X_valid, costs=None)`` of earlier releases still
+        works with a ``FutureWarning``: pass the model and the costs to the constructor.
         """
+        del y_valid
+        model, costs = self.model, self.costs
+        names = ("X", "y", "X" if X_valid is None else "X_valid")
+        if is_model(X) or "model" in kwargs:  # the deprecated fit(model, X_train, y_train, X_valid, costs)
+            old = dict(zip(("model", "X_train", "y_train", "X_valid", "costs"), (X, y, *args), strict=False))
+            old.update(kwargs)
+            if X_valid is not None:
+                old["X_valid"] = X_valid
+            warnings.warn(
+                "BudgetPrune.fit(model, X_train, y_train, X_valid, costs) is deprecated and will be "
+                "removed in the next release: use BudgetPrune(model, costs=costs, lam=...)"
+                ".fit(X_train, y_train, X_valid=X_valid).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            model, costs = old["model"], old.get("costs", costs)
+            X, y, X_valid = old.get("X_train"), old.get("y_train"), old.get("X_valid")
+            names = ("X_train", "y_train", "X_valid")
+        elif args or kwargs:
+            raise TypeError(
+                f"BudgetPrune.fit takes (X, y, *, X_valid=None, y_valid=None). Got extra arguments "
+                f"{[type(a).__name__ for a in args] + sorted(kwargs)!r}."
+            )
+        if _is_number(self.model) and self.lam is None:
+            warnings.warn(
+                "BudgetPrune(lam) with lam as the first positional argument is deprecated: the first "
+                "argument is the model. Use BudgetPrune(model, lam=...).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            model = model if not _is_number(model) else None
+        if model is None:
+            raise ValueError(
+                "BudgetPrune needs the LightGBM model to prune: BudgetPrune(model, lam=... or budget=...)."
+            )
+        if y is None:
+            raise ValueError("The 'y' argument of BudgetPrune.fit is required (training labels). Got None.")
         self._params_iv()
+        lam = self._lam()
         setup = prepare(
             model,
-            X_train,
-            y_train,
-            X_valid,
+            X,
+            y,
+            X if X_valid is None else X_valid,
             costs,
             error_source=self.error_source,
             error=self.error,
             eval_cost=self.eval_cost,
+            arg_names=names,
         )
         self.setup_ = setup
+        self.costs_ = as_feature_costs(
+            costs, n_features=setup.ensemble.n_features, feature_names=setup.ensemble.feature_names
+        )
+        self.n_features_in_ = setup.ensemble.n_features
         show = self.progress if self.progress is not None else setup.problem.n_triples > 10_000_000
         self.path_: list[tuple[float, float, float, int]] = []
-        if self.lam is not None:
-            result = self._solve(setup.problem, float(self.lam), None, show)
+        if lam is not None:
+            result = self._solve(setup.problem, float(lam), None, show)
         else:
             result = self._bisect(setup.problem, float(self.budget), show)  # type: ignore[arg-type]
         self.result_ = result
@@ -384,6 +394,50 @@ class BudgetPrune:
 
         self.booster_ = lgb.Booster(model_str=self.model_string_)
         return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "setup_"):
+            raise NotFittedError("This BudgetPrune instance is not fitted yet. Call 'fit' first.")
+
+    def save_model(self, path: str | os.PathLike[str]) -> None:
+        """Write the pruned model as LightGBM model text (``lightgbm.Booster(model_file=path)`` loads it)."""
+        self._check_fitted()
+        self.ensemble_.save_model(path)
+
+    def cost_report(self, X: Any, costs: Any = None) -> CostReport:
+        """Return the core's cost accounting of the pruned model on the rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+        costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+            Default: the costs the model was pruned for.
+
+        Returns
+        -------
+        CostReport
+        """
+        self._check_fitted()
+        return cost_report(self.ensemble_, X, self.costs_ if costs is None else costs)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Raw scores of the pruned model (same as :meth:`predict_raw`)."""
+        return self.predict_raw(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predictions of the pruned model: class labels for classifiers, values otherwise.
+
+        Labels are ``0/1`` for binary and the class index for multiclass models (as the model
+        was trained); other objectives return ``booster_.predict(X)``.
+        """
+        self._check_fitted()
+        objective = objective_name(self.setup_.ensemble)
+        raw = self.predict_raw(X)
+        if objective in ("multiclass", "multiclassova"):
+            return np.argmax(raw, axis=1)
+        if objective == "binary":
+            return (raw > 0).astype(np.int64)
+        return np.asarray(self.booster_.predict(self.setup_.ensemble._X(X)), dtype=np.float64)
 
     def _solve(self, problem: PruneProblem, lam: float, beta0: np.ndarray | None, show: bool) -> PruneResult:
         bar = _progress_bar(self.max_iter, f"BudgetPrune lam={lam:.3g}", show)
@@ -449,6 +503,7 @@ class BudgetPrune:
 
     def predict_raw(self, X: Any) -> np.ndarray:
         """Raw scores of the pruned model, as ``booster_.predict(X, raw_score=True)``."""
+        self._check_fitted()
         setup = self.setup_
         leaves = leaf_nodes(setup.ensemble, setup.booster, X)
         return raw_from_leaves(setup.ensemble, pruned_leaf_map(setup.ensemble, self.collapsed_)[leaves])
@@ -473,6 +528,45 @@ class BudgetPrune:
         for c in range(forest.num_tree_per_iteration):
             out[:, c] = votes[:, forest.tree_class == c].mean(axis=1)
         return out / np.maximum(out.sum(axis=1, keepdims=True), 1e-300)
+
+
+def _labels_iv(
+    forest: TreeEnsemble, y_train: Any, *, n_rows: int, name: str = "y_train", x_name: str = "X_train"
+) -> np.ndarray:
+    """``y_train`` as float64, checked against the rows and the model's classes."""
+    y = np.asarray(y_train)
+    if y.ndim != 1:
+        raise ValueError(f"The {name!r} argument must be one-dimensional. Got shape {y.shape} instead.")
+    if y.shape[0] != n_rows:
+        raise ValueError(
+            f"The {name!r} argument must have one label per row of {x_name} ({n_rows}). Got {y.shape[0]}."
+        )
+    if y.dtype == bool:
+        y = y.astype(np.float64)
+    if not np.issubdtype(y.dtype, np.number):
+        raise ValueError(
+            f"The {name!r} argument must hold numeric labels as the model was trained on them "
+            f"(0/1 or class indices). Got dtype {y.dtype} (e.g. {y[:3].tolist()!r})."
+        )
+    y = y.astype(np.float64)
+    if not np.all(np.isfinite(y)):
+        i = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"The {name!r} argument must be finite. Got {float(y[i])!r} at position {i}.")
+    objective = objective_name(forest)
+    if objective in ("binary", "multiclass", "multiclassova"):
+        n_classes = 2 if objective == "binary" else forest.num_tree_per_iteration
+        bad = (y != np.round(y)) | (y < 0) | (y >= n_classes)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"The {name!r} argument must hold the model's classes 0..{n_classes - 1} "
+                f"(objective {objective!r}). Got {float(y[i])!r} at position {i}."
+            )
+    return y
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _finite_nonneg(value: Any) -> bool:
@@ -511,6 +605,7 @@ def leaf_nodes(forest: TreeEnsemble, booster: Any, X: Any) -> np.ndarray:
     -------
     ndarray of int64, shape (n_rows, n_trees)
     """
+    X = forest._X(X)
     leaf = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
     if leaf.ndim == 1:
         leaf = leaf[:, None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import os
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -13,7 +14,7 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
-from ..core._costs import FeatureCosts
+from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._report import cost_report
 from ._result import BudgetTrainResult, Candidate
@@ -89,31 +90,7 @@ def _iv(
 
 
 def _costs_for(costs: Any, names: list[str]) -> FeatureCosts:
-    if isinstance(costs, FeatureCosts):
-        if costs.feature_names is not None:
-            return costs.aligned(names)
-        if costs.n_features != len(names):
-            raise ValueError(
-                f"The 'costs' argument has {costs.n_features} features but the training data has {len(names)}."
-            )
-        return costs
-    if isinstance(costs, (Mapping, pd.Series)):
-        unknown = [k for k in costs.keys() if str(k) not in names]
-        if unknown:
-            raise ValueError(
-                f"The 'costs' argument names features {unknown[:5]!r} not in the training data "
-                f"(features: {names[:8]!r}...)."
-            )
-        return FeatureCosts({str(k): float(v) for k, v in costs.items()}, feature_names=names)
-    if isinstance(costs, (list, tuple, np.ndarray)):
-        arr = np.asarray(costs, dtype=np.float64).ravel()
-        if arr.shape[0] != len(names):
-            raise ValueError(f"The 'costs' argument must have one cost per feature ({len(names)}). Got {arr.shape[0]}.")
-        return FeatureCosts(arr, feature_names=names)
-    raise TypeError(
-        "The 'costs' argument must be a FeatureCosts, a list / array (one cost per feature), a dict or "
-        f"pandas.Series keyed by feature name. Got {type(costs).__name__}."
-    )
+    return as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
 
 
 def _feature_cost(fc: FeatureCosts) -> np.ndarray:
@@ -215,7 +192,7 @@ def train_to_budget(
     for name, val in (("n_tradeoffs", n_tradeoffs), ("n_bisect", n_bisect)):
         if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < 0:
             raise ValueError(f"The '{name}' argument must be an integer >= 0. Got {val!r}.")
-    if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray)):
+    if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
         _costs_for(costs, [])  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, base)
     fork = is_fork()

@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         valid = pd.read_csv(args.valid)
         kw = {"y_valid": valid.pop(args.label).to_numpy(), "X_valid": valid[names].to_numpy(np.float64)}
     model = AdaptGBRT(
+        f0,
+        costs=costs,
         p_full=args.p_full,
         gamma=args.gamma,
         budget=args.budget,
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         max_em_iter=args.max_em_iter,
         progress=not args.quiet,
     )
-    model.fit(train.to_numpy(np.float64), y, f0, costs, **kw)
+    model.fit(train.to_numpy(np.float64), y, **kw)
     model.save(args.output)
     summary: dict[str, Any] = {
         "p_full": model.p_full_,

@@ -112,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
         if args.costs is not None
         else FeatureCosts.uniform(len(columns), feature_names=columns)
     )
-    model = CSTC(depth=args.depth, lam=args.lam, rho=args.rho, task=args.task, n_weak=args.n_weak,
+    model = CSTC(booster, costs=costs, depth=args.depth, lam=args.lam, rho=args.rho, task=args.task, n_weak=args.n_weak,
                  weak_max_depth=args.weak_max_depth, random_state=args.seed)
-    model.fit(X, y, costs, Xv, yv, booster=booster)
+    model.fit(X, y, X_valid=Xv, y_valid=yv)
     Xr, yr = (X, y) if args.test is None else _read(args.test, args.label, columns)
     out = result_dict(model, Xr, yr)
     if args.predictions is not None:

@@ -68,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     X_valid = _features(valid, names, args.label).to_numpy(dtype=np.float64)
     costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
     est = BudgetPrune(
+        booster,
+        costs=costs,
         lam=args.lam,
         budget=args.budget,
         error_source=args.error_source,
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         gap_tol=args.gap_tol,
         max_iter=args.max_iter,
         progress=False if args.quiet else None,
-    ).fit(booster, X_train, train[args.label].to_numpy(), X_valid, costs)
+    ).fit(X_train, train[args.label].to_numpy(), X_valid=X_valid)
     with open(args.output, "w") as fh:
         fh.write(est.model_string_)
     r = est.result_

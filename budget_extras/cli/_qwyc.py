@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     booster = check_booster(args.model)
     X = _read_calib(args.calib, list(booster.feature_name()))
     q = QWYC(
-        args.alpha,
+        args.model,
+        alpha=args.alpha,
         order=args.order,
         mode=args.mode,
         holdout=args.holdout or None,
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         shift=args.shift,
         margin=args.margin,
         alpha_fit=args.alpha_fit,
-    ).fit(args.model, X)
+    ).fit(X)
     q.save_model(args.output)
     n_trees = q.ensemble_.n_trees
     print(

@@ -7,7 +7,7 @@ Nothing here imports a method: dependencies point from the methods to the core.
 """
 
 from ._acquire import AcquisitionResult, predict_acquiring
-from ._costs import FeatureCosts
+from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
 from ._report import CostReport, cost_report, features_used
@@ -18,6 +18,7 @@ __all__ = [
     "FeatureCosts",
     "ModelParseError",
     "TreeEnsemble",
+    "as_feature_costs",
     "cost_report",
     "features_used",
     "predict_acquiring",

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ._validation import check_bool_matrix, check_finite_nonnegative, check_nonnegative_scalar
 
-__all__ = ["FeatureCosts"]
+__all__ = ["FeatureCosts", "as_feature_costs"]
 
 
 def _frozen(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
@@ -450,3 +450,95 @@ class FeatureCosts:
         if sp.issparse(units):
             return sp.csr_matrix((units.astype(np.int32) @ back) > 0)
         return (units.astype(np.int32) @ back.toarray()) > 0
+
+
+def as_feature_costs(
+    costs: Any,
+    *,
+    n_features: int,
+    feature_names: Sequence[str] | None = None,
+    owner: str | None = None,
+    name: str = "costs",
+) -> FeatureCosts:
+    """Return ``costs`` as a :class:`FeatureCosts` for a model or data of ``n_features`` features.
+
+    The one cost input of ``budget_extras``: every method, ``cost_report`` and
+    ``train_to_budget`` accept costs through this function (docs/costs.md).
+
+    Parameters
+    ----------
+    costs : FeatureCosts, array-like, dict, pandas.Series, str, os.PathLike or None
+        ``None``: every feature costs 1. A list or array: one acquisition (lazy) cost per
+        feature, in model order. A dict or Series keyed by feature name: acquisition costs
+        (features not listed cost 0; an unknown name is an error). A str or path: a costs CSV
+        read by :meth:`FeatureCosts.from_csv`. A ``FeatureCosts``: used as it is, aligned to
+        ``feature_names`` when both have names.
+    n_features : int
+        Number of features of the model (or of the data).
+    feature_names : sequence of str, optional
+        The model's (or the data's) feature names, in order.
+    owner : str, optional
+        Function or class named in error messages ("The 'costs' argument of BudgetPrune ...").
+    name : str, default "costs"
+        Argument name in error messages.
+
+    Returns
+    -------
+    FeatureCosts
+        With ``n_features`` features (and ``feature_names`` when given).
+
+    Raises
+    ------
+    TypeError
+        If ``costs`` is of another type.
+    ValueError
+        If ``costs`` does not fit the features (count, names, negative or non-finite values).
+    """
+    what = f"The {name!r} argument" + (f" of {owner}" if owner else "")
+    names = None if feature_names is None else tuple(str(f) for f in feature_names)
+    if costs is None:
+        return FeatureCosts.uniform(n_features, feature_names=names)
+    if isinstance(costs, str | os.PathLike):
+        if not os.path.isfile(costs):
+            raise ValueError(
+                f"{what} is a string, so it must be the path of a costs CSV. Got {str(costs)[:80]!r}, "
+                "which is not a file."
+            )
+        costs = FeatureCosts.from_csv(costs, feature_names=names)
+    elif isinstance(costs, FeatureCosts):
+        pass
+    elif _is_named(costs):
+        index = getattr(costs, "index", None)
+        if index is not None and index.has_duplicates:
+            dup = index[index.duplicated()].tolist()
+            raise ValueError(f"{what} names features more than once: {dup[:5]!r}.")
+        if names is None:
+            raise ValueError(
+                f"{what} is keyed by feature name, but the data have no feature names. "
+                f"Pass a DataFrame, or a list of {n_features} costs in column order."
+            )
+        mapping = {str(k): v for k, v in costs.items()}
+        unknown = [k for k in mapping if k not in names]
+        if unknown:
+            raise ValueError(
+                f"{what} names features {unknown[:5]!r} that the model does not have; "
+                f"its features are {list(names)[:8]!r}{'...' if len(names) > 8 else ''}."
+            )
+        costs = FeatureCosts(mapping, feature_names=names)
+    elif isinstance(costs, Sequence | np.ndarray) or hasattr(costs, "__array__"):
+        arr = np.asarray(costs)
+        if arr.ndim != 1 or arr.shape[0] != n_features:
+            raise ValueError(
+                f"{what} must hold one cost per feature ({n_features}). Got shape {arr.shape}."
+            )
+        costs = FeatureCosts(check_finite_nonnegative(arr, name=name), feature_names=names)
+    else:
+        raise TypeError(
+            f"{what} must be a FeatureCosts, a list or array (one cost per feature), a dict or "
+            f"pandas.Series keyed by feature name, or the path of a costs CSV. Got {type(costs).__name__}."
+        )
+    if names is not None and costs.feature_names is not None and costs.feature_names != names:
+        costs = costs.aligned(names)
+    if costs.n_features != n_features:
+        raise ValueError(f"{what} describes {costs.n_features} features; the model has {n_features}.")
+    return costs

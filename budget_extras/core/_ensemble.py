@@ -475,9 +475,14 @@ class TreeEnsemble:
 
     # ------------------------------------------------------------------ prediction
 
-    def _X(self, X: Any) -> npt.NDArray[np.float64]:
+    def _X(self, X: Any, *, name: str = "X") -> npt.NDArray[np.float64]:
+        """``X`` through the one input path, checked against this model (docs/representation.md)."""
         return check_array_2d(
-            X, name="X", n_features=self.n_features, pandas_categorical=self.pandas_categorical
+            X,
+            name=name,
+            n_features=self.n_features,
+            pandas_categorical=self.pandas_categorical,
+            feature_names=self.feature_names,
         )
 
     def apply(self, X: Any) -> npt.NDArray[np.int64]:

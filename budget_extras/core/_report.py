@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._costs import FeatureCosts
+from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
 from ._predict import apply_prepared, prepare_values
 from ._validation import check_n_trees, check_tree_order
@@ -274,17 +274,7 @@ class CostReport:
 
 
 def _costs_iv(ens: TreeEnsemble, costs: Any) -> FeatureCosts:
-    if not isinstance(costs, FeatureCosts):
-        raise TypeError(
-            f"The 'costs' argument must be a budget_extras.FeatureCosts. Got {type(costs).__name__}."
-        )
-    if costs.feature_names is not None and costs.feature_names != ens.feature_names:
-        return costs.aligned(ens.feature_names)
-    if costs.n_features != ens.n_features:
-        raise ValueError(
-            f"The 'costs' argument has {costs.n_features} features but the model has {ens.n_features}."
-        )
-    return costs
+    return as_feature_costs(costs, n_features=ens.n_features, feature_names=ens.feature_names)
 
 
 def cost_report(
@@ -304,8 +294,10 @@ def cost_report(
         The model.
     X : array-like or pandas.DataFrame of shape (n_rows, n_features)
         The rows (values decide the paths, hence the features acquired).
-    costs : FeatureCosts
-        Cost model. Costs built by name are aligned to the model's feature names.
+    costs : FeatureCosts, list, dict, pandas.Series, str or os.PathLike
+        Cost model, through the one cost input :func:`as_feature_costs` (a list: one cost per
+        feature; a dict or Series by feature name; a CSV path). Costs with names are aligned
+        to the model's feature names.
     tree_order : array-like of int, optional
         Evaluation order of the trees (a subset means the others are never evaluated).
     n_trees : int or array-like of int of shape (n_rows,), optional

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "align_columns",
     "check_array_2d",
     "check_bool_matrix",
     "check_booster",
@@ -26,6 +27,8 @@ __all__ = [
     "check_nonnegative_scalar",
     "check_positive",
     "check_tree_order",
+    "column_names",
+    "pandas_categories",
 ]
 
 
@@ -76,39 +79,143 @@ def _pandas_to_array(
     return np.asarray(X.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
 
 
+def _is_default_names(names: Sequence[str]) -> bool:
+    """Return True for LightGBM's generated names ``Column_0, Column_1, ...`` (no real names)."""
+    return all(str(f) == f"Column_{i}" for i, f in enumerate(names))
+
+
+def _has_column_names(X: Any) -> bool:
+    """Return True when a DataFrame's columns are names (not the integer positions 0, 1, ...)."""
+    import pandas as pd
+
+    cols = X.columns
+    if isinstance(cols, pd.RangeIndex):
+        return False
+    return not all(isinstance(c, numbers.Integral) for c in cols)
+
+
+def column_names(X: Any) -> tuple[str, ...] | None:
+    """Return a DataFrame's column names as LightGBM stores them (None without names)."""
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame) or not _has_column_names(X):
+        return None
+    return tuple(str(c).replace(" ", "_") for c in X.columns)
+
+
+def pandas_categories(X: Any) -> list[list[Any]] | None:
+    """Return the categories of a DataFrame's categorical columns, as LightGBM stores them.
+
+    Returns None for anything else than a DataFrame with categorical columns. Passing the
+    result as ``pandas_categorical`` to :func:`check_array_2d` maps later data exactly as the
+    training data were mapped (unseen categories become NaN).
+    """
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame):
+        return None
+    cats = [X[c].cat.categories.tolist() for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
+    return cats or None
+
+
+def align_columns(X: Any, feature_names: Sequence[str] | None, *, name: str = "X") -> Any:
+    """Return the DataFrame ``X`` with its columns in the model's feature order, matched by name.
+
+    The one column rule of ``budget_extras`` (docs/representation.md, "Input data"): when ``X``
+    has column names and the model has feature names (not LightGBM's generated
+    ``Column_0, Column_1, ...``), the columns are matched by name and reordered to the model's
+    order; a column the model does not have, or a model feature ``X`` lacks, is an error
+    naming them. Otherwise (no names on either side) columns are read by position. Names are
+    compared as LightGBM stores them: ``str(column)`` with spaces replaced by ``_``.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        The data.
+    feature_names : sequence of str or None
+        The model's feature names.
+    name : str, default "X"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``X`` itself when already in order (or read by position), else a reordered copy.
+
+    Raises
+    ------
+    ValueError
+        If the names do not match the model's (missing, extra or repeated columns).
+    """
+    if feature_names is None or _is_default_names(feature_names) or not _has_column_names(X):
+        return X
+    cols = [str(c).replace(" ", "_") for c in X.columns]
+    wanted = [str(f) for f in feature_names]
+    if cols == wanted:
+        return X
+    seen: set[str] = set()
+    repeated = [c for c in cols if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
+    if repeated:
+        raise ValueError(f"The {name!r} DataFrame names columns more than once: {repeated[:5]!r}.")
+    have, want = set(cols), set(wanted)
+    missing = [f for f in wanted if f not in have]
+    extra = [str(c) for c, n in zip(X.columns, cols, strict=True) if n not in want]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing model features {missing[:6]!r}{' ...' if len(missing) > 6 else ''}")
+        if extra:
+            parts.append(f"columns not in the model {extra[:6]!r}{' ...' if len(extra) > 6 else ''}")
+        raise ValueError(
+            f"The {name!r} DataFrame's columns must be the model's {len(wanted)} features, matched "
+            f"by name. Got {'; '.join(parts)}."
+        )
+    position = {c: j for j, c in enumerate(cols)}
+    return X.iloc[:, [position[f] for f in wanted]]
+
+
 def check_array_2d(
     X: Any,
     *,
     name: str = "X",
     n_features: int | None = None,
     pandas_categorical: Sequence[Sequence[Any]] | None = None,
+    feature_names: Sequence[str] | None = None,
 ) -> npt.NDArray[np.float64]:
     """Return ``X`` as a C-contiguous float64 array of shape (n_rows, n_features).
 
+    This is the one input path of every method: numpy arrays of any numeric dtype, scipy
+    sparse matrices (densified), and pandas DataFrames (columns matched to the model by name,
+    see :func:`align_columns`; categorical columns recoded as LightGBM recodes them).
+
     Parameters
     ----------
-    X : array-like or pandas.DataFrame
+    X : array-like, scipy.sparse matrix or pandas.DataFrame
         The data. DataFrames with categorical columns are converted to category codes as
-        LightGBM does (with the model's stored categories when given).
+        LightGBM does (with the model's stored categories when given; unseen categories
+        become NaN).
     name : str, optional
         Argument name used in error messages.
     n_features : int, optional
-        Required number of columns; at least this many are required, extra columns are
-        rejected.
+        Required number of columns.
     pandas_categorical : sequence of sequences, optional
         The category lists stored in the model (``pandas_categorical``).
+    feature_names : sequence of str, optional
+        The model's feature names: a DataFrame's columns are matched to them by name.
 
     Returns
     -------
     numpy.ndarray
-        float64 array, never a view of the input that could be written through.
+        C-contiguous float64 array (``X`` itself when it already is one; callers never
+        write to it).
 
     Raises
     ------
     TypeError
         If ``X`` cannot be converted to a float array.
     ValueError
-        If ``X`` is not 2-D or has the wrong number of columns.
+        If ``X`` is not 2-D, has the wrong number of columns or columns that do not match
+        the model's feature names.
     """
     try:
         import pandas as pd
@@ -117,10 +224,13 @@ def check_array_2d(
     except ImportError:  # pragma: no cover - pandas is a dependency
         is_df = False
     if is_df:
+        X = align_columns(X, feature_names, name=name)
         arr = _pandas_to_array(X, name=name, pandas_categorical=pandas_categorical)
     else:
         if hasattr(X, "toarray") and callable(X.toarray):
             X = X.toarray()
+        if np.iscomplexobj(X):
+            raise ValueError(f"The {name!r} argument must hold real numbers. Complex data not supported.")
         try:
             arr = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -128,7 +238,10 @@ def check_array_2d(
                 f"The {name!r} argument must be a 2-D array of numbers. Got {_describe(X)} instead."
             ) from exc
     if arr.ndim != 2:
-        raise ValueError(f"The {name!r} argument must be 2-D (n_rows, n_features). Got shape {arr.shape}.")
+        raise ValueError(
+            f"The {name!r} argument must be 2-D (n_rows, n_features). Got shape {arr.shape}. "
+            "Reshape your data with X.reshape(1, -1) for a single row."
+        )
     if n_features is not None and arr.shape[1] != n_features:
         raise ValueError(
             f"The {name!r} argument must have {n_features} columns (the model's number of features). "
@@ -306,6 +419,20 @@ def check_model_text(model: Any, *, owner: str | None = None) -> str:
         f"{what} must be a lightgbm.Booster, a fitted LGBMModel, a TreeEnsemble, "
         f"a model file path or model text. Got {type(model).__name__} instead."
     )
+
+
+def is_model(x: Any) -> bool:
+    """Return True for what a method accepts as a LightGBM model (not data).
+
+    A ``lightgbm.Booster``, a fitted ``LGBMModel``, a ``TreeEnsemble``, a model file path or
+    model text. The estimators use it to recognize the old call forms that passed the model
+    to ``fit`` (deprecated: the model goes in the constructor).
+    """
+    if isinstance(x, str | os.PathLike):
+        return True
+    if hasattr(x, "model_to_string") or hasattr(x, "to_model_string"):
+        return True
+    return hasattr(getattr(x, "booster_", None), "model_to_string")
 
 
 def check_booster(model: Any, *, owner: str | None = None) -> Any:

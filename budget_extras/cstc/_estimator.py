@@ -12,6 +12,7 @@ zero-weight dimensions clamped.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,13 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 
-from ..core._report import features_used
-from ..core._validation import check_array_2d
+from ..core._costs import FeatureCosts
+from ..core._report import CostReport, features_used
+from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._features import (
     _CostModel,
     _costs_iv,
@@ -78,50 +83,53 @@ class CSTCResult:
     n_pruned: int
 
 
-@dataclass(frozen=True)
-class CSTCCostReport:
-    """Per-row test-time cost of a fitted CSTC tree.
+@dataclass(frozen=True, eq=False)
+class CSTCCostReport(CostReport):
+    """The core's :class:`~budget_extras.CostReport` of a fitted CSTC tree.
 
-    Attributes
-    ----------
-    acquired : scipy.sparse.csr_matrix of bool, shape (n_rows, n_features)
-        Features each row acquires: those tested on its paths through the weak learners with
-        nonzero weight on the CSTC nodes it visits.
-    acquisition_cost : ndarray of float64, shape (n_rows,)
-        Cost of ``acquired`` under the cost model (``FeatureCosts.row_cost`` when given).
-    trees_evaluated : ndarray of int64, shape (n_rows,)
-        Weak learners evaluated per row.
-    eval_cost : ndarray of float64, shape (n_rows,)
-        Evaluation cost (cost per tree plus split costs along the row's path in each tree).
-    total_cost : ndarray of float64, shape (n_rows,)
-        ``acquisition_cost + eval_cost``.
+    Every field is the core's (``used``: features on the row's paths through the weak
+    learners with nonzero weight on the CSTC nodes it visits; ``acquired``: those plus the
+    other members of the groups bought). The one extension: :meth:`summary` also returns the
+    flat keys of earlier releases (``mean_total_cost``, ``mean_acquisition_cost``,
+    ``mean_eval_cost``, ``mean_trees_evaluated``, ``p50_total_cost``, ``p90_total_cost``,
+    ``max_total_cost``), kept for one release.
     """
 
-    acquired: sp.csr_matrix
-    acquisition_cost: FloatArray
-    trees_evaluated: npt.NDArray[np.int64]
-    eval_cost: FloatArray
-    total_cost: FloatArray
-
-    def summary(self) -> dict[str, float]:
-        """Mean and percentiles of the total cost, and mean of its parts."""
+    def summary(self, percentiles: tuple[float, ...] = (50, 90, 99)) -> dict[str, Any]:
+        """Return the core's summary plus the flat keys of earlier releases (deprecated)."""
+        out = super().summary(percentiles)
         tc = self.total_cost
-        return {
-            "mean_total_cost": float(tc.mean()) if tc.size else 0.0,
-            "mean_acquisition_cost": float(self.acquisition_cost.mean()) if tc.size else 0.0,
-            "mean_eval_cost": float(self.eval_cost.mean()) if tc.size else 0.0,
-            "mean_trees_evaluated": float(self.trees_evaluated.mean()) if tc.size else 0.0,
-            "p50_total_cost": float(np.percentile(tc, 50)) if tc.size else 0.0,
-            "p90_total_cost": float(np.percentile(tc, 90)) if tc.size else 0.0,
-            "max_total_cost": float(tc.max()) if tc.size else 0.0,
-        }
+        out.update(
+            {
+                "mean_total_cost": float(tc.mean()) if tc.size else 0.0,
+                "mean_acquisition_cost": float(self.acquisition_cost.mean()) if tc.size else 0.0,
+                "mean_eval_cost": float(self.eval_cost.mean()) if tc.size else 0.0,
+                "mean_trees_evaluated": float(self.trees_evaluated.mean()) if tc.size else 0.0,
+                "p50_total_cost": float(np.percentile(tc, 50)) if tc.size else 0.0,
+                "p90_total_cost": float(np.percentile(tc, 90)) if tc.size else 0.0,
+                "max_total_cost": float(tc.max()) if tc.size else 0.0,
+            }
+        )
+        return out
 
 
-def _check_X(X: Any, name: str, n_features: int | None = None) -> tuple[FloatArray, list[str] | None]:
+def _check_X(
+    X: Any,
+    name: str,
+    n_features: int | None = None,
+    feature_names: Any = None,
+    pandas_categorical: Any = None,
+) -> tuple[FloatArray, list[str] | None]:
     names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-    arr = check_array_2d(X, name=name, n_features=n_features)
+    arr = check_array_2d(
+        X, name=name, n_features=n_features, feature_names=feature_names, pandas_categorical=pandas_categorical
+    )
     if arr.shape[0] == 0:
         raise ValueError(f"The {name!r} argument of CSTC must have at least one row. Got shape {arr.shape}.")
+    if arr.shape[1] == 0:
+        raise ValueError(
+            f"The {name!r} argument of CSTC has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     return arr, names
 
 
@@ -158,11 +166,18 @@ def _cstc_iv(est: CSTC) -> None:
         )
 
 
-class CSTC:
+class CSTC(BaseEstimator):
     """Cost-Sensitive Tree of Classifiers on boosted-tree features.
 
     Parameters
     ----------
+    booster : lightgbm.Booster, LGBMModel, TreeEnsemble or None, default=None
+        A trained ensemble whose tree outputs form ``phi(x)``; by default a LightGBM regression
+        ensemble (squared loss) of ``n_weak`` trees of depth ``weak_max_depth`` is trained on
+        ``X`` in ``fit``. Not modified.
+    costs : FeatureCosts, list, dict, pandas.Series, CSV path or None, default=None
+        Feature acquisition costs (the core's one cost input; None: each feature costs 1). A
+        ``FeatureCosts`` also brings its groups and its per-tree and per-split evaluation costs.
     depth : int, default=3
         Levels of the tree of classifiers (``2**depth - 1`` nodes before pruning).
     lam : float, default=0.01
@@ -224,7 +239,9 @@ class CSTC:
 
     def __init__(
         self,
+        booster: Any = None,
         *,
+        costs: Any = None,
         depth: int = 3,
         lam: float = 0.01,
         rho: float = 1e-3,
@@ -244,6 +261,8 @@ class CSTC:
         fine_tune: bool = True,
         random_state: int | None = None,
     ) -> None:
+        self.booster = booster
+        self.costs = costs
         self.depth = depth
         self.lam = lam
         self.rho = rho
@@ -263,63 +282,69 @@ class CSTC:
         self.fine_tune = fine_tune
         self.random_state = random_state
 
-    # -- scikit-learn conventions -------------------------------------------------------
-    _PARAMS = (
-        "depth", "lam", "rho", "task", "sharpness", "risk", "n_weak", "weak_max_depth", "weak_learning_rate",
-        "weak_params", "n_cycles", "n_alternations", "max_iter", "tol", "eps", "prune", "fine_tune",
-        "random_state",
-    )
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Hyperparameters of the estimator (scikit-learn convention)."""
-        return {p: getattr(self, p) for p in self._PARAMS}
-
-    def set_params(self, **params: Any) -> CSTC:
-        """Set hyperparameters (scikit-learn convention); returns self."""
-        for k, v in params.items():
-            if k not in self._PARAMS:
-                raise ValueError(f"Invalid parameter {k!r} for CSTC. Valid parameters: {self._PARAMS}.")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        return f"CSTC(depth={self.depth}, lam={self.lam}, rho={self.rho}, task={self.task!r})"
-
     # -- fitting --------------------------------------------------------------------------
     def fit(
         self,
         X: Any,
         y: Any,
-        costs: Any = None,
+        *args: Any,
         X_valid: Any = None,
         y_valid: Any = None,
-        *,
-        booster: Any = None,
+        **kwargs: Any,
     ) -> CSTC:
-        """Train the feature map (unless given) and the tree of classifiers.
+        """Train the feature map (unless the constructor's ``booster`` is given) and the tree of classifiers.
 
         Parameters
         ----------
-        X : array-like of shape (n_rows, n_features)
-            Training inputs (a pandas DataFrame keeps its column names for ``costs``).
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Training inputs (a DataFrame's column names are matched to ``costs`` by name).
         y : array-like of shape (n_rows,)
             Targets: real values (``task="regression"``) or two classes (``"binary"``).
-        costs : FeatureCosts, array-like, dict, pandas Series or None
-            Feature acquisition costs (None: each feature costs 1). A ``FeatureCosts``
-            object also brings its groups and its per-tree and per-split evaluation costs.
         X_valid, y_valid : array-like or None
             Validation data for pruning and for accepting fine-tuned leaves.
-        booster : lightgbm.Booster, LGBMModel, TreeEnsemble or None
-            A trained ensemble to use as ``phi``; by default a LightGBM regression ensemble
-            (squared loss) of ``n_weak`` trees of depth ``weak_max_depth`` is trained on ``X``.
 
         Returns
         -------
         CSTC
             self.
+
+        Notes
+        -----
+        The form ``fit(X, y, costs, X_valid, y_valid, booster=...)`` of earlier releases still
+        works with a ``FutureWarning``: pass ``costs`` and ``booster`` to the constructor.
         """
+        costs, booster = self.costs, self.booster
+        if args or "costs" in kwargs or "booster" in kwargs:
+            old = dict(zip(("costs", "X_valid", "y_valid"), args, strict=False))
+            old.update(kwargs)
+            unknown = sorted(set(old) - {"costs", "X_valid", "y_valid", "booster"})
+            if len(args) > 3 or unknown:
+                raise TypeError(
+                    "CSTC.fit takes (X, y, *, X_valid=None, y_valid=None). "
+                    f"Got extra arguments {unknown or len(args)!r}."
+                )
+            warnings.warn(
+                "CSTC.fit(X, y, costs, X_valid, y_valid, booster=...) is deprecated and will be removed in "
+                "the next release: use CSTC(booster, costs=costs, ...).fit(X, y, X_valid=..., y_valid=...).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            costs, booster = old.get("costs", costs), old.get("booster", booster)
+            X_valid = old.get("X_valid", X_valid)
+            y_valid = old.get("y_valid", y_valid)
         _cstc_iv(self)
-        Xa, names = _check_X(X, "X")
+        names_x, cats = column_names(X), pandas_categories(X)
+        n_model: int | None = None
+        if booster is not None:
+            wl = _read_weak_learners(booster)
+            n_model, cats = wl.n_features, wl.ensemble.pandas_categorical
+            model_names = wl.ensemble.feature_names
+            if not all(f == f"Column_{i}" for i, f in enumerate(model_names)):
+                names_x = model_names
+        self._feature_names: tuple[str, ...] | None = names_x
+        self._pandas_categorical = cats
+        Xa, _ = _check_X(X, "X", n_model, names_x, cats)
+        names = None if names_x is None else list(names_x)
         ya_raw = np.asarray(y).reshape(-1)
         if ya_raw.shape[0] != Xa.shape[0]:
             raise ValueError(
@@ -331,7 +356,7 @@ class CSTC:
         if X_valid is not None:
             if y_valid is None:
                 raise ValueError("The 'y_valid' argument of CSTC.fit is required with 'X_valid'. Got None.")
-            Xv, _ = _check_X(X_valid, "X_valid", Xa.shape[1])
+            Xv, _ = _check_X(X_valid, "X_valid", Xa.shape[1], names_x, cats)
             yv = self._encode_y(np.asarray(y_valid).reshape(-1), fitting=False)[1]
             if yv.shape[0] != Xv.shape[0]:
                 raise ValueError(
@@ -623,11 +648,11 @@ class CSTC:
     # -- prediction -------------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
-            raise ValueError("This CSTC instance is not fitted yet. Call 'fit' first.")
+            raise NotFittedError("This CSTC instance is not fitted yet. Call 'fit' first.")
 
     def _leaf_and_outputs(self, X: Any) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
         self._check_fitted()
-        Xa, _ = _check_X(X, "X", self.n_features_in_)
+        Xa, _ = _check_X(X, "X", self.n_features_in_, self._feature_names, self._pandas_categorical)
         Fr = self._node_outputs(self._phi(Xa))
         visited = self._route(Fr, self.active_)
         return Xa, visited, Fr
@@ -658,20 +683,38 @@ class CSTC:
             return f
         return np.where(f > 0, self.classes_[1], self.classes_[0])
 
+    def __sklearn_tags__(self) -> Any:
+        """Scikit-learn tags: NaN and sparse input are accepted (LightGBM's missing-value rules)."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
+        return tags
+
+    @available_if(lambda self: self.task == "binary")
     def predict_proba(self, X: Any) -> FloatArray:
-        """Class probabilities ``(n_rows, 2)`` for ``task="binary"``."""
+        """Class probabilities ``(n_rows, 2)`` for ``task="binary"`` (absent otherwise)."""
         if self.task != "binary":
             raise ValueError("CSTC.predict_proba needs task='binary'. Got task='regression'.")
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def cost_report(self, X: Any) -> CSTCCostReport:
-        """Per-row test-time cost: features and weak learners paid along each row's path.
+        """Per-row test-time cost: the core's :class:`~budget_extras.CostReport` (extended).
 
         A row evaluates every weak learner with nonzero weight on a node its path visits;
         it acquires the features tested on its own path through each such tree, priced by the
-        cost model (``FeatureCosts.row_cost`` when one was given to ``fit``), and pays each
-        tree's evaluation cost (per tree plus split costs along that path).
+        cost model (``FeatureCosts.row_cost``), and pays each tree's evaluation cost (per tree
+        plus split costs along that path). ``tree_order`` lists the weak learners some node
+        uses; the coupled cost is that of the features they split on.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+
+        Returns
+        -------
+        CSTCCostReport
+            A :class:`~budget_extras.CostReport`.
         """
         Xa, visited, _ = self._leaf_and_outputs(X)
         n = Xa.shape[0]
@@ -679,26 +722,44 @@ class CSTC:
         nz = self.coef_ != 0
         st = _Structure(int(self.depth), self.active_)
         leaf = visited.max(axis=1)
-        acquired = sp.lil_matrix((n, self.n_features_in_), dtype=bool)
+        used = sp.lil_matrix((n, self.n_features_in_), dtype=bool)
         eval_cost = np.zeros(n)
         n_trees = np.zeros(n, dtype=np.int64)
+        splits = np.zeros(n, dtype=np.int64)
+        depth = self._wl.ensemble.depth
         for r, l_node in enumerate(st.leaves):
             rows = np.flatnonzero(leaf == l_node)
             order = np.flatnonzero(nz[st.path[r]].any(axis=0))
             if rows.size == 0 or order.size == 0:
                 continue
             # the core's path rule: features on each row's paths through the trees it evaluates
-            acquired[rows] = features_used(self._wl.ensemble, Xa[rows], tree_order=order)
-            eval_cost[rows] = self._leaf_eval[leaf_rows[np.ix_(rows, order)]].sum(axis=1)
+            used[rows] = features_used(self._wl.ensemble, Xa[rows], tree_order=order)
+            reached = leaf_rows[np.ix_(rows, order)]
+            eval_cost[rows] = self._leaf_eval[reached].sum(axis=1)
+            splits[rows] = depth[reached].sum(axis=1)
             n_trees[rows] = order.size
-        acquired = acquired.tocsr()
-        acq = self._cm.acquisition_cost(acquired)
+        used_csr = sp.csr_matrix(used.tocsr(), dtype=bool)
+        acq = self._cm.acquisition_cost(used_csr)
+        source = self._cm.source if isinstance(self._cm.source, FeatureCosts) else None
+        acquired = sp.csr_matrix(source.acquired_features(used_csr)) if source is not None else used_csr
+        trees = np.flatnonzero(nz[self.active_].any(axis=0))
+        coupled_features = np.asarray(self._wl.tree_features[:, trees].any(axis=1), dtype=bool)
+        coupled = float(np.asarray(source.coupled)[coupled_features].sum()) if source is not None else 0.0
+        names = self._feature_names or tuple(f"Column_{i}" for i in range(self.n_features_in_))
         return CSTCCostReport(
+            used=used_csr,
             acquired=acquired,
+            feature_counts=None,
             acquisition_cost=acq,
+            splits_evaluated=splits,
             trees_evaluated=n_trees,
             eval_cost=eval_cost,
             total_cost=acq + eval_cost,
+            coupled_cost=coupled,
+            coupled_features=coupled_features,
+            tree_order=trees.astype(np.int64),
+            feature_names=tuple(names),
+            costs=source,  # type: ignore[arg-type]
         )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..core._costs import FeatureCosts
+from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 
 __all__: list[str] = []
@@ -141,16 +141,9 @@ def _costs_iv(costs: Any, n_features: int, feature_names: list[str] | None) -> _
     pair of features costing less than the sum of their costs shares a group), so that
     training sees the accounting rule used at test time.
     """
-    if costs is None:
-        lazy = np.ones(n_features)
-        return _CostModel(np.arange(n_features), lazy, np.zeros(n_features), 0.0)
-    if isinstance(costs, FeatureCosts):
-        if costs.feature_names is not None and feature_names is not None:
-            costs = costs.aligned(feature_names)
-        if costs.n_features != n_features:
-            raise ValueError(
-                f"The 'costs' argument of CSTC.fit has {costs.n_features} features; X has {n_features}."
-            )
+    if isinstance(costs, FeatureCosts) or not hasattr(costs, "row_cost"):
+        # the one cost input (None, list, dict, Series, CSV path, FeatureCosts)
+        costs = as_feature_costs(costs, n_features=n_features, feature_names=feature_names, owner="CSTC")
         # the acquisition units (groups, then single features) are the relaxation's units
         return _CostModel(
             np.asarray(costs.unit, dtype=np.int64),
@@ -159,59 +152,33 @@ def _costs_iv(costs: Any, n_features: int, feature_names: list[str] | None) -> _
             float(costs.tree),
             source=costs,
         )
-    if hasattr(costs, "row_cost"):
-        eye = np.eye(n_features, dtype=bool)
-        alone = np.asarray(costs.row_cost(eye), dtype=np.float64).reshape(-1)
-        # features a and b share a group when buying both costs less than the sum
-        group = -np.ones(n_features, dtype=np.int64)
-        n_groups = 0
-        for a in range(n_features):
-            if group[a] >= 0:
-                continue
-            group[a] = n_groups
-            rest = np.flatnonzero(group < 0)
-            if rest.size:
-                pair = np.zeros((rest.size, n_features), dtype=bool)
-                pair[:, a] = True
-                pair[np.arange(rest.size), rest] = True
-                both = np.asarray(costs.row_cost(pair), dtype=np.float64).reshape(-1)
-                shared = both < alone[a] + alone[rest] - 1e-12 * (1 + alone[a] + alone[rest])
-                group[rest[shared]] = n_groups
-            n_groups += 1
-        group_cost = np.array([alone[group == g].max() for g in range(n_groups)])
-        split_attr = getattr(costs, "split", None)
-        split = np.broadcast_to(
-            np.asarray(0.0 if split_attr is None else split_attr, dtype=np.float64), (n_features,)
-        )
-        tree_attr = getattr(costs, "tree", None)
-        tree = 0.0 if tree_attr is None else float(tree_attr)
-        return _CostModel(group, group_cost, np.array(split, dtype=np.float64), tree, source=costs)
-    if hasattr(costs, "items") and not isinstance(costs, np.ndarray):  # dict or pandas Series
-        if feature_names is None:
-            raise ValueError(
-                "The 'costs' argument of CSTC.fit is keyed by feature name, but X has no "
-                "column names; pass a pandas DataFrame or an array of per-feature costs."
-            )
-        mapping = dict(costs.items())
-        missing = [f for f in feature_names if f not in mapping]
-        if missing:
-            raise ValueError(
-                f"The 'costs' argument of CSTC.fit must give a cost for every feature. "
-                f"Missing: {missing[:5]}."
-            )
-        lazy = np.array([float(mapping[f]) for f in feature_names])
-    else:
-        lazy = np.asarray(costs, dtype=np.float64).reshape(-1)
-        if lazy.shape[0] != n_features:
-            raise ValueError(
-                f"The 'costs' argument of CSTC.fit must have one entry per feature "
-                f"({n_features}). Got {lazy.shape[0]} instead."
-            )
-    if not np.all(np.isfinite(lazy)) or np.any(lazy < 0):
-        raise ValueError(
-            f"The 'costs' argument of CSTC.fit must hold finite non-negative numbers. Got {lazy} instead."
-        )
-    return _CostModel(np.arange(n_features), lazy, np.zeros(n_features), 0.0)
+    # any other object with row_cost(used): probe it
+    eye = np.eye(n_features, dtype=bool)
+    alone = np.asarray(costs.row_cost(eye), dtype=np.float64).reshape(-1)
+    # features a and b share a group when buying both costs less than the sum
+    group = -np.ones(n_features, dtype=np.int64)
+    n_groups = 0
+    for a in range(n_features):
+        if group[a] >= 0:
+            continue
+        group[a] = n_groups
+        rest = np.flatnonzero(group < 0)
+        if rest.size:
+            pair = np.zeros((rest.size, n_features), dtype=bool)
+            pair[:, a] = True
+            pair[np.arange(rest.size), rest] = True
+            both = np.asarray(costs.row_cost(pair), dtype=np.float64).reshape(-1)
+            shared = both < alone[a] + alone[rest] - 1e-12 * (1 + alone[a] + alone[rest])
+            group[rest[shared]] = n_groups
+        n_groups += 1
+    group_cost = np.array([alone[group == g].max() for g in range(n_groups)])
+    split_attr = getattr(costs, "split", None)
+    split = np.broadcast_to(
+        np.asarray(0.0 if split_attr is None else split_attr, dtype=np.float64), (n_features,)
+    )
+    tree_attr = getattr(costs, "tree", None)
+    tree = 0.0 if tree_attr is None else float(tree_attr)
+    return _CostModel(group, group_cost, np.array(split, dtype=np.float64), tree, source=costs)
 
 
 def _tree_eval_costs(

@@ -4,7 +4,7 @@
 (:func:`write_qwyc_plan`, :func:`read_qwyc_plan`), where the fork's predictor runs it natively.
 """
 
-from ._estimator import QWYC, QWYCPrediction
+from ._estimator import QWYC, QWYCPrediction, QWYCResult
 from ._format import QWYCPlan, read_qwyc_plan, write_qwyc_plan
 
-__all__ = ["QWYC", "QWYCPlan", "QWYCPrediction", "read_qwyc_plan", "write_qwyc_plan"]
+__all__ = ["QWYC", "QWYCPlan", "QWYCPrediction", "QWYCResult", "read_qwyc_plan", "write_qwyc_plan"]

@@ -4,24 +4,46 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
+from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._predict import apply_prepared, prepare_values
-from ..core._validation import check_booster, check_model_text
+from ..core._validation import check_booster, check_model_text, is_model
 from . import _kernels as core
 from . import _multiclass as multi
 from ._format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
 
-__all__ = ["QWYC", "QWYCPrediction"]
+__all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
+_CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
+
+
+def _is_feature_costs_form(costs: Any) -> bool:
+    """Return True for the forms that give costs per feature (not per iteration)."""
+    import pandas as pd
+
+    return isinstance(costs, FeatureCosts | dict | pd.Series | os.PathLike) or (
+        isinstance(costs, str) and costs != "splits"
+    )
+
+
+def _header_value(text: str, key: str) -> str | None:
+    """Value of ``key=`` in the header of LightGBM model text (None when absent)."""
+    for line in text.split("Tree=", 1)[0].split("\n"):
+        if line.startswith(key + "="):
+            return line[len(key) + 1 :].strip()
+    return None
 
 
 @dataclass(frozen=True)
@@ -55,6 +77,42 @@ class QWYCPrediction:
         return z / z.sum(axis=1, keepdims=True)
 
 
+@dataclass(frozen=True)
+class QWYCResult:
+    """Outcome of :meth:`QWYC.fit` (scipy-style result object).
+
+    Attributes
+    ----------
+    status : int
+        0: a plan was found; 1: the held-out correction allows no early exit (``lambda_`` is
+        infinite, every row evaluates every tree).
+    success : bool
+        ``status == 0``.
+    message : str
+    alpha : float
+        The disagreement target.
+    lambda_ : float
+        The conformal shift (0 without held-out rows).
+    calibration_disagreement, holdout_disagreement : float
+        Share of calibration (held-out) rows whose early-exit label differs from the full model's.
+    mean_trees_evaluated : float
+        Mean trees evaluated per calibration row.
+    """
+
+    status: int
+    success: bool
+    message: str
+    alpha: float
+    lambda_: float
+    calibration_disagreement: float
+    holdout_disagreement: float
+    mean_trees_evaluated: float
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
 def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold: Any) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not (0.0 <= alpha < 1.0):
         raise ValueError(f"The 'alpha' parameter of QWYC must be a number in [0, 1). Got {alpha!r} instead.")
@@ -79,11 +137,13 @@ def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold
         )
 
 
-class QWYC:
+class QWYC(BaseEstimator):
     """Quit When You Can: optimized evaluation order and early-exit thresholds.
 
     Parameters
     ----------
+    model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
+        The additive binary or multiclass LightGBM ensemble to reorder (not modified).
     alpha : float, default=0.005
         Target fraction of rows whose early-exit label may differ from the full
         ensemble's. With ``holdout`` this is a held-out (expected) guarantee, without it
@@ -100,9 +160,11 @@ class QWYC:
         the held-out rows with conformal risk control, so that the expected
         disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
         correction, see docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
-    costs : None, array-like of shape (n_iterations,), "splits" or FeatureCosts, default=None
+    costs : None, array-like of shape (n_iterations,), "splits", or feature costs, default=None
         Cost of evaluating each iteration: uniform, explicit, the mean number of splits
-        its trees evaluate on the calibration rows, or, for a ``FeatureCosts``, the mean
+        its trees evaluate on the calibration rows, or, for feature costs (a
+        ``FeatureCosts``, a dict or Series by feature name, or a costs CSV path: the core's
+        one cost input; a list or array here means per-iteration costs), the mean
         cost the core's ``cost_report`` charges a row for that iteration's trees alone
         (acquisition + evaluation + coupled cost; features shared with other iterations
         are charged to each of them, so this is an upper bound per iteration).
@@ -134,6 +196,8 @@ class QWYC:
 
     Attributes
     ----------
+    result_ : QWYCResult
+        Status, message and the fitted plan's disagreement and mean trees evaluated.
     plan_ : QWYCPlan
         The fitted plan (order and thresholds).
     base_plan_ : QWYCPlan
@@ -150,8 +214,9 @@ class QWYC:
 
     def __init__(
         self,
-        alpha: float = 0.005,
+        model: Any = None,
         *,
+        alpha: float = 0.005,
         order: Any = "greedy",
         mode: str = "two_sided",
         holdout: float | None = 0.5,
@@ -163,6 +228,7 @@ class QWYC:
         alpha_fit: float | None = None,
         shift: Any = "constant",
     ) -> None:
+        self.model = model
         self.alpha = alpha
         self.order = order
         self.mode = mode
@@ -175,48 +241,35 @@ class QWYC:
         self.alpha_fit = alpha_fit
         self.shift = shift
 
-    # scikit-learn style parameter access
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """Parameters of this estimator."""
-        return {
-            k: getattr(self, k)
-            for k in (
-                "alpha",
-                "order",
-                "mode",
-                "holdout",
-                "costs",
-                "decision_threshold",
-                "random_state",
-                "progress",
-                "margin",
-                "alpha_fit",
-                "shift",
-            )
-        }
-
-    def set_params(self, **params: Any) -> QWYC:
-        """Set parameters; returns self."""
-        valid = self.get_params()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(f"Invalid parameter {k!r} for QWYC. Valid parameters: {sorted(valid)}.")
-            setattr(self, k, v)
-        return self
-
     # ------------------------------------------------------------------ fitting
-    def _outputs(self, X: Any) -> npt.NDArray[np.float64]:
+    def _X(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
+        """``X`` through the core's one input path (shape, names, pandas categoricals)."""
+        return self.ensemble_._X(X, name=name)
+
+    def _outputs(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
+        X = self._X(X, name)
         leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64)  # LightGBM, C++
         leaves = leaves.reshape(leaves.shape[0], -1)
         F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
         return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
 
+    def _feature_costs(self, costs: Any) -> Any:
+        """Return feature costs in any accepted form as the core's FeatureCosts for this model."""
+        ens = self.ensemble_
+        return as_feature_costs(costs, n_features=ens.n_features, feature_names=ens.feature_names, owner="QWYC")
+
     def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
         if self.costs is None:
             return np.ones(n_iter)
-        if hasattr(self.costs, "row_cost"):  # a FeatureCosts: the core's exact cost accounting
+        if isinstance(self.costs, str) and self.costs == "splits":
+            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
+            depth = self._leaf_depths()
+            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
+            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
+        if _is_feature_costs_form(self.costs):  # the core's exact cost accounting
             from ..core._report import cost_report
 
+            fc = self._feature_costs(self.costs)
             ens = self.ensemble_
             k = self.num_tree_per_iteration_
             out = np.empty(n_iter)
@@ -224,23 +277,13 @@ class QWYC:
                 rep = cost_report(
                     ens,
                     X,
-                    self.costs,
+                    fc,
                     tree_order=np.arange(it * k, it * k + k),
                     n_trees=k,
                     feature_counts=False,
                 )
                 out[it] = float(np.mean(rep.total_cost)) + float(rep.coupled_cost)
             return np.maximum(out, 1e-12)
-        if isinstance(self.costs, str):
-            if self.costs != "splits":
-                raise ValueError(
-                    f"The 'costs' parameter of QWYC must be None, 'splits' or an array of "
-                    f"{n_iter} per-iteration costs. Got {self.costs!r} instead."
-                )
-            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
-            depth = self._leaf_depths()
-            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
-            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
         c = np.asarray(self.costs, dtype=np.float64)
         if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
             raise ValueError(
@@ -271,6 +314,13 @@ class QWYC:
             )
         if "is_linear=1" in text:
             raise ValueError("QWYC does not support linear trees (linear_tree=true).")
+        objective = _header_value(text, "objective")
+        if objective is not None and objective.split(" ")[0] not in _CLASSIFICATION_OBJECTIVES:
+            raise ValueError(
+                "The 'model' argument of QWYC must be a binary or multiclass classifier "
+                f"(objective one of {_CLASSIFICATION_OBJECTIVES}): early exit decides a label. "
+                f"Got objective {objective.split(' ')[0]!r}."
+            )
         self.model_text_ = text
         self.booster_ = check_booster(text)
         self.ensemble_ = TreeEnsemble.from_model_string(text)
@@ -278,26 +328,70 @@ class QWYC:
         self._leaf_table = self._per_leaf(self.ensemble_.value)
         return text
 
-    def fit(self, model: Any, X: Any, y: Any = None, *, X_holdout: Any = None) -> QWYC:
-        """Fit the plan on calibration rows ``X`` (no labels needed; ``y`` is ignored).
+    def fit(
+        self, X: Any, y: Any = None, *args: Any, X_valid: Any = None, y_valid: Any = None, **kwargs: Any
+    ) -> QWYC:
+        """Fit the plan of the constructor's ``model`` on calibration rows ``X`` (no labels needed).
 
         Parameters
         ----------
-        model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
-            Additive binary or multiclass LightGBM ensemble.
-        X : array-like of shape (n_rows, n_features)
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
             Calibration rows.
         y : ignored
-        X_holdout : array-like of shape (n_holdout, n_features), optional
+            QWYC needs no labels: it agrees with the full model, whatever the truth.
+        X_valid : array-like of shape (n_valid, n_features), optional
             Explicit held-out rows for the conformal correction (then ``holdout`` is not
             used and all of ``X`` chooses the order). They should be exchangeable with
             the rows the plan will be used on; ``X`` need not be (e.g. training rows).
+        y_valid : ignored
 
         Returns
         -------
         self : QWYC
+
+        Notes
+        -----
+        The forms ``QWYC(alpha)`` and ``fit(model, X, X_holdout=...)`` of earlier releases
+        still work with a ``FutureWarning``: use ``QWYC(model, alpha=...).fit(X, X_valid=...)``.
         """
-        _qwyc_iv(self.alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+        del y_valid
+        model = self.model
+        if "X_holdout" in kwargs:
+            warnings.warn(
+                "QWYC.fit(..., X_holdout=...) is deprecated: use X_valid=.", FutureWarning, stacklevel=2
+            )
+            X_valid = kwargs.pop("X_holdout")
+        if is_model(X) or "model" in kwargs:  # the deprecated fit(model, X, y=None)
+            old = dict(zip(("model", "X", "y"), (X, y, *args), strict=False))
+            old.update(kwargs)
+            warnings.warn(
+                "QWYC.fit(model, X) is deprecated and will be removed in the next release: "
+                "use QWYC(model, alpha=...).fit(X).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            model, X = old["model"], old["X"]
+        elif args or kwargs:
+            raise TypeError(
+                f"QWYC.fit takes (X, y=None, *, X_valid=None, y_valid=None). Got extra arguments "
+                f"{[type(a).__name__ for a in args] + sorted(kwargs)!r}."
+            )
+        alpha = self.alpha
+        if _is_number(self.model):
+            warnings.warn(
+                "QWYC(alpha) with alpha as the first positional argument is deprecated: the first "
+                "argument is the model. Use QWYC(model, alpha=...).",
+                FutureWarning,
+                stacklevel=2,
+            )
+            alpha = self.model
+            if _is_number(model):
+                model = None
+        if model is None:
+            raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
+        _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+        self.alpha_ = float(alpha)
+        X_holdout = X_valid
         if isinstance(self.margin, bool) or not isinstance(self.margin, int | float) or not self.margin >= 0:
             raise ValueError(
                 f"The 'margin' parameter of QWYC must be a non-negative number. Got {self.margin!r}."
@@ -312,8 +406,10 @@ class QWYC:
                 f"scales. Got {self.shift!r} instead."
             )
         self._load(model)
+        X = self._X(X)
         F3 = self._outputs(X)
         if X_holdout is not None:
+            X_holdout = self._X(X_holdout, "X_holdout")
             F3 = np.concatenate([F3, self._outputs(X_holdout)], axis=0)
         n, n_iter, k = F3.shape
         if n < 2:
@@ -347,7 +443,7 @@ class QWYC:
                     f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
                     f"Got an array of {fixed.size} values that is not."
                 )
-        alpha_fit = self.alpha if self.alpha_fit is None else float(self.alpha_fit)
+        alpha_fit = self.alpha_ if self.alpha_fit is None else float(self.alpha_fit)
         thr = float(self.decision_threshold)
         if k == 1:
             F2 = FA[:, :, 0]
@@ -373,11 +469,11 @@ class QWYC:
                     margin=float(self.margin),
                 )
             mode = "binary_negative_only" if neg_only else "binary_two_sided"
-            self.base_plan_ = QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha))
+            self.base_plan_ = QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha_))
         else:
             order, eps = multi.greedy_plan_multiclass(FA, alpha=alpha_fit, costs=costs, order=fixed)
             inf = np.full(n_iter, np.inf)
-            self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha))
+            self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha_))
         self.iteration_costs_ = costs
         self.shift_scale_ = self._shift_scale(FA)
         self._correct(F3[idx_b] if idx_b.size else None)
@@ -389,7 +485,28 @@ class QWYC:
             float(np.mean(res.labels[idx_b] != full[idx_b])) if idx_b.size else math.nan
         )
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
+        self.n_features_in_ = self.ensemble_.n_features
+        self.result_ = self._result()
         return self
+
+    def _result(self) -> QWYCResult:
+        if math.isinf(self.lambda_):
+            status, message = 1, (
+                "no early exit: the held-out correction found no threshold shift that keeps the "
+                f"disagreement within alpha={self.alpha_:g}; every row evaluates every tree"
+            )
+        else:
+            status, message = 0, f"plan found for alpha={self.alpha_:g}"
+        return QWYCResult(
+            status=status,
+            success=status == 0,
+            message=message,
+            alpha=self.alpha_,
+            lambda_=float(self.lambda_),
+            calibration_disagreement=float(getattr(self, "calibration_disagreement_", math.nan)),
+            holdout_disagreement=float(getattr(self, "holdout_disagreement_", math.nan)),
+            mean_trees_evaluated=float(getattr(self, "mean_trees_evaluated_", math.nan)),
+        )
 
     def _shift_scale(self, FA: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Per-position shape ``sigma_r`` of the held-out shift, computed from the order rows only."""
@@ -429,15 +546,15 @@ class QWYC:
         if base.eps_margin is None:
             thr = base.decision_threshold
             lam = core.widen_conformal(
-                F3b[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha, threshold=thr
+                F3b[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_, threshold=thr
             )
             en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, shift, thr)
-            self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha))
+            self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha_))
         else:
-            lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha)
+            lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha_)
             eps = multi.shift_margins(base.eps_margin, lam, shift)
             self.plan_ = QWYCPlan(
-                base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha)
+                base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha_)
             )
         self.lambda_ = lam
 
@@ -460,8 +577,8 @@ class QWYC:
             raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
         if alpha is not None:
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
-            self.alpha = alpha
-        return self.recalibrate_outputs(self._outputs(X_holdout))
+            self.alpha = self.alpha_ = alpha
+        return self.recalibrate_outputs(self._outputs(X_holdout, "X_holdout"))
 
     def recalibrate_outputs(self, F3b: npt.NDArray[np.float64], *, alpha: float | None = None) -> QWYC:
         """:meth:`recalibrate` from precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
@@ -469,17 +586,18 @@ class QWYC:
             raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
         if alpha is not None:
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
-            self.alpha = alpha
+            self.alpha = self.alpha_ = alpha
         self._correct(F3b)
         self.n_holdout_ = len(F3b)
         res = self.predict_outputs(F3b)
         self.holdout_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(F3b)))
+        self.result_ = self._result()
         return self
 
     # --------------------------------------------------------------- prediction
     def _check_fitted(self) -> None:
         if not hasattr(self, "plan_"):
-            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' or 'from_model_file' first.")
+            raise NotFittedError("This QWYC instance is not fitted yet. Call 'fit' or 'from_model_file' first.")
 
     def full_labels_outputs(self, F3: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
         """Labels of the full ensemble (summed in plan order) from model outputs."""
@@ -504,11 +622,7 @@ class QWYC:
     def predict(self, X: Any) -> QWYCPrediction:
         """Early-exit prediction: each row walks only the trees of the positions it reaches."""
         self._check_fitted()
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(
-                f"The 'X' argument of QWYC.predict must be 2-D. Got an array of shape {X.shape}."
-            )
+        X = self._X(X)
         p = self.plan_
         k = self.num_tree_per_iteration_
         ens = self.ensemble_
@@ -544,15 +658,38 @@ class QWYC:
             labels = np.argmax(s, axis=1)
         return QWYCPrediction(scores, labels, done * k, done)
 
-    def cost_report(self, X: Any, costs: Any) -> Any:
+    def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
+        """Early-exit raw scores (``predict(X).scores``)."""
+        return self.predict(X).scores
+
+    def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
+        """Early-exit class probabilities ``(n_rows, n_classes)`` (sigmoid or softmax of the scores)."""
+        p = self.predict(X).probabilities
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+    def cost_report(self, X: Any, costs: Any = None) -> Any:
         """Run the core's ``cost_report`` on the early-exit evaluation of ``X``.
 
         Trees are taken in plan order and row ``i`` is charged for its first
         ``trees_evaluated[i]`` trees (``tree_order`` / ``n_trees`` of ``cost_report``).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+        costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+            Feature costs (the core's one cost input). Default: the constructor's ``costs``
+            when they are feature costs, else 1 per feature.
+
+        Returns
+        -------
+        CostReport
         """
         from ..core._report import cost_report
 
         self._check_fitted()
+        if costs is None and _is_feature_costs_form(self.costs):
+            costs = self.costs
+        X = self._X(X)
         res = self.predict(X)
         k = self.num_tree_per_iteration_
         tree_order = (self.plan_.order[:, None] * k + np.arange(k)[None, :]).reshape(-1)
@@ -583,6 +720,7 @@ class QWYC:
         est._load(text)
         est.plan_ = plan
         est.lambda_ = math.nan
+        est.alpha_ = float(est.alpha)
         return est
 
     @classmethod
@@ -601,6 +739,7 @@ class QWYC:
             )
         est.plan_ = plan
         est.lambda_ = math.nan
+        est.alpha_ = float(est.alpha)
         return est
 
     @classmethod

@@ -59,7 +59,7 @@ def test_q_step_extremes(rng, p_full):
 )
 def test_every_q_step_meets_p_full(request, problem, p_full, n_trees, max_em_iter):
     X, y, _, _, f0 = request.getfixturevalue(problem)
-    m = AdaptGBRT(p_full=p_full, gamma=0.005, n_trees=n_trees, max_em_iter=max_em_iter).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=p_full, gamma=0.005, n_trees=n_trees, max_em_iter=max_em_iter).fit(X, y)
     assert len(m.train_result_.history) >= 2
     for rec in m.train_result_.history:
         assert abs(rec["mean_q"] - p_full) < 1e-5
@@ -70,7 +70,7 @@ def test_p_full_zero_is_a_cost_penalized_booster(binary_problem):
     coupled CEGB penalty (GreedyMiser-style), the special case noted in the paper."""
     X, y, Xt, _, f0 = binary_problem
     gamma, n_trees = 0.01, 20
-    m = AdaptGBRT(p_full=0.0, gamma=gamma, n_trees=n_trees, max_em_iter=2).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.0, gamma=gamma, n_trees=n_trees, max_em_iter=2).fit(X, y)
     assert m.route(Xt).sum() == 0
     from budget_extras.adapt._train import default_lgb_params
 
@@ -86,14 +86,14 @@ def test_p_full_zero_is_a_cost_penalized_booster(binary_problem):
 
 def test_penalty_limits_features(binary_problem):
     X, y, _, _, f0 = binary_problem
-    cheap = AdaptGBRT(p_full=0.3, gamma=0.0, n_trees=15, max_em_iter=2).fit(X, y, f0)
-    dear = AdaptGBRT(p_full=0.3, gamma=0.05, n_trees=15, max_em_iter=2).fit(X, y, f0)
+    cheap = AdaptGBRT(f0, p_full=0.3, gamma=0.0, n_trees=15, max_em_iter=2).fit(X, y)
+    dear = AdaptGBRT(f0, p_full=0.3, gamma=0.05, n_trees=15, max_em_iter=2).fit(X, y)
     assert dear.train_result_.history[-1]["n_features"] < cheap.train_result_.history[-1]["n_features"]
 
 
 def test_convergence_status(binary_problem):
     X, y, _, _, f0 = binary_problem
-    m = AdaptGBRT(p_full=0.3, gamma=0.01, n_trees=10, max_em_iter=1).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.3, gamma=0.01, n_trees=10, max_em_iter=1).fit(X, y)
     assert m.train_result_.status == 1 and not m.train_result_.success
     assert "max_em_iter=1" in m.train_result_.message
 
@@ -104,7 +104,7 @@ def test_convergence_status(binary_problem):
 def test_synthetic2_adapt_reaches_1_5_and_l1_does_not(synthetic2):
     X, y, Xt, yt, f0 = synthetic2
     acc0 = np.mean(f0.predict(Xt) == yt)
-    m = AdaptGBRT(p_full=0.5, gamma=0.05, n_trees=30, f0_features="all").fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.5, gamma=0.05, n_trees=30, f0_features="all").fit(X, y)
     ev = m.evaluate(Xt, yt)
     assert ev["accuracy"] >= acc0 - 0.005
     assert ev["cost"] <= 1.5 + 0.04  # the hard half is 50% +- sampling
@@ -129,7 +129,7 @@ def test_unified_cost_rule_against_slow_walk(synthetic2):
     X, y, Xt, _, f0 = synthetic2
     Xt = Xt[:300]
     costs = np.array([1.0, 2.5])
-    m = AdaptGBRT(p_full=0.5, gamma=0.02, n_trees=10, max_em_iter=3).fit(X, y, f0, costs)
+    m = AdaptGBRT(f0, p_full=0.5, gamma=0.02, n_trees=10, max_em_iter=3, costs=costs).fit(X, y)
     f0_used = sklearn_tree_features_used(f0, Xt)
     gdump = m.g_model_.dump_model()["tree_info"]
     fdump = m.f1_model_.dump_model()["tree_info"]
@@ -174,7 +174,7 @@ def test_non_tree_f0_pays_all_features(rng):
     X = rng.normal(size=(300, 3))
     y = (X[:, 0] + 0.2 * X[:, 1] > 0).astype(int)
     f0 = KNeighborsClassifier(5).fit(X, y)
-    m = AdaptGBRT(p_full=0.5, gamma=0.0, n_trees=5, max_em_iter=1).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.5, gamma=0.0, n_trees=5, max_em_iter=1).fit(X, y)
     to_f0 = m.route(X).astype(bool)
     assert to_f0.any()
     np.testing.assert_array_equal(m.row_cost(X)[to_f0], 3.0)
@@ -186,7 +186,7 @@ def test_non_tree_f0_pays_all_features(rng):
 def test_save_load_roundtrip(synthetic2, tmp_path):
     X, y, Xt, _, f0 = synthetic2
     Xt = Xt[:300]
-    m = AdaptGBRT(p_full=0.5, gamma=0.02, n_trees=10, max_em_iter=2).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.5, gamma=0.02, n_trees=10, max_em_iter=2).fit(X, y)
     assert 0 < m.route(Xt).mean() < 1
     path = tmp_path / "adapt.json"
     m.save(str(path))
@@ -203,8 +203,8 @@ def test_save_load_roundtrip(synthetic2, tmp_path):
 def test_budget_sweep_picks_most_accurate_within_budget(binary_problem):
     X, y, Xt, yt, f0 = binary_problem
     m = AdaptGBRT(
-        budget=4.0, p_full_grid=[0.2, 0.6], gamma_grid=[0.002, 0.02], n_trees=10, max_em_iter=2
-    ).fit(X, y, f0, X_valid=Xt, y_valid=yt)
+        f0, budget=4.0, p_full_grid=[0.2, 0.6], gamma_grid=[0.002, 0.02], n_trees=10, max_em_iter=2
+    ).fit(X, y, X_valid=Xt, y_valid=yt)
     res = m.sweep_result_
     df = res.results
     assert len(df) == 4
@@ -240,17 +240,17 @@ def test_pareto_mask_brute_force(rng):
 def test_invalid_parameters(binary_problem, kwargs, match):
     X, y, _, _, f0 = binary_problem
     with pytest.raises(ValueError, match=match):
-        AdaptGBRT(**kwargs).fit(X, y, f0)
+        AdaptGBRT(f0, **kwargs).fit(X, y)
 
 
 def test_invalid_inputs(binary_problem):
     X, y, _, _, f0 = binary_problem
     with pytest.raises(ValueError, match=r"needs at least 2 classes in 'y'\. Got 1 instead"):
-        AdaptGBRT().fit(X, np.zeros(len(y)), f0)
+        AdaptGBRT(f0).fit(X, np.zeros(len(y)))
     with pytest.raises(ValueError, match="needs validation data"):
-        AdaptGBRT(budget=2.0).fit(X, y, f0)
+        AdaptGBRT(f0, budget=2.0).fit(X, y)
     with pytest.raises(TypeError, match="'f0' argument of AdaptGBRT"):
-        AdaptGBRT().fit(X, y, object())
+        AdaptGBRT(object()).fit(X, y)
     with pytest.raises(ValueError, match="not fitted yet"):
         AdaptGBRT().route(X)
 

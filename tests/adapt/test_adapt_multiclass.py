@@ -16,7 +16,7 @@ def test_p_full_zero_is_a_cost_penalized_multinomial_booster(multiclass_problem)
     same coupled CEGB penalty (GreedyMiser-style)."""
     X, y, Xt, _, f0 = multiclass_problem
     gamma, n_trees = 0.01, 15
-    m = AdaptGBRT(p_full=0.0, gamma=gamma, n_trees=n_trees, max_em_iter=2).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.0, gamma=gamma, n_trees=n_trees, max_em_iter=2).fit(X, y)
     assert m.route(Xt).sum() == 0
     params = default_lgb_params()
     params.update(
@@ -47,7 +47,7 @@ def test_softmax_head_gradient_matches_finite_differences(rng):
 
 def test_predictions_route_and_probabilities(multiclass_problem):
     X, y, Xt, yt, f0 = multiclass_problem
-    m = AdaptGBRT(p_full=0.4, gamma=0.005, n_trees=15, max_em_iter=3).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.4, gamma=0.005, n_trees=15, max_em_iter=3).fit(X, y)
     route = m.route(Xt).astype(bool)
     assert 0 < route.mean() < 1
     proba = m.predict_proba(Xt)
@@ -74,7 +74,7 @@ def test_unified_cost_rule_against_slow_walk(multiclass_problem):
     X, y, Xt, _, f0 = multiclass_problem
     Xt = Xt[:200]
     costs = np.array([1.0, 2.0, 0.5, 3.0, 1.5])
-    m = AdaptGBRT(p_full=0.4, gamma=0.002, n_trees=8, max_em_iter=2).fit(X, y, f0, costs)
+    m = AdaptGBRT(f0, p_full=0.4, gamma=0.002, n_trees=8, max_em_iter=2, costs=costs).fit(X, y)
     m.set_params(gate_threshold=float(np.median(m.decision_function_gate(Xt))))  # both routes used
     f0_used = sklearn_tree_features_used(f0, Xt)
     gdump = m.g_model_.dump_model()["tree_info"]
@@ -95,7 +95,7 @@ def test_unified_cost_rule_against_slow_walk(multiclass_problem):
 
 def test_save_load_roundtrip(multiclass_problem, tmp_path):
     X, y, Xt, _, f0 = multiclass_problem
-    m = AdaptGBRT(p_full=0.4, gamma=0.005, n_trees=8, max_em_iter=2).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.4, gamma=0.005, n_trees=8, max_em_iter=2).fit(X, y)
     path = tmp_path / "adapt_multi.json"
     m.save(str(path))
     m2 = AdaptGBRT.load(str(path), f0=f0)
@@ -110,7 +110,7 @@ def test_lightgbm_multiclass_f0(multiclass_problem):
     X, y, Xt, _, _ = multiclass_problem
     y_idx = np.searchsorted(np.unique(y), y)
     f0 = lgb.train({"objective": "multiclass", "num_class": 4, "verbose": -1}, lgb.Dataset(X, label=y_idx), 20)
-    m = AdaptGBRT(p_full=0.5, gamma=0.005, n_trees=8, max_em_iter=2).fit(X, y, f0)
+    m = AdaptGBRT(f0, p_full=0.5, gamma=0.005, n_trees=8, max_em_iter=2).fit(X, y)
     route = m.route(Xt).astype(bool)
     np.testing.assert_allclose(m.predict_proba(Xt)[route], f0.predict(Xt[route]))
 
@@ -122,15 +122,15 @@ def test_errors(multiclass_problem):
         return np.full((len(Z), 2), 0.5)
 
     with pytest.raises(ValueError, match=r"f0 must return probabilities of shape \(n_rows, 4\)"):
-        AdaptGBRT(n_trees=2, max_em_iter=1).fit(X, y, two_columns)
+        AdaptGBRT(two_columns, n_trees=2, max_em_iter=1).fit(X, y)
     with pytest.raises(ValueError, match=r"'f0_proba_train' argument must have shape \(500, 4\)"):
-        AdaptGBRT(n_trees=2, max_em_iter=1).fit(X, y, f0, f0_proba_train=np.full((500, 2), 0.5))
+        AdaptGBRT(f0, n_trees=2, max_em_iter=1).fit(X, y, f0_proba_train=np.full((500, 2), 0.5))
 
 
 def test_budget_sweep(multiclass_problem):
     X, y, Xt, yt, f0 = multiclass_problem
-    m = AdaptGBRT(budget=4.0, p_full_grid=[0.2, 0.5], gamma_grid=[0.01], n_trees=5, max_em_iter=2)
-    m.fit(X, y, f0, X_valid=Xt, y_valid=yt)
+    m = AdaptGBRT(f0, budget=4.0, p_full_grid=[0.2, 0.5], gamma_grid=[0.01], n_trees=5, max_em_iter=2)
+    m.fit(X, y, X_valid=Xt, y_valid=yt)
     df = m.sweep_result_.results
     assert len(df) == 2
     best = df.loc[m.sweep_result_.best_index]

@@ -83,7 +83,7 @@ def test_cli_equals_library(files, capsys):
     assert rc == 0
     assert '"p_full": 0.3' in capsys.readouterr().out
     cli = AdaptGBRT.load(str(tmp / "adapt.json"), f0=f0)
-    lib = AdaptGBRT(p_full=0.3, gamma=0.005, n_trees=10, max_em_iter=3).fit(X, y, f0, [1.0, 2.0, 1.0, 3.0])
+    lib = AdaptGBRT(f0, p_full=0.3, gamma=0.005, n_trees=10, max_em_iter=3, costs=[1.0, 2.0, 1.0, 3.0]).fit(X, y)
     np.testing.assert_array_equal(cli.route(X), lib.route(X))
     np.testing.assert_allclose(cli.predict_proba(X), lib.predict_proba(X))
     np.testing.assert_allclose(cli.row_cost(X), lib.row_cost(X))

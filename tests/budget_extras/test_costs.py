@@ -195,9 +195,11 @@ def test_from_csv_errors(tmp_path, text, match):
 def test_cost_report_argument_errors(costs, rng):
     ens = TreeEnsemble.from_booster(get_booster("regression"))
     X = hard_rows(rng, 5)
-    with pytest.raises(TypeError, match=r"must be a budget_extras\.FeatureCosts"):
+    with pytest.raises(ValueError, match=r"'costs' argument must hold one cost per feature \(5\)"):
         cost_report(ens, X, [1, 2, 3])
-    with pytest.raises(ValueError, match="has 3 features but the model has 5"):
+    with pytest.raises(TypeError, match=r"'costs' argument must be a FeatureCosts, a list .*Got object"):
+        cost_report(ens, X, object())
+    with pytest.raises(ValueError, match="describes 3 features; the model has 5"):
         cost_report(ens, X, FeatureCosts([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match="must not list a tree twice"):
         cost_report(ens, X, costs, tree_order=[0, 0])

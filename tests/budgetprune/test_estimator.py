@@ -52,7 +52,7 @@ def _model(rng, boosting="rf", n_class=2, n_rounds=8, **extra):
 @pytest.mark.parametrize("lam", [0.0, 0.01, 1e9])
 def test_exported_model_loads_in_lightgbm_and_predicts_like_our_predictor(rng, boosting, n_class, lam):
     booster, X, y, Xv = _model(rng, boosting, n_class)
-    bp = BudgetPrune(lam=lam, max_iter=50).fit(booster, X, y, Xv)
+    bp = BudgetPrune(booster, lam=lam, max_iter=50).fit(X, y, X_valid=Xv)
     loaded = lgb.Booster(model_str=bp.model_string_)
     np.testing.assert_allclose(loaded.predict(Xv, raw_score=True), bp.predict_raw(Xv), rtol=0, atol=1e-12)
     # the core's TreeEnsemble.collapse of the same nodes is the same model
@@ -67,7 +67,7 @@ def test_exported_model_loads_in_lightgbm_and_predicts_like_our_predictor(rng, b
 
 def test_unpruned_export_is_the_original_model(rng):
     booster, X, y, Xv = _model(rng)
-    bp = BudgetPrune(lam=0.0, error_source="train").fit(booster, X, y, Xv)
+    bp = BudgetPrune(booster, lam=0.0, error_source="train").fit(X, y, X_valid=Xv)
     ensemble = bp.setup_.ensemble
     loaded = lgb.Booster(model_str=ensemble.collapse(np.zeros(0, dtype=np.int64)).to_model_string())
     np.testing.assert_array_equal(loaded.predict(Xv, raw_score=True), booster.predict(Xv, raw_score=True))
@@ -90,7 +90,7 @@ def test_inbag_counts_agree_with_the_models_internal_nodes_and_oob_is_the_rest(r
     train = train_counts(forest, leaf_nodes(forest, booster, X), y)
     assert np.all(train - inbag >= 0)  # the bag is a subset of the training rows, per node and class
     for source in ("inbag", "oob"):
-        assert BudgetPrune(lam=0.01, error_source=source).fit(booster, X, y, Xv).result_.success
+        assert BudgetPrune(booster, lam=0.01, error_source=source).fit(X, y, X_valid=Xv).result_.success
 
 
 def test_inbag_counts_read_l2_regularization_from_the_core_parameters(rng):
@@ -111,16 +111,16 @@ def test_inbag_counts_read_l2_regularization_from_the_core_parameters(rng):
 def test_inbag_refuses_what_it_cannot_recover(rng):
     booster, X, y, Xv = _model(rng, lambda_l1=1.0)
     with pytest.raises(ValueError, match="lambda_l1"):
-        BudgetPrune(lam=0.01, error_source="inbag").fit(booster, X, y, Xv)
+        BudgetPrune(booster, lam=0.01, error_source="inbag").fit(X, y, X_valid=Xv)
     booster, X, y, Xv = _model(rng, n_class=3)
     with pytest.raises(ValueError, match="binary LightGBM random forest"):
-        BudgetPrune(lam=0.01, error_source="inbag").fit(booster, X, y, Xv)
+        BudgetPrune(booster, lam=0.01, error_source="inbag").fit(X, y, X_valid=Xv)
 
 
 @pytest.mark.parametrize("budget", [0.5, 1.5, 3.0])
 def test_budget_is_met_by_the_smallest_lambda_found(rng, budget):
     booster, X, y, Xv = _model(rng)
-    bp = BudgetPrune(budget=budget, bisect_steps=12).fit(booster, X, y, Xv)
+    bp = BudgetPrune(booster, budget=budget, bisect_steps=12).fit(X, y, X_valid=Xv)
     cost = bp.result_.acquisition_term
     assert cost <= budget
     over = [lam for lam, c, _, _ in bp.path_ if c > budget]
@@ -134,8 +134,8 @@ def test_feature_groups_and_costs_mapping(rng):
 
     lazy = np.array([1.0, 2.0, 2.0, 1.0, 1.0, 3.0])
     grouped_costs = FeatureCosts(lazy, groups=[-1, "panel", "panel", -1, -1, -1])  # 1 and 2 bought together
-    grouped = BudgetPrune(lam=0.0).fit(booster, X, y, Xv, grouped_costs)
-    single = BudgetPrune(lam=0.0).fit(booster, X, y, Xv, dict(zip(names, lazy, strict=True)))
+    grouped = BudgetPrune(booster, lam=0.0, costs=grouped_costs).fit(X, y, X_valid=Xv)
+    single = BudgetPrune(booster, lam=0.0, costs=dict(zip(names, lazy, strict=True))).fit(X, y, X_valid=Xv)
     assert grouped.result_.acquisition_term < single.result_.acquisition_term
     # the pruned forest's cost under the core's single accounting rule equals the solver's term
     report = cost_report(grouped.ensemble_, Xv, grouped_costs)
@@ -144,7 +144,7 @@ def test_feature_groups_and_costs_mapping(rng):
 
 def test_predict_proba_is_the_average_leaf_class_distribution(rng):
     booster, X, y, Xv = _model(rng, n_class=3)
-    bp = BudgetPrune(lam=0.005, max_iter=50).fit(booster, X, y, Xv)
+    bp = BudgetPrune(booster, lam=0.005, max_iter=50).fit(X, y, X_valid=Xv)
     proba = bp.predict_proba(Xv)
     assert proba.shape == (600, 3)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -163,13 +163,15 @@ def test_predict_proba_is_the_average_leaf_class_distribution(rng):
 def test_estimator_input_errors(rng, kwargs, match):
     booster, X, y, Xv = _model(rng, n_rounds=2)
     with pytest.raises(ValueError, match=match):
-        BudgetPrune(**kwargs).fit(booster, X, y, Xv)
+        BudgetPrune(booster, **kwargs).fit(X, y, X_valid=Xv)
 
 
 def test_model_argument_type_error(rng):
     _, X, y, Xv = _model(rng, n_rounds=2)
     with pytest.raises(TypeError, match=r"'model' argument of BudgetPrune\.fit"):
-        BudgetPrune(lam=1.0).fit(42, X, y, Xv)
+        BudgetPrune([42], lam=1.0).fit(X, y, X_valid=Xv)
+    with pytest.raises(ValueError, match=r"BudgetPrune needs the LightGBM model to prune"):
+        BudgetPrune(lam=1.0).fit(X, y, X_valid=Xv)
 
 
 def test_sklearn_params_roundtrip():
@@ -193,17 +195,17 @@ def test_cli_output_equals_library(rng, tmp_path):
             "--valid", str(tmp_path / "valid.csv"), "--costs", str(tmp_path / "costs.csv"),
             "--budget", "1.2", "-q", "-o", str(out), "--json", str(tmp_path / "r.json")]
     assert main(argv) == 0
-    lib = BudgetPrune(budget=1.2).fit(lgb.Booster(model_file=str(model)), X, y, Xv, costs)
+    lib = BudgetPrune(lgb.Booster(model_file=str(model)), budget=1.2, costs=costs).fit(X, y, X_valid=Xv)
     assert out.read_text() == lib.model_string_
 
 
 def test_tree_ensemble_input_and_evaluation_cost_match_the_core_accounting(rng):
     booster, X, y, Xv = _model(rng)
     costs = FeatureCosts(np.array([1.0, 2.0, 1.0, 1.0, 0.5, 1.5]), split=0.25)
-    from_booster = BudgetPrune(lam=0.01, eval_cost=True, max_iter=50).fit(booster, X, y, Xv, costs)
-    from_ensemble = BudgetPrune(lam=0.01, eval_cost=True, max_iter=50).fit(
-        TreeEnsemble.from_booster(booster), X, y, Xv, costs
-    )
+    from_booster = BudgetPrune(booster, lam=0.01, eval_cost=True, max_iter=50, costs=costs).fit(X, y, X_valid=Xv)
+    from_ensemble = BudgetPrune(
+        TreeEnsemble.from_booster(booster), lam=0.01, eval_cost=True, max_iter=50, costs=costs
+    ).fit(X, y, X_valid=Xv)
     np.testing.assert_array_equal(from_booster.collapsed_, from_ensemble.collapsed_)
     report = cost_report(from_booster.ensemble_, Xv, costs)
     assert report.eval_cost.mean() == pytest.approx(from_booster.result_.evaluation_term)
@@ -212,7 +214,7 @@ def test_tree_ensemble_input_and_evaluation_cost_match_the_core_accounting(rng):
 
 def test_loss_error_of_a_forest_is_the_loss_of_its_averaged_output(rng):
     booster, X, y, Xv = _model(rng)
-    bp = BudgetPrune(lam=0.0, error="loss").fit(booster, X, y, Xv)
+    bp = BudgetPrune(booster, lam=0.0, error="loss").fit(X, y, X_valid=Xv)
     # unpruned at lambda = 0 (every split lowers the training loss): the error term is
     # n_trees x the forest's training logloss, since each tree's term is the full model's loss
     p = booster.predict(X)
@@ -221,13 +223,13 @@ def test_loss_error_of_a_forest_is_the_loss_of_its_averaged_output(rng):
     err = float(bp.setup_.problem.node_error @ leaves_only)
     assert err == pytest.approx(bp.setup_.ensemble.n_trees * logloss, rel=1e-9)
     with pytest.raises(ValueError, match="'error' parameter must be"):
-        BudgetPrune(lam=0.0, error="hinge").fit(booster, X, y, Xv)
+        BudgetPrune(booster, lam=0.0, error="hinge").fit(X, y, X_valid=Xv)
 
 
 @pytest.mark.parametrize("n_class", [2, 3])
 def test_gbdt_surrogate_error_of_the_full_model_is_its_training_loss(rng, n_class):
     booster, X, y, Xv = _model(rng, "gbdt", n_class)
-    bp = BudgetPrune(lam=0.0, max_iter=5).fit(booster, X, y, Xv)
+    bp = BudgetPrune(booster, lam=0.0, max_iter=5).fit(X, y, X_valid=Xv)
     p = booster.predict(X)
     if n_class == 2:
         loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))

@@ -150,8 +150,9 @@ def test_fork_trains_with_groups(data, monkeypatch):
     [
         ({"budget": -1.0}, ValueError, "'budget'.*>= 0.*-1.0"),
         ({"budget": float("nan")}, ValueError, "'budget'"),
-        ({"costs": [1.0, 2.0]}, ValueError, "'costs'.*one cost per feature \\(6\\). Got 2"),
-        ({"costs": "x"}, TypeError, "'costs'.*Got str"),
+        ({"costs": [1.0, 2.0]}, ValueError, "'costs'.*one cost per feature \\(6\\). Got shape \\(2,\\)"),
+        ({"costs": "x"}, ValueError, "'costs'.*path of a costs CSV. Got 'x', which is not a file"),
+        ({"costs": object()}, TypeError, "'costs'.*Got object"),
         ({"valid_set": [1, 2, 3]}, TypeError, "'valid_set'.*Got list"),
         ({"num_boost_round": 0}, ValueError, "'num_boost_round'"),
         ({"scoring": "no_such_scorer"}, ValueError, "'scoring'.*no_such_scorer"),

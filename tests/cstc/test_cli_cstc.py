@@ -37,9 +37,9 @@ def test_cli_equals_library(csvs, capsys):
     out = json.loads(capsys.readouterr().out)
     cols = ["cheap", "mid", "dear"]
     costs = FeatureCosts({"cheap": 1.0, "mid": 3.0, "dear": 9.0}, feature_names=cols)
-    m = CSTC(depth=2, lam=0.01, task="binary", n_weak=20, weak_max_depth=2, random_state=0)
+    m = CSTC(costs=costs, depth=2, lam=0.01, task="binary", n_weak=20, weak_max_depth=2, random_state=0)
     tr, va, te = df.iloc[:200], df.iloc[200:250], df.iloc[250:]
-    m.fit(tr[cols], tr["label"].to_numpy(), costs, va[cols], va["label"].to_numpy())
+    m.fit(tr[cols], tr["label"].to_numpy(), X_valid=va[cols], y_valid=va["label"].to_numpy())
     expected = result_dict(m, te[cols], te["label"].to_numpy())
     assert out == json.loads(json.dumps(expected))
     pred = pd.read_csv(d / "pred.csv")

@@ -37,8 +37,8 @@ def quadrant_fit() -> dict[str, object]:
     X, y, q = make_quadrants(2000, rng)
     Xv, yv, _ = make_quadrants(800, rng)
     Xt, yt, qt = make_quadrants(3000, rng)
-    model = CSTC(depth=3, lam=0.05, rho=1e-3, n_weak=150, weak_max_depth=1, random_state=0)
-    model.fit(X, y, QUADRANT_COSTS, Xv, yv)
+    model = CSTC(costs=QUADRANT_COSTS, depth=3, lam=0.05, rho=1e-3, n_weak=150, weak_max_depth=1, random_state=0)
+    model.fit(X, y, X_valid=Xv, y_valid=yv)
     return {"model": model, "X": X, "y": y, "q": q, "Xt": Xt, "yt": yt, "qt": qt}
 
 
@@ -203,8 +203,9 @@ def test_costs_forms_agree(costs):
 
 @pytest.mark.parametrize(
     ("costs", "match"),
-    [(np.ones(3), "one entry per feature"), (np.array([1, -1, 1, 1, 1.0]), "non-negative"),
-     ({"a": 1.0}, "no column names")],
+    [(np.ones(3), r"'costs' argument of CSTC must hold one cost per feature \(5\)"),
+     (np.array([1, -1, 1, 1, 1.0]), "finite numbers >= 0"),
+     ({"a": 1.0}, "keyed by feature name, but the data have no feature names")],
 )
 def test_costs_errors(costs, match):
     with pytest.raises(ValueError, match=match):
@@ -296,9 +297,9 @@ def _grouped_data():
 
 def _fit_grouped(costs):
     X, y = _grouped_data()
-    model = CSTC(depth=2, lam=0.005, task="binary", n_weak=30, weak_max_depth=2, random_state=1,
+    model = CSTC(costs=costs, depth=2, lam=0.005, task="binary", n_weak=30, weak_max_depth=2, random_state=1,
                  n_cycles=2)
-    return model.fit(X[:350], y[:350], costs, X[350:], y[350:])
+    return model.fit(X[:350], y[:350], X_valid=X[350:], y_valid=y[350:])
 
 
 @pytest.fixture(scope="module")
@@ -355,9 +356,9 @@ def test_pruning_does_not_hurt_validation_and_fine_tuning_keeps_support(rng, dep
     y = X[:, 0] * (X[:, 1] > 0) + X[:, 2] + 0.5 * rng.normal(size=400)
     kw = {"depth": depth, "lam": 0.01, "n_weak": 30, "weak_max_depth": 2, "random_state": 3, "n_cycles": 2}
     Xtr, ytr, Xv, yv = X[:250], y[:250], X[250:], y[250:]
-    plain = CSTC(prune=False, fine_tune=False, **kw).fit(Xtr, ytr, None, Xv, yv)
-    pruned = CSTC(prune=True, fine_tune=False, **kw).fit(Xtr, ytr, None, Xv, yv)
-    tuned = CSTC(prune=True, fine_tune=True, **kw).fit(Xtr, ytr, None, Xv, yv)
+    plain = CSTC(prune=False, fine_tune=False, **kw).fit(Xtr, ytr, X_valid=Xv, y_valid=yv)
+    pruned = CSTC(prune=True, fine_tune=False, **kw).fit(Xtr, ytr, X_valid=Xv, y_valid=yv)
+    tuned = CSTC(prune=True, fine_tune=True, **kw).fit(Xtr, ytr, X_valid=Xv, y_valid=yv)
     np.testing.assert_array_equal(pruned.active_, tuned.active_)
     assert np.sum((pruned.predict(Xv) - yv) ** 2) <= np.sum((plain.predict(Xv) - yv) ** 2) + 1e-9
     assert pruned.active_.sum() + pruned.result_.n_pruned == plain.active_.sum()
@@ -400,8 +401,8 @@ def test_parameter_errors(rng, params, match):
 def test_dataframe_input_and_named_costs(rng):
     X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["p", "q", "r"])
     y = X["p"].to_numpy() + 0.1 * rng.normal(size=200)
-    m = CSTC(depth=2, lam=0.01, n_weak=15, n_cycles=1, random_state=0)
-    m.fit(X, y, pd.Series({"r": 5.0, "q": 2.0, "p": 1.0}))
+    m = CSTC(costs=pd.Series({"r": 5.0, "q": 2.0, "p": 1.0}), depth=2, lam=0.01, n_weak=15, n_cycles=1, random_state=0)
+    m.fit(X, y)
     assert m.feature_names_in_ == ["p", "q", "r"]
     np.testing.assert_allclose(m.predict(X), m.predict(X.to_numpy()))
     assert np.mean((m.predict(X) - y) ** 2) < 0.5 * np.var(y)

@@ -27,7 +27,7 @@ def fitted(request, lgb):
         params = {"objective": "multiclass", "num_class": 3}
     booster = lgb.train({**params, "verbose": -1, "num_leaves": 15, "learning_rate": 0.1, "seed": 3},
                         lgb.Dataset(X[:4000], y[:4000]), num_boost_round=60)
-    qwyc = QWYC(alpha=0.01, random_state=0).fit(booster, X[4000:5000])
+    qwyc = QWYC(booster, alpha=0.01, random_state=0).fit(X[4000:5000])
     return request.param, booster, qwyc, X[5000:]
 
 

@@ -93,7 +93,7 @@ def test_pred_early_stop_multiclass_reproduced_exactly(multiclass, freq, margin)
 @pytest.mark.parametrize("order", ["greedy", "training", "greedy_mse"])
 def test_in_sample_calibration_disagreement(binary, alpha, order):
     b, Xc, _ = binary
-    q = QWYC(alpha, order=order, holdout=None).fit(b, Xc)
+    q = QWYC(b, alpha=alpha, order=order, holdout=None).fit(Xc)
     full = b.predict(Xc, raw_score=True) > 0
     res = q.predict(Xc)
     assert np.mean(res.labels != full) <= alpha + 1e-12
@@ -103,7 +103,7 @@ def test_in_sample_calibration_disagreement(binary, alpha, order):
 @pytest.mark.parametrize("mode", ["two_sided", "negative_only"])
 def test_predict_walk_equals_outputs_and_full_scores(binary, mode):
     b, Xc, Xt = binary
-    q = QWYC(0.02, mode=mode, random_state=0).fit(b, Xc)
+    q = QWYC(b, alpha=0.02, mode=mode, random_state=0).fit(Xc)
     walk = q.predict(Xt)
     outs = q.predict_outputs(q._outputs(Xt))
     np.testing.assert_array_equal(walk.scores, outs.scores)
@@ -119,7 +119,7 @@ def test_predict_walk_equals_outputs_and_full_scores(binary, mode):
 
 def test_alpha_zero_held_out_is_never_wrong(binary):
     b, Xc, Xt = binary
-    q = QWYC(0.0, random_state=0).fit(b, Xc)  # conformal correction needs alpha >= 1/(n+1)
+    q = QWYC(b, alpha=0.0, random_state=0).fit(Xc)  # conformal correction needs alpha >= 1/(n+1)
     assert q.lambda_ == np.inf and q.calibration_disagreement_ == 0.0
     assert np.all(q.predict(Xt).labels == (b.predict(Xt, raw_score=True) > 0))
 
@@ -133,7 +133,7 @@ def read_back(text, tmp_path):
 @pytest.mark.parametrize("drop_tree_sizes", [False, True])
 def test_upstream_lightgbm_loads_plan_file_and_predicts_full_ensemble(binary, tmp_path, drop_tree_sizes):
     b, Xc, Xt = binary
-    q = QWYC(0.01, random_state=0).fit(b, Xc)
+    q = QWYC(b, alpha=0.01, random_state=0).fit(Xc)
     text = q.to_model_string()
     if drop_tree_sizes:
         text = "\n".join(line for line in text.split("\n") if not line.startswith("tree_sizes="))
@@ -149,7 +149,7 @@ def test_upstream_lightgbm_loads_plan_file_and_predicts_full_ensemble(binary, tm
 
 def test_plan_round_trip(binary, tmp_path):
     b, Xc, Xt = binary
-    q = QWYC(0.01, random_state=0).fit(b, Xc)
+    q = QWYC(b, alpha=0.01, random_state=0).fit(Xc)
     path = tmp_path / "m.txt"
     q.save_model(path)
     plan = read_qwyc_plan(path.read_text())
@@ -169,7 +169,7 @@ def test_plan_round_trip(binary, tmp_path):
 
 def test_multiclass_plan_file(multiclass, tmp_path):
     b, Xc, Xt = multiclass
-    q = QWYC(0.02, random_state=0).fit(b, Xc)
+    q = QWYC(b, alpha=0.02, random_state=0).fit(Xc)
     res = q.predict(Xt)
     assert res.trees_evaluated.mean() < 75 and np.all(res.trees_evaluated % 3 == 0)
     for booster in read_back(q.to_model_string(), tmp_path):
@@ -178,7 +178,7 @@ def test_multiclass_plan_file(multiclass, tmp_path):
         )
     q2 = QWYC.from_model_string(q.to_model_string())
     np.testing.assert_array_equal(q2.predict(Xt).scores, res.scores)
-    qi = QWYC(0.0, holdout=None).fit(b, Xc)
+    qi = QWYC(b, alpha=0.0, holdout=None).fit(Xc)
     assert np.all(qi.predict(Xc).labels == np.argmax(b.predict(Xc, raw_score=True), axis=1))
 
 
@@ -197,14 +197,16 @@ def test_multiclass_plan_file(multiclass, tmp_path):
 def test_errors_name_the_argument(binary, kwargs, match):
     b, Xc, _ = binary
     with pytest.raises(ValueError, match=match):
-        QWYC(**kwargs).fit(b, Xc)
+        QWYC(b, **kwargs).fit(Xc)
 
 
 def test_unfitted_and_bad_model_errors(tmp_path):
     with pytest.raises(ValueError, match="not fitted yet"):
         QWYC().predict(np.zeros((2, 2)))
     with pytest.raises(TypeError, match=r"'model' argument must be a lightgbm\.Booster"):
-        QWYC().fit(3.0, np.zeros((2, 2)))
+        QWYC(model=[3.0]).fit(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"QWYC needs the LightGBM model to reorder"):
+        QWYC().fit(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="has no QWYC plan"):
         QWYC.from_model_string("tree\nnum_class=1\n\nTree=0\nnum_leaves=1\n\nend of trees\n")
 
@@ -243,7 +245,7 @@ def test_cli_equals_library(binary, tmp_path, extra, kwargs):
         ]
     )
     assert args.func(args) == 0
-    lib = QWYC(0.01, random_state=0, **kwargs).fit(str(model), Xc)
+    lib = QWYC(str(model), alpha=0.01, random_state=0, **kwargs).fit(Xc)
     assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
 
 
@@ -257,7 +259,7 @@ def test_cli_equals_library(binary, tmp_path, extra, kwargs):
 )
 def test_plan_reader_refuses_ill_formed(binary, old, new, match):
     b, Xc, _ = binary
-    text = QWYC(0.01, random_state=0).fit(b, Xc).to_model_string()
+    text = QWYC(b, alpha=0.01, random_state=0).fit(Xc).to_model_string()
     assert old in text
     with pytest.raises(ValueError, match=match):
         read_qwyc_plan(text.replace(old, new))
@@ -265,7 +267,7 @@ def test_plan_reader_refuses_ill_formed(binary, old, new, match):
 
 def test_plan_reader_refuses_nan(binary):
     b, Xc, _ = binary
-    text = QWYC(0.01, random_state=0).fit(b, Xc).to_model_string()
+    text = QWYC(b, alpha=0.01, random_state=0).fit(Xc).to_model_string()
     line = next(li for li in text.split("\n") if li.startswith("qwyc_eps_pos="))
     toks = line.split("=")[1].split()
     bad = "qwyc_eps_pos=" + " ".join(["nan", *toks[1:]])
@@ -275,9 +277,9 @@ def test_plan_reader_refuses_nan(binary):
 
 def test_recalibrate_equals_fit_with_explicit_holdout(binary):
     b, Xc, Xt = binary
-    a = QWYC(0.02, holdout=None, alpha_fit=0.0, margin=0.05).fit(b, Xc)
+    a = QWYC(b, alpha=0.02, holdout=None, alpha_fit=0.0, margin=0.05).fit(Xc)
     a.recalibrate(Xt, alpha=0.02)
-    c = QWYC(0.02, alpha_fit=0.0, margin=0.05).fit(b, Xc, X_holdout=Xt)
+    c = QWYC(b, alpha=0.02, alpha_fit=0.0, margin=0.05).fit(Xc, X_valid=Xt)
     assert a.lambda_ == c.lambda_
     np.testing.assert_array_equal(a.plan_.eps_pos, c.plan_.eps_pos)
     np.testing.assert_array_equal(a.plan_.eps_neg, c.plan_.eps_neg)
@@ -288,7 +290,7 @@ def test_cost_report_counts_the_early_exit(binary):
     from budget_extras import FeatureCosts, TreeEnsemble
 
     b, Xc, Xt = binary
-    q = QWYC(0.02, random_state=0).fit(b, Xc)
+    q = QWYC(b, alpha=0.02, random_state=0).fit(Xc)
     rep = q.cost_report(Xt, FeatureCosts.uniform(6))
     res = q.predict(Xt)
     np.testing.assert_array_equal(rep.trees_evaluated, res.trees_evaluated)
@@ -324,7 +326,7 @@ def test_feature_costs_per_iteration(binary):
 
     b, Xc, _ = binary
     costs = FeatureCosts(np.arange(1.0, 7.0), split=0.1, tree=1.0)
-    q = QWYC(0.02, costs=costs, random_state=0).fit(b, Xc[:300])
+    q = QWYC(b, alpha=0.02, costs=costs, random_state=0).fit(Xc[:300])
     ens = TreeEnsemble.from_booster(b)
     t = 7
     rep = cost_report(ens, Xc[:300], costs, tree_order=[t], n_trees=1)
@@ -341,11 +343,11 @@ def test_held_out_shift_shapes_respect_the_conformal_count(request, model, shift
     b, Xc, Xt = request.getfixturevalue(model)
     n_iter = b.num_trees() // b.num_model_per_iteration()
     sh = np.linspace(1.0, 0.1, n_iter) if shift == "array" else shift
-    q = QWYC(0.05, shift=sh, alpha_fit=0.0, random_state=0).fit(b, Xc, X_holdout=Xt)
+    q = QWYC(b, alpha=0.05, shift=sh, alpha_fit=0.0, random_state=0).fit(Xc, X_valid=Xt)
     assert q.shift_scale_.shape[-1] == n_iter and np.all(q.shift_scale_ > 0)
     if shift == "array":
         np.testing.assert_array_equal(q.shift_scale_, sh[q.plan_.order])
     m = core.conformal_index(0.05, len(Xt))
     assert q.holdout_disagreement_ * len(Xt) <= m
-    q2 = QWYC(0.05, shift=sh, alpha_fit=0.0, holdout=None).fit(b, Xc).recalibrate(Xt)
+    q2 = QWYC(b, alpha=0.05, shift=sh, alpha_fit=0.0, holdout=None).fit(Xc).recalibrate(Xt)
     assert q2.lambda_ == q.lambda_
