@@ -51,12 +51,25 @@ class _Builder:
         children: Callable[[Any], tuple[Any, Any] | None],
         fill: Callable[[Any, int], None],
         shrinkage: float,
+        *,
+        max_nodes: int,
+        tree: int,
     ) -> None:
-        """Lay out one tree in pre-order; ``fill(ref, depth)`` appends the node's own fields."""
+        """Lay out one tree in pre-order; ``fill(ref, depth)`` appends the node's own fields.
+
+        The walk stops with a ModelParseError after ``max_nodes`` nodes, so child links that
+        form a cycle can never make it run forever.
+        """
         stack: list[tuple[Any, int, int, bool]] = [(root, -1, 0, False)]
+        start = len(self.left)
         while stack:
             ref, parent, depth, is_right = stack.pop()
             idx = len(self.left)
+            if idx - start >= max_nodes:
+                raise ModelParseError(
+                    f"Ill-formed LightGBM model: tree {tree}: child links reach more than {max_nodes} nodes "
+                    "(a cycle, or a node with two parents)."
+                )
             self.left.append(-1)
             self.right.append(-1)
             self.parent.append(parent)
@@ -219,6 +232,34 @@ def _decode_bitset(words: np.ndarray) -> list[int]:
     return out
 
 
+def _check_child_links(left: np.ndarray, right: np.ndarray, n_leaves: int, tree: int) -> None:
+    """Refuse child links that do not form one binary tree rooted at internal node 0.
+
+    Every internal node but the root and every leaf must be the child of exactly one node, and
+    the root of none; then the links form a tree and no walk from the root can loop.
+    """
+    refs = np.concatenate([left, right])
+    if refs.size == 0:
+        return
+    # internal node i -> slot i, leaf l (written ~l = -l-1) -> slot n_int + l
+    n_int = n_leaves - 1
+    slots = np.where(refs >= 0, refs, n_int + (-refs - 1))
+    seen = np.bincount(slots, minlength=n_int + n_leaves)
+    if seen[0]:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: tree {tree}: the root (node 0) is the child of another node "
+            "(a cycle in left_child/right_child)."
+        )
+    bad = np.flatnonzero(seen[1:] != 1) + 1
+    if bad.size:
+        s = int(bad[0])
+        what = f"node {s}" if s < n_int else f"leaf {s - n_int}"
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: tree {tree}: {what} is the child of {int(seen[s])} nodes "
+            "in left_child/right_child (expected exactly 1)."
+        )
+
+
 def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int) -> None:
     if "num_leaves" not in kv:
         raise ModelParseError(f"Ill-formed LightGBM model text: tree {tree}: need 'num_leaves'.")
@@ -257,6 +298,7 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int) -> None:
     for name, arr in (("left_child", left), ("right_child", right)):
         if arr.size and ((arr >= n_int) | (arr < -n_leaves)).any():
             raise ModelParseError(f"Ill-formed LightGBM model text: tree {tree}: {name!r} out of range.")
+    _check_child_links(left, right, n_leaves, tree)
 
     def children(ref: int) -> tuple[int, int] | None:
         if ref < 0:
@@ -293,7 +335,7 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int) -> None:
 
     root = 0 if n_leaves > 1 else ~0
     n_before = len(builder.left)
-    builder.add_tree(root, children, fill, shrinkage)
+    builder.add_tree(root, children, fill, shrinkage, max_nodes=2 * n_leaves - 1, tree=tree)
     if len(builder.left) - n_before != 2 * n_leaves - 1:
         raise ModelParseError(
             f"Ill-formed LightGBM model text: tree {tree}: child links "
@@ -406,6 +448,11 @@ def _need(d: Mapping[str, Any], key: str, tree: int, where: str) -> Any:
     return d[key]
 
 
+#: Bound on the nodes of one dumped tree that states no ``num_leaves`` (LightGBM's limit is 2**31 leaves,
+#: but a walk this long means a malformed, self-referencing dump).
+_MAX_DUMP_NODES = 1 << 24
+
+
 def _add_dump_tree(builder: _Builder, info: Mapping[str, Any], tree: int) -> None:
     root = _need(info, "tree_structure", tree, "tree_info")
     shrinkage = float(info.get("shrinkage", 1.0))
@@ -470,7 +517,12 @@ def _add_dump_tree(builder: _Builder, info: Mapping[str, Any], tree: int) -> Non
             gain=float(ref.get("split_gain", float("nan"))),
         )
 
-    builder.add_tree(root, children, fill, shrinkage)
+    n_leaves = info.get("num_leaves")
+    if isinstance(n_leaves, int) and not isinstance(n_leaves, bool) and n_leaves >= 1:
+        max_nodes = 2 * n_leaves - 1
+    else:  # no count to check against: still bound the walk (a dict may contain itself)
+        max_nodes = _MAX_DUMP_NODES
+    builder.add_tree(root, children, fill, shrinkage, max_nodes=max_nodes, tree=tree)
 
 
 def parse_dump(dump: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
