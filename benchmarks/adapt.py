@@ -105,7 +105,7 @@ def load_forest(
     if seed == 0:
         out = _split(X, y, n_tr, n_va, n_te, seed=0)
         pool = f"{len(y):,}"
-    else:  # rows never used by the seed-0 split (default sizes), so earlier looks at test cannot leak
+    else:  # rows never used by the seed-0 split (default sizes), so looks at its test rows cannot leak
         used = np.concatenate(_split_index(y, 20000, 20000, 10000, seed=0))
         rest = np.setdiff1d(np.arange(len(y)), used)
         out = _split(X[rest], y[rest], n_tr, n_va, n_te, seed=seed)
@@ -527,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets_cost_reduction": TARGETS,
         "datasets": {},
     }
-    if os.path.exists(args.out):  # keep the other datasets of an earlier run
+    if os.path.exists(args.out):  # keep the other datasets already in the results file
         with open(args.out, encoding="utf-8") as fh:
             results["datasets"] = json.load(fh).get("datasets", {})
     for name in args.datasets:

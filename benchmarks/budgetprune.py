@@ -9,7 +9,7 @@ Results go to ``benchmarks/results/budgetprune.json`` and plots to ``docs/img/``
 
 Curves: Forest (Covertype classes 1 vs 2) and MAGIC (stand-in for MiniBooNE), a 40-tree LightGBM
 random forest of fully grown trees (the paper's; ``--num-leaves 255 --min-data-in-leaf 2`` gives the
-earlier configuration), uniform feature costs; methods: BudgetPrune (lambda sweep; in-bag, all
+255-leaf configuration), uniform feature costs; methods: BudgetPrune (lambda sweep; in-bag, all
 training rows, out-of-bag and loss error terms), cost-complexity pruning (alpha sweep), GreedyPrune
 (its removal path), BudgetRF-style Gini threshold (tau sweep), the unpruned forest and, as a
 reference that is not a pruning, forests retrained on the top-k features. Each curve is read on test
