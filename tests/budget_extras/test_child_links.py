@@ -39,10 +39,10 @@ def _first(text: str, key: str) -> list[int]:
 
 
 CASES = {
-    "root's left child is the root": lambda l, r: ([0, *l[1:]], r),
-    "node 1's child is node 1": lambda l, r: (l, [r[0], 1, r[2]]) if 1 in l or 1 in r else (l, r),
-    "two parents share a leaf": lambda l, r: (l, [r[0], r[1], l[-1]]),
-    "a leaf nobody reaches (cycle 1 -> 2 -> 1)": lambda l, r: ([l[0], 2, 1], [r[0], r[1], r[2]]),
+    "root's left child is the root": lambda lc, r: ([0, *lc[1:]], r),
+    "node 1's child is node 1": lambda lc, r: (lc, [r[0], 1, r[2]]) if 1 in lc or 1 in r else (lc, r),
+    "two parents share a leaf": lambda lc, r: (lc, [r[0], r[1], lc[-1]]),
+    "a leaf nobody reaches (cycle 1 -> 2 -> 1)": lambda lc, r: ([lc[0], 2, 1], [r[0], r[1], r[2]]),
 }
 
 
