@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
         "--shift",
         default="constant",
         choices=["constant", "residual_std", "active_residual_std", "extreme_spacing"],
-        help="shape of the held-out threshold shift per position (see docs/qwyc.md)",
+        help="shape of the held-out threshold shift per position (see docs/qwyc_design.md)",
     )
     p.add_argument("--margin", type=float, default=0.0, help="robustness margin while fitting (raw-score units)")
     p.add_argument(

@@ -196,7 +196,7 @@ class CSTC(BaseEstimator):
         made (internal nodes then learn to route), or at every node weighted by its traversal
         probability (every internal node is then also trained as a predictor; its weights
         are paid by every path below it, which on the paper's synthetic data makes ancestors
-        buy the experts' features; see docs/cstc.md).
+        buy the experts' features; see docs/cstc_design.md).
     n_weak, weak_max_depth, weak_learning_rate : int, int, float
         The LightGBM regression ensemble (squared loss) whose tree outputs form ``phi(x)``
         when ``fit`` receives no ``booster``: number of trees, their maximum depth, shrinkage.

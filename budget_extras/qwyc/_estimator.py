@@ -159,7 +159,7 @@ class QWYC(BaseEstimator):
         on the rest, then all thresholds are shifted by one amount ``lambda_`` chosen on
         the held-out rows with conformal risk control, so that the expected
         disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
-        correction, see docs/qwyc.md). ``None`` or 0 fits everything on all rows (the paper's setting).
+        correction, see docs/qwyc_design.md). ``None`` or 0 fits everything on all rows (the paper's setting).
     costs : None, array-like of shape (n_iterations,), "splits", or feature costs, default=None
         Cost of evaluating each iteration: uniform, explicit, the mean number of splits
         its trees evaluate on the calibration rows, or, for feature costs (a
@@ -192,7 +192,7 @@ class QWYC(BaseEstimator):
         extreme and the 31st most extreme opposite-label order row still active at
         ``r`` (the rows that set the base threshold); an array: one positive scale per
         iteration. Computed from the order rows only, never from the held-out rows.
-        On Adult none of the shapes beat the constant one (docs/qwyc.md).
+        On Adult none of the shapes beat the constant one (docs/qwyc_design.md).
 
     Attributes
     ----------
