@@ -45,7 +45,8 @@ def _splits(booster, lr=0.1):
             raw = _raw_gain(node, lr)
             f = node["split_feature"]
             out.append({"tree": t, "feature": f, "count": node["internal_count"], "raw": raw,
-                        "fresh": f not in path, "root": root, "penalty": raw - node["split_gain"], "tol": 1e-3 + 2e-5 * abs(raw)})
+                        "fresh": f not in path, "root": root, "penalty": raw - node["split_gain"],
+                        "tol": 1e-3 + 2e-5 * abs(raw)})
             for child in (node["left_child"], node["right_child"]):
                 stack.append((child, (*path, f)))
     return out
