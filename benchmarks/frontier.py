@@ -98,12 +98,22 @@ def run(args: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------- choosing on validation
+#: train_to_budget's candidate families before greedy selection was added (an ablation read off the same run)
+BASE_FAMILIES = ("all", "topk_gain", "topk_gain_cost", "lazy", "lazy_topk", "lazy_coupled")
+
+
 def load_records(out_dir: Path, quick: bool | None = None) -> list[dict[str, Any]]:
+    """Checkpoints; a train_to_budget record also gives ``train_to_budget_nogreedy`` (its candidates of
+    the BASE_FAMILIES only: the search without the greedy and lazy-in-greedy families)."""
     recs = []
     for p in sorted(out_dir.glob("*.json")):
         r = json.loads(p.read_text())
         if quick is None or r.get("quick") == quick:
             recs.append(r)
+            if r["method"] == "train_to_budget" and r.get("candidates"):
+                cands = [c for c in r["candidates"] if c.get("knobs", {}).get("family") in BASE_FAMILIES]
+                if cands:
+                    recs.append(dict(r, method="train_to_budget_nogreedy", candidates=cands))
     return recs
 
 
@@ -352,8 +362,10 @@ def markdown(summary: dict[str, Any], tg: dict[str, Any]) -> str:
     else:
         lines.append(f"2. lowest cost within 0.005 at most the best peer's: {'MET' if t2['met'] else 'MISSED'} "
                      f"({t2['share']:.0%} of {t2['n']} pairs; target 80%).")
+    per_grid = {m: sum(c["method"] == m for c in t3["cliffs"]) for m in t3["grids"]}
     lines.append(f"3. no cliff along the CEGB tradeoff grids ({', '.join(t3['grids'])}): "
-                 f"{'MET' if t3['met'] else 'MISSED'} ({len(t3['cliffs'])} cliffs).")
+                 f"{'MET' if t3['met'] else 'MISSED'} ({len(t3['cliffs'])} cliffs: "
+                 + ", ".join(f"{m} {n}" for m, n in per_grid.items()) + ").")
     seen: dict[tuple[str, str], list[str]] = {}
     for c in t3["cliffs"]:
         seen.setdefault((c["pair"], c["method"]), []).append(
