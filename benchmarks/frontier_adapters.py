@@ -249,9 +249,9 @@ class CEGB(Adapter):
     def params(self, ctx: Context, t: float) -> dict[str, Any]:
         c = ctx.costs / ctx.costs.mean()
         extra: dict[str, Any] = {"cegb_tradeoff": t}
-        if self.variant == "lazy_scaled":
-            extra["cegb_tradeoff_scale"] = "gain"
-        if self.variant in ("lazy", "lazy_scaled", "lazy_coupled", "groups"):
+        if self.variant in ("lazy_scaled", "lazy_first"):
+            extra["cegb_tradeoff_scale"] = "gain" if self.variant == "lazy_scaled" else "first_gain"
+        if self.variant in ("lazy", "lazy_scaled", "lazy_first", "lazy_coupled", "groups"):
             extra["cegb_penalty_feature_lazy"] = [float(v) for v in c]
         if self.variant in ("coupled", "lazy_coupled"):
             extra["cegb_penalty_feature_coupled"] = [float(v * len(ctx.y_train)) for v in c]
@@ -262,7 +262,7 @@ class CEGB(Adapter):
     def candidates(self, ctx: Context) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         constant_run = 0
-        full = TRADEOFFS_SCALED if self.variant == "lazy_scaled" else TRADEOFFS
+        full = TRADEOFFS_SCALED if self.variant in ("lazy_scaled", "lazy_first") else TRADEOFFS
         grid = full[::4] if ctx.quick else full
         for t in grid:
             if constant_run >= 2:
@@ -537,7 +537,8 @@ class TrainToBudget(Adapter):
 def all_adapters() -> list[Adapter]:
     """Every competitor, in run order (cheap and essential first)."""
     return [PlainLGBM(), TopK(False), TopK(True), GreedyForward(), CEGB("lazy"), CEGB("coupled"),
-            CEGB("lazy_coupled"), CEGB("groups"), CEGB("lazy_scaled"), BudgetPruneAdapter(),
+            CEGB("lazy_coupled"), CEGB("groups"), CEGB("lazy_scaled"), CEGB("lazy_first"),
+            BudgetPruneAdapter(),
             CatBoostAdapter("SymmetricTree", "object"), CatBoostAdapter("SymmetricTree", "first"),
             CatBoostAdapter("Lossguide", "object"), CatBoostAdapter("Lossguide", "first"), XGBoostTopK(),
             TrainToBudget()]

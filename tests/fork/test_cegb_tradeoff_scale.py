@@ -117,11 +117,34 @@ def _nodes(tree):
 
 @pytest.mark.parametrize("value", ["gains", "GAIN1", "root"])
 def test_bad_values_error_clearly(lgb, data, value):
-    with pytest.raises(lgb.basic.LightGBMError, match="cegb_tradeoff_scale must be 'none' or 'gain'"):
+    with pytest.raises(lgb.basic.LightGBMError, match="cegb_tradeoff_scale must be 'none', 'gain' or 'first_gain'"):
         _train(lgb, data, rounds=1, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff_scale=value)
 
 
-def test_gain_mode_refuses_quantized_gradients(lgb, data):
-    with pytest.raises(lgb.basic.LightGBMError, match="does not support use_quantized_grad"):
-        _train(lgb, data, rounds=1, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff_scale="gain",
+@pytest.mark.parametrize("mode", ["gain", "first_gain"])
+def test_scaled_modes_refuse_quantized_gradients(lgb, data, mode):
+    with pytest.raises(lgb.basic.LightGBMError, match=f"{mode} does not support use_quantized_grad"):
+        _train(lgb, data, rounds=1, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff_scale=mode,
                use_quantized_grad=True)
+
+
+def test_first_gain_keeps_the_first_trees_scale(lgb, data):
+    # every split on a feature no earlier tree used is charged with the FIRST tree's G_root
+    t, n, mean = 0.02, len(data[1]), float(np.mean(LAZY))
+    plain = _train(lgb, data, rounds=1)
+    g0 = plain.dump_model()["tree_info"][0]["tree_structure"]["split_gain"]
+    booster = _train(lgb, data, rounds=12, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=t,
+                     cegb_tradeoff_scale="first_gain")
+    splits = _splits(booster)
+    checked = 0
+    for s in splits:
+        seen = {x["feature"] for x in splits if x["tree"] < s["tree"]}
+        if s["feature"] in seen:
+            continue
+        want = t * LAZY[s["feature"]] * (s["count"] if s["fresh"] else 0) * g0 / (n * mean)
+        assert s["penalty"] == pytest.approx(want, abs=s["tol"]), s
+        checked += s["tree"] > 0 and s["fresh"]
+    assert checked >= 1
+    # and it differs from rescaling every tree
+    every = _train(lgb, data, rounds=12, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=t, cegb_tradeoff_scale="gain")
+    assert _tree_signatures(every) != _tree_signatures(booster)

@@ -17,7 +17,10 @@
  * where G_root is the best unpenalized gain of a split of the tree's root (over the features the
  * root may use), N the number of training rows and the mean runs over the groups with a positive
  * lazy cost (1 without lazy costs): the root penalty of a feature no row has paid for is then
- * tradeoff * (its cost / mean cost) * G_root, the same meaning on every dataset and iteration. A group's
+ * tradeoff * (its cost / mean cost) * G_root, the same meaning on every dataset and iteration.
+ * With cegb_tradeoff_scale=first_gain the scale is computed once, at the first tree grown after
+ * the parameters were set, and kept for every later tree (gains shrink as boosting converges,
+ * the penalties do not). A group's
  * cost is the largest cost among its features; without cegb_feature_group every feature is its
  * own group, which is exactly per-feature CEGB.
  *
@@ -82,8 +85,13 @@ class CostEfficientGradientBoosting {
     const bool groups_changed = costs.group != costs_.group;
     costs_ = std::move(costs);
     num_features_ = full_data_->num_features();
-    scale_by_root_gain_ = config->cegb_tradeoff_scale == "gain";
-    scale_ = 1.0;
+    const int mode = config->cegb_tradeoff_scale == "gain" ? 1 : config->cegb_tradeoff_scale == "first_gain" ? 2 : 0;
+    if (mode != scale_mode_ || mode != 2) {
+      scale_ = 1.0;
+      scale_fixed_ = false;
+    }
+    scale_mode_ = mode;
+    scale_by_root_gain_ = mode != 0;
     {
       double sum = 0.0;
       int cnt = 0;
@@ -181,7 +189,7 @@ class CostEfficientGradientBoosting {
   }
 
   /*! \brief True with cegb_tradeoff_scale=gain: call SetRootGain before a tree's root split search. */
-  bool ScalesByRootGain() const { return scale_by_root_gain_; }
+  bool ScalesByRootGain() const { return scale_by_root_gain_ && !scale_fixed_; }
 
   /*!
    * \brief cegb_tradeoff_scale=gain: the best unpenalized gain of a root split of the tree being
@@ -190,6 +198,7 @@ class CostEfficientGradientBoosting {
   void SetRootGain(double best_gain) {
     const double n = static_cast<double>(std::max<data_size_t>(1, full_data_->num_data()));
     scale_ = best_gain > 0.0 && std::isfinite(best_gain) ? best_gain / (n * mean_lazy_cost_) : 0.0;
+    scale_fixed_ = scale_mode_ == 2;  // first_gain: kept for every later tree
   }
 
   /*!
@@ -564,6 +573,8 @@ class CostEfficientGradientBoosting {
   std::vector<const Tree*> accounted_;
   bool models_dirty_ = true;
   bool scale_by_root_gain_ = false;
+  int scale_mode_ = 0;            // cegb_tradeoff_scale: 0 none, 1 gain (every tree), 2 first_gain
+  bool scale_fixed_ = false;      // first_gain: the scale of the first tree is set
   double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's G_root / (N * mean lazy cost)
   double mean_lazy_cost_ = 1.0;
 };
