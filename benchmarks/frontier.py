@@ -357,11 +357,24 @@ def markdown(summary: dict[str, Any], tg: dict[str, Any]) -> str:
     else:
         lines.append(f"1. train_to_budget vs best peer at 20-100%: {'MET' if t1['met'] else 'MISSED'} "
                      f"({t1['n'] - t1['failures']}/{t1['n']} within one SE; mean difference {t1['mean_diff']:+.4f}).")
+    for r in t1["rows"]:
+        if not r["ok"]:
+            lines.append(f"   - {r['pair']} at {r['budget']:.0%}: {r['ours']:.3f} vs {r['peer']} {r['peer_score']:.3f} "
+                         f"({r['diff']:+.4f}, one SE {r['se']:.4f})")
     if t2.get("met") is None:
         lines.append("2. lowest cost within 0.005: not measured (no train_to_budget results).")
     else:
         lines.append(f"2. lowest cost within 0.005 at most the best peer's: {'MET' if t2['met'] else 'MISSED'} "
                      f"({t2['share']:.0%} of {t2['n']} pairs; target 80%).")
+        for r in t2["rows"]:
+            if not r["ok"]:
+                lines.append(f"   - {r['pair']}: {r['ours']:.2f} vs {r['peer']} {r['peer_cost']:.2f}")
+    abl = targets(summary, "train_to_budget_nogreedy")
+    a1, a2 = abl["target1"], abl["target2"]
+    if a1.get("met") is not None and a2.get("met") is not None:
+        lines.append(f"   (ablation, the same run without the greedy families: target 1 "
+                     f"{a1['n'] - a1['failures']}/{a1['n']} within one SE, mean difference {a1['mean_diff']:+.4f}; "
+                     f"target 2 {a2['share']:.0%} of {a2['n']} pairs.)")
     per_grid = {m: sum(c["method"] == m for c in t3["cliffs"]) for m in t3["grids"]}
     lines.append(f"3. no cliff along the CEGB tradeoff grids ({', '.join(t3['grids'])}): "
                  f"{'MET' if t3['met'] else 'MISSED'} ({len(t3['cliffs'])} cliffs: "
