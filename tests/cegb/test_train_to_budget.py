@@ -14,7 +14,7 @@ import budget_extras.cegb._train_to_budget as ttb
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cegb import BudgetTrainResult, train_to_budget
 
-PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2}
+PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
 COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
 
 
@@ -30,6 +30,7 @@ def run(data, budget, **kw):
     Xt, yt, Xv, yv = data
     kw.setdefault("costs", COSTS)
     kw.setdefault("num_boost_round", 15)
+    kw.setdefault("greedy", False)  # the greedy family has its own tests below (it costs ~20 proxy fits)
     return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), progress=False, **kw)
 
 
@@ -191,7 +192,7 @@ def multi(data):
     """One search refined at several budgets, every booster kept."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return run(data, 5.0, budgets=[0.5, 1.5, 3.0], keep_boosters=True, k_grid=[5]).budget_result_
+        return run(data, 5.0, budgets=[0.5, 1.5, 3.0], keep_boosters=True, k_grid=[5], greedy=True).budget_result_
 
 
 def test_greedy_candidates_use_their_subset_only(multi):
@@ -231,7 +232,7 @@ def test_lazy_inside_a_subset_uses_that_subset(multi):
 
 
 def test_greedy_off_and_boosters_not_kept(data):
-    r = run(data, 3.0, greedy=False, n_bisect=0).budget_result_
+    r = run(data, 3.0, n_bisect=0).budget_result_
     assert "greedy" not in {c.family for c in r.frontier} and r.boosters == []
     with pytest.raises(ValueError, match="keep_boosters=True"):
         r.booster_at(3.0)
@@ -239,7 +240,7 @@ def test_greedy_off_and_boosters_not_kept(data):
 
 def test_upstream_fallback_keeps_greedy(data, monkeypatch):
     monkeypatch.setattr(ttb, "is_fork", lambda: False)
-    r = run(data, 3.0, n_bisect=0, k_grid=[5]).budget_result_
+    r = run(data, 3.0, n_bisect=0, k_grid=[5], greedy=True).budget_result_
     assert not r.fork and "greedy" in {c.family for c in r.frontier}
     assert r.cost <= 3.0 + 1e-9
 
