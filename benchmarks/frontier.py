@@ -98,12 +98,22 @@ def run(args: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------- choosing on validation
+#: train_to_budget's candidate families before greedy selection was added (an ablation read off the same run)
+BASE_FAMILIES = ("all", "topk_gain", "topk_gain_cost", "lazy", "lazy_topk", "lazy_coupled")
+
+
 def load_records(out_dir: Path, quick: bool | None = None) -> list[dict[str, Any]]:
+    """Checkpoints; a train_to_budget record also gives ``train_to_budget_nogreedy`` (its candidates of
+    the BASE_FAMILIES only: the search without the greedy and lazy-in-greedy families)."""
     recs = []
     for p in sorted(out_dir.glob("*.json")):
         r = json.loads(p.read_text())
         if quick is None or r.get("quick") == quick:
             recs.append(r)
+            if r["method"] == "train_to_budget" and r.get("candidates"):
+                cands = [c for c in r["candidates"] if c.get("knobs", {}).get("family") in BASE_FAMILIES]
+                if cands:
+                    recs.append(dict(r, method="train_to_budget_nogreedy", candidates=cands))
     return recs
 
 
@@ -347,13 +357,28 @@ def markdown(summary: dict[str, Any], tg: dict[str, Any]) -> str:
     else:
         lines.append(f"1. train_to_budget vs best peer at 20-100%: {'MET' if t1['met'] else 'MISSED'} "
                      f"({t1['n'] - t1['failures']}/{t1['n']} within one SE; mean difference {t1['mean_diff']:+.4f}).")
+    for r in t1["rows"]:
+        if not r["ok"]:
+            lines.append(f"   - {r['pair']} at {r['budget']:.0%}: {r['ours']:.3f} vs {r['peer']} {r['peer_score']:.3f} "
+                         f"({r['diff']:+.4f}, one SE {r['se']:.4f})")
     if t2.get("met") is None:
         lines.append("2. lowest cost within 0.005: not measured (no train_to_budget results).")
     else:
         lines.append(f"2. lowest cost within 0.005 at most the best peer's: {'MET' if t2['met'] else 'MISSED'} "
                      f"({t2['share']:.0%} of {t2['n']} pairs; target 80%).")
+        for r in t2["rows"]:
+            if not r["ok"]:
+                lines.append(f"   - {r['pair']}: {r['ours']:.2f} vs {r['peer']} {r['peer_cost']:.2f}")
+    abl = targets(summary, "train_to_budget_nogreedy")
+    a1, a2 = abl["target1"], abl["target2"]
+    if a1.get("met") is not None and a2.get("met") is not None:
+        lines.append(f"   (ablation, the same run without the greedy families: target 1 "
+                     f"{a1['n'] - a1['failures']}/{a1['n']} within one SE, mean difference {a1['mean_diff']:+.4f}; "
+                     f"target 2 {a2['share']:.0%} of {a2['n']} pairs.)")
+    per_grid = {m: sum(c["method"] == m for c in t3["cliffs"]) for m in t3["grids"]}
     lines.append(f"3. no cliff along the CEGB tradeoff grids ({', '.join(t3['grids'])}): "
-                 f"{'MET' if t3['met'] else 'MISSED'} ({len(t3['cliffs'])} cliffs).")
+                 f"{'MET' if t3['met'] else 'MISSED'} ({len(t3['cliffs'])} cliffs: "
+                 + ", ".join(f"{m} {n}" for m, n in per_grid.items()) + ").")
     seen: dict[tuple[str, str], list[str]] = {}
     for c in t3["cliffs"]:
         seen.setdefault((c["pair"], c["method"]), []).append(

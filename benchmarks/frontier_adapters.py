@@ -17,12 +17,14 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 ROUNDS, LEARNING_RATE, LEAVES = 200, 0.05, 31
 TRADEOFFS = [float(10.0 ** e) for e in np.arange(-4.0, 1.0001, 0.25)]  # factor 10^0.25, 1e-4 .. 1e1
+# cegb_tradeoff_scale=gain: the tradeoff is a share of each tree's best root gain (documented range 1e-3 .. 10^-0.25)
+TRADEOFFS_SCALED = [float(10.0 ** e) for e in np.arange(-3.0, -0.2499, 0.25)]
 CATBOOST_COEFS = {"object": [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 0.1], "first": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0]}
 BUDGET_FRACTIONS = [0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 
@@ -247,7 +249,9 @@ class CEGB(Adapter):
     def params(self, ctx: Context, t: float) -> dict[str, Any]:
         c = ctx.costs / ctx.costs.mean()
         extra: dict[str, Any] = {"cegb_tradeoff": t}
-        if self.variant in ("lazy", "lazy_coupled", "groups"):
+        if self.variant in ("lazy_scaled", "lazy_first"):
+            extra["cegb_tradeoff_scale"] = "gain" if self.variant == "lazy_scaled" else "first_gain"
+        if self.variant in ("lazy", "lazy_scaled", "lazy_first", "lazy_coupled", "groups"):
             extra["cegb_penalty_feature_lazy"] = [float(v) for v in c]
         if self.variant in ("coupled", "lazy_coupled"):
             extra["cegb_penalty_feature_coupled"] = [float(v * len(ctx.y_train)) for v in c]
@@ -258,7 +262,8 @@ class CEGB(Adapter):
     def candidates(self, ctx: Context) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         constant_run = 0
-        grid = TRADEOFFS[::4] if ctx.quick else TRADEOFFS
+        full = TRADEOFFS_SCALED if self.variant in ("lazy_scaled", "lazy_first") else TRADEOFFS
+        grid = full[::4] if ctx.quick else full
         for t in grid:
             if constant_run >= 2:
                 out.append({"method": self.name, "knobs": {"tradeoff": t}, "skipped": True})
@@ -490,9 +495,12 @@ class XGBoostTopK(Adapter):
 
 # ---------------------------------------------------------------- train_to_budget (budget_extras.cegb)
 class TrainToBudget(Adapter):
-    """``budget_extras.train_to_budget`` at each budget fraction of the unconstrained validation cost."""
+    """``budget_extras.train_to_budget``: ONE search per seed, refined at every budget fraction of the
+    unconstrained validation cost (``budgets=``); every candidate it trains is recorded, so choosing on
+    validation at budget B (the harness rule) is ``budget_result_.best_at(B)``."""
 
     name, family = "train_to_budget", "ours"
+    extra: ClassVar[dict[str, Any]] = {}
 
     def available(self) -> bool:
         try:
@@ -508,28 +516,29 @@ class TrainToBudget(Adapter):
         from budget_extras.cegb import train_to_budget
 
         full = lgb_cost(ctx, ctx.plain(), ctx.X_valid)
-        train = lgb.Dataset(ctx.X_train, ctx.y_train, feature_name=list(ctx.names), free_raw_data=False)
+        train = lgb.Dataset(ctx.X_train, ctx.y_train, feature_name=list(ctx.names), free_raw_data=False,
+                            params={"verbose": -1, "max_bin": 255})
         valid = lgb.Dataset(ctx.X_valid, ctx.y_valid, reference=train, free_raw_data=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            booster = train_to_budget(ctx.lgb_params(), train, budget=full, valid_set=valid, costs=ctx.fc,
+                                      num_boost_round=ctx.rounds, random_state=ctx.seed, progress=False,
+                                      k_grid=[k for k in ctx.k_grid() if k < ctx.d],
+                                      budgets=[f * full for f in BUDGET_FRACTIONS], keep_boosters=True,
+                                      **self.extra)
+        res = booster.budget_result_
         out = []
-        for frac in BUDGET_FRACTIONS:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                booster = train_to_budget(ctx.lgb_params(), train, budget=frac * full, valid_set=valid, costs=ctx.fc,
-                                          num_boost_round=ctx.rounds, random_state=ctx.seed, progress=False)
-            knobs: dict[str, Any] = {"budget_fraction": frac}
-            res = getattr(booster, "budget_result_", None)
-            if res is not None:
-                chosen = res.chosen
-                knobs.update(status=int(res.status), family=chosen.family, k=chosen.k, tradeoff=chosen.tradeoff,
-                             n_trained=len(res.frontier))
-            out.append(lgb_candidate(ctx, self.name, booster, knobs))
+        for c, b in zip(res.frontier, res.boosters, strict=True):
+            knobs = {"family": c.family, "k": c.k, "tradeoff": c.tradeoff}
+            out.append(lgb_candidate(ctx, self.name, b, knobs))
         return out
 
 
 def all_adapters() -> list[Adapter]:
     """Every competitor, in run order (cheap and essential first)."""
     return [PlainLGBM(), TopK(False), TopK(True), GreedyForward(), CEGB("lazy"), CEGB("coupled"),
-            CEGB("lazy_coupled"), CEGB("groups"), BudgetPruneAdapter(),
+            CEGB("lazy_coupled"), CEGB("groups"), CEGB("lazy_scaled"), CEGB("lazy_first"),
+            BudgetPruneAdapter(),
             CatBoostAdapter("SymmetricTree", "object"), CatBoostAdapter("SymmetricTree", "first"),
             CatBoostAdapter("Lossguide", "object"), CatBoostAdapter("Lossguide", "first"), XGBoostTopK(),
             TrainToBudget()]

@@ -15,8 +15,9 @@ class Candidate:
     Attributes
     ----------
     family : str
-        ``"all"`` (no restriction), ``"topk_gain"``, ``"topk_gain_cost"`` (a feature subset),
-        ``"lazy"``, ``"lazy_topk"`` (CEGB lazy inside a top-k subset) or ``"lazy_coupled"``.
+        ``"all"`` (no restriction), ``"topk_gain"``, ``"topk_gain_cost"``, ``"greedy"`` (a
+        feature subset), ``"lazy"``, ``"lazy_topk"`` / ``"lazy_greedy"`` (CEGB lazy inside a
+        top-k / greedy subset) or ``"lazy_coupled"``.
     params : dict
         The parameters added to the user's for this candidate.
     k : int or None
@@ -70,6 +71,9 @@ class BudgetTrainResult:
         Name of the score.
     fork : bool
         True if the lightgbm-cegb fork's knobs were available (groups, named costs).
+    boosters : list of lightgbm.Booster
+        With ``keep_boosters=True``: every candidate's booster, aligned with ``frontier``
+        (empty otherwise). :meth:`booster_at` reads one off for another budget.
     """
 
     status: int
@@ -83,6 +87,20 @@ class BudgetTrainResult:
     frontier: list[Candidate] = field(default_factory=list)
     scoring: str = ""
     fork: bool = True
+    boosters: list[Any] = field(default_factory=list)
+
+    def booster_at(self, budget: float) -> Any:
+        """Return the booster of :meth:`best_at` (needs ``keep_boosters=True``); None if no candidate fits.
+
+        Raises
+        ------
+        ValueError
+            If the boosters were not kept.
+        """
+        if len(self.boosters) != len(self.frontier):
+            raise ValueError("booster_at needs train_to_budget(..., keep_boosters=True).")
+        c = self.best_at(budget)
+        return None if c is None else self.boosters[self.frontier.index(c)]
 
     def best_at(self, budget: float) -> Candidate | None:
         """Best-scoring candidate of the frontier whose validation cost is <= ``budget``.

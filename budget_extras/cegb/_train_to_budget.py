@@ -108,6 +108,99 @@ def _default_k_grid(n_used: int) -> list[int]:
     return [int(k) for k in ks if k < n_used][:5]
 
 
+def _has_tradeoff_scale() -> bool:
+    """Return True if the fork knows ``cegb_tradeoff_scale`` (older builds do not)."""
+    try:
+        from lightgbm.basic import _ConfigAliases
+
+        return "cegb_tradeoff_scale" in _ConfigAliases._get_all_param_aliases()
+    except Exception:
+        return False
+
+
+class _Constant:
+    """A constant model (the training label mean, or class frequencies) seen as a booster."""
+
+    def __init__(self, value: np.ndarray) -> None:
+        self.value = value
+
+    def predict(self, X: Any, **kwargs: Any) -> np.ndarray:
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        return np.tile(self.value, (n, 1)) if self.value.size > 1 else np.full(n, float(self.value[0]))
+
+
+def _constant_score(base: Mapping[str, Any], train_set: lgb.Dataset, yv: np.ndarray, Xv: Any, score_fn: Any) -> float:
+    from ._scoring import objective_kind
+
+    y = train_set.get_label()
+    y = np.asarray(yv if y is None else y, dtype=np.float64).ravel()
+    if objective_kind(base) == "multiclass":
+        k = int(base.get("num_class", base.get("num_classes", int(y.max()) + 1)))
+        value = np.bincount(y.astype(np.int64), minlength=k)[:k] / max(1, y.size)
+    else:
+        value = np.array([float(y.mean())])
+    try:
+        return float(score_fn(_Constant(value), Xv, yv))
+    except Exception:  # a scorer that needs more than predict: start from -inf
+        return -math.inf
+
+
+def _greedy_forward(
+    base: dict[str, Any],
+    train_set: lgb.Dataset,
+    Xv: Any,
+    yv: np.ndarray,
+    rank_gc: np.ndarray,
+    fc: FeatureCosts,
+    score_fn: Any,
+    rounds: int,
+    bar: Any,
+    pool_size: int = 16,
+    steps: int = 8,
+) -> list[list[int]]:
+    """Select features forward on validation; return the selected prefixes.
+
+    Each step adds the feature with the best validation gain per unit of added cost (cheap proxy
+    models: 40 rounds, learning rate 0.2, 15 leaves), over the ``pool_size`` best features by
+    gain / cost; the search stops when no feature improves the validation score.
+    """
+    pool = [int(i) for i in rank_gc[:pool_size]]
+    cheap = {**base, "learning_rate": 0.2, "num_leaves": 15}
+    proxy_rounds = min(40, rounds)
+    d = fc.n_features
+
+    def set_cost(sel: list[int]) -> float:
+        m = np.zeros((1, d), dtype=bool)
+        m[0, sel] = True
+        return float(fc.row_cost(m)[0])
+
+    chosen: list[int] = []
+    current = _constant_score(base, train_set, yv, Xv, score_fn)
+    prefixes: list[list[int]] = []
+    for _ in range(min(steps, len(pool))):
+        best: tuple[int, float] | None = None
+        best_key: tuple[Any, ...] | None = None
+        base_cost = set_cost(chosen)
+        for f in pool:
+            if f in chosen:
+                continue
+            sub = sorted([*chosen, f])
+            b = lgb.train({**cheap, "interaction_constraints": [sub]}, train_set, num_boost_round=proxy_rounds)
+            s = float(score_fn(b, Xv, yv))
+            g, added = s - current, set_cost([*chosen, f]) - base_cost
+            ratio = g / added if added > 1e-12 else (math.inf if g > 0 else g)
+            key = (g > 0, ratio, s, -f)
+            if best_key is None or key > best_key:
+                best, best_key = (f, s), key
+        bar.set_postfix(greedy_step=len(chosen) + 1, refresh=False)
+        if best is None or best_key is None or not best_key[0]:
+            break
+        chosen.append(best[0])
+        current = best[1]
+        prefixes.append(list(chosen))
+    return prefixes
+
+
 def train_to_budget(
     params: Mapping[str, Any],
     train_set: lgb.Dataset,
@@ -122,11 +215,15 @@ def train_to_budget(
     k_grid: Any = None,
     n_tradeoffs: int = 6,
     n_bisect: int = 3,
+    greedy: bool = True,
+    budgets: Any = None,
+    keep_boosters: bool = False,
 ) -> lgb.Booster:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains a moderate set of candidates (about 30 at the defaults) and returns the one with the
-    best validation score among those whose mean per-row validation cost, by
+    Trains a moderate set of candidates (about 40 full fits and up to 100 cheap proxy fits at
+    the defaults) and returns the one with the best validation score among those whose mean
+    per-row validation cost, by
     :func:`budget_extras.cost_report` (each feature or group paid once per row on its paths,
     plus split / tree evaluation costs if ``costs`` has them), is <= ``budget``. The candidates
     include what a user would otherwise do, so on validation the result is at least as good as
@@ -137,7 +234,14 @@ def train_to_budget(
       in ``k_grid`` (restricted with ``interaction_constraints=[subset]``);
     * ``lazy``: CEGB lazy costs, ``n_tradeoffs`` tradeoffs over four decades around a
       data-derived scale, then ``n_bisect`` geometric bisections of the budget crossing;
-    * ``lazy_topk``: CEGB lazy inside the cheapest top-k subset that misses the budget;
+    * ``lazy_scaled`` (fork with ``cegb_tradeoff_scale``): CEGB lazy with
+      ``cegb_tradeoff_scale="gain"`` (the tradeoff a share of each tree's best root gain),
+      ``n_tradeoffs - 1`` tradeoffs from 10^-2.5 to 10^-0.5, then the same bisections;
+    * ``greedy``: forward selection on validation (each step adds the feature with the best
+      validation gain per unit of added cost, searched with cheap proxy models over the 16 best
+      features by gain / cost, up to 8 steps); every prefix refit at full size;
+    * ``lazy_topk`` / ``lazy_greedy``: CEGB lazy inside the cheapest top-k or greedy subset
+      that misses the budget (each budget of ``budgets`` too);
     * ``lazy_coupled``: lazy plus coupled costs (the lazy costs, or ``costs.coupled`` if set).
 
     Parameters
@@ -170,6 +274,15 @@ def train_to_budget(
         Subset sizes (default: up to 5 geometric sizes below the number of used features).
     n_tradeoffs, n_bisect : int
         Grid size and bisection steps of the ``lazy`` family.
+    greedy : bool, default True
+        Include the ``greedy`` family (about 100 cheap proxy fits and up to 8 full ones).
+    budgets : sequence of float, optional
+        Further budgets whose crossings the search also refines (bisection, lazy inside the
+        cheapest subset over each), so that ``budget_result_.best_at(b)`` is as good for each of
+        them as a separate call would be; the returned model is still the one for ``budget``.
+    keep_boosters : bool, default False
+        Keep every candidate's booster in ``budget_result_.boosters`` (aligned with
+        ``frontier``; ``budget_result_.booster_at(b)`` reads one off).
 
     Returns
     -------
@@ -194,6 +307,15 @@ def train_to_budget(
             raise ValueError(f"The '{name}' argument must be an integer >= 0. Got {val!r}.")
     if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
         _costs_for(costs, [])  # raises the TypeError
+    extra_budgets: list[float] = []
+    if budgets is not None:
+        try:
+            extra_budgets = [float(v) for v in budgets]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"The 'budgets' argument must be a sequence of numbers >= 0. Got {budgets!r}.") from exc
+        if any(not math.isfinite(v) or v < 0 for v in extra_budgets):
+            raise ValueError(f"The 'budgets' argument must hold finite numbers >= 0. Got {budgets!r}.")
+    targets = sorted({budget_f, *extra_budgets})
     score_name, score_fn = resolve_scoring(scoring, base)
     fork = is_fork()
     base.setdefault("seed", random_state)
@@ -202,7 +324,9 @@ def train_to_budget(
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=1 + 10 + n_tradeoffs + n_bisect + 10, disable=not progress, desc="train_to_budget")
+    bar = tqdm(
+        total=1 + 10 + (8 if greedy else 0) + n_tradeoffs + n_bisect + 10, disable=not progress, desc="train_to_budget"
+    )
     frontier: list[Candidate] = []
     boosters: list[lgb.Booster] = []
     state: dict[str, Any] = {}
@@ -228,6 +352,8 @@ def train_to_budget(
         )
         frontier.append(c)
         boosters.append(b)
+        if bar.n >= bar.total:
+            bar.total = bar.n + 1
         bar.update(1)
         bar.set_postfix(best=_best_score(), refresh=False)
         return c
@@ -237,8 +363,7 @@ def train_to_budget(
         return f"{max(fits):.4g}" if fits else "-"
 
     try:
-        c0 = fit("all", {}, None, None)
-        del c0
+        fit("all", {}, None, None)
         b0 = boosters[0]
         fc: FeatureCosts = state["fc"]
         gain = np.asarray(b0.feature_importance("gain"), dtype=np.float64)
@@ -261,6 +386,15 @@ def train_to_budget(
                 seen.add(key)
                 subsets.append((k, sub, fit(family, {"interaction_constraints": [sub]}, k, None)))
 
+        if greedy and used.size > 1:
+            for sel in _greedy_forward(base, train_set, Xv, yv, rank_gc, fc, score_fn, rounds, bar):
+                key = frozenset(sel)
+                if key in seen or len(sel) >= used.size:
+                    continue
+                seen.add(key)
+                sub = sorted(sel)
+                subsets.append((len(sel), sub, fit("greedy", {"interaction_constraints": [sub]}, len(sel), None)))
+
         # CEGB knobs
         lazy = [float(v) for v in fcost]
         cegb: dict[str, Any] = {"cegb_penalty_feature_lazy": lazy}
@@ -273,28 +407,44 @@ def train_to_budget(
         if not math.isfinite(scale) or scale <= 0:
             scale = 1e-3
 
-        def sweep(family: str, extra: dict[str, Any], k: int | None, exps: np.ndarray, n_bis: int) -> None:
+        def sweep(
+            family: str, extra: dict[str, Any], k: int | None, exps: np.ndarray, n_bis: int, unit: float | None = None
+        ) -> None:
             pts: list[tuple[float, Candidate]] = []
             for e in exps:
-                t = float(scale * 10.0**e)
+                t = float((scale if unit is None else unit) * 10.0**e)
                 pts.append((t, fit(family, {**extra, "cegb_tradeoff": t}, k, t)))
-            for _ in range(n_bis):
-                pts.sort(key=lambda z: z[0])
-                lo = hi = None
-                for (t1, c1), (t2, c2) in itertools.pairwise(pts):
-                    if c1.cost > budget_f + tol and c2.cost <= budget_f + tol:
-                        lo, hi = t1, t2
+            for b in targets:  # refine the budget crossing of every budget
+                tb = 1e-9 * max(1.0, b)
+                for _ in range(n_bis):
+                    pts.sort(key=lambda z: z[0])
+                    lo = hi = None
+                    for (t1, c1), (t2, c2) in itertools.pairwise(pts):
+                        if c1.cost > b + tb and c2.cost <= b + tb:
+                            lo, hi = t1, t2
+                            break
+                    if lo is None or hi is None or hi / lo < 1.05:
                         break
-                if lo is None or hi is None or hi / lo < 1.05:
-                    break
-                t = math.sqrt(lo * hi)
-                pts.append((t, fit(family, {**extra, "cegb_tradeoff": t}, k, t)))
+                    t = math.sqrt(lo * hi)
+                    pts.append((t, fit(family, {**extra, "cegb_tradeoff": t}, k, t)))
 
         sweep("lazy", cegb, None, np.linspace(-2.0, 2.0, n_tradeoffs) if n_tradeoffs else np.array([]), n_bisect)
-        over = [s for s in subsets if s[2].cost > budget_f + tol]
-        if over:
-            k, sub, _ = min(over, key=lambda s: s[2].cost)
-            sweep("lazy_topk", {**cegb, "interaction_constraints": [sub]}, k, np.array([-1.5, 0.0, 1.5]), 2)
+        if fork and _has_tradeoff_scale():
+            # scale-free lazy CEGB: the tradeoff is a share of each tree's best root gain
+            exps = np.linspace(-2.5, -0.5, max(2, n_tradeoffs - 1)) if n_tradeoffs else np.array([])
+            sweep("lazy_scaled", {**cegb, "cegb_tradeoff_scale": "gain"}, None, exps, n_bisect, unit=1.0)
+        # lazy inside the cheapest subset (top-k or greedy) that misses each budget
+        done: set[frozenset[int]] = set()
+        for b in targets:
+            over = [s for s in subsets if s[2].cost > b + 1e-9 * max(1.0, b)]
+            if not over:
+                continue
+            k, sub, c = min(over, key=lambda s: s[2].cost)
+            if frozenset(sub) in done:
+                continue
+            done.add(frozenset(sub))
+            fam = "lazy_greedy" if c.family == "greedy" else "lazy_topk"
+            sweep(fam, {**cegb, "interaction_constraints": [sub]}, k, np.array([-1.5, 0.0, 1.5]), 2)
         coupled = [float(v) for v in fc.coupled] if np.any(np.asarray(fc.coupled) > 0) else lazy
         sweep("lazy_coupled", {**cegb, "cegb_penalty_feature_coupled": coupled}, None, np.array([-1.5, 0.0, 1.5]), 2)
     finally:
@@ -351,6 +501,7 @@ def train_to_budget(
         frontier=frontier,
         scoring=score_name,
         fork=fork,
+        boosters=boosters if keep_boosters else [],
     )
     booster.budget_result_ = result  # type: ignore[attr-defined]
     return booster

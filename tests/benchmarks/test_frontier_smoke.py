@@ -197,3 +197,23 @@ def test_xgboost_walk_reproduces_margins():
     diff = margin - raw[:, 0]
     np.testing.assert_allclose(diff, diff[0], atol=1e-5)
     assert used.any()
+
+
+def test_train_to_budget_adapter_records_one_search():
+    # one search per seed: every candidate recorded with its family, and the harness's validation
+    # choice at each budget is what the search reports as best_at (same accounting, same tie rule)
+    ctx = make_context(3, groups=False)
+    ad = fa.TrainToBudget()
+    if not ad.available():
+        pytest.skip("budget_extras.cegb is not importable")
+    cands = ad.candidates(ctx)
+    assert len(cands) > 10 and all(c["method"] == "train_to_budget" for c in cands)
+    assert {"all", "topk_gain", "lazy"} <= {c["knobs"]["family"] for c in cands}
+    full = fa.lgb_cost(ctx, ctx.plain(), ctx.X_valid)
+    for frac in fa.BUDGET_FRACTIONS:
+        pick = frontier.choose_at_budget(cands, frac * full)
+        if pick is not None:
+            assert pick["val_cost"] <= frac * full + 1e-9
+            assert pick["val_score"] == max(c["val_score"] for c in cands if c["val_cost"] <= frac * full + 1e-9)
+    # the ablation view (train_to_budget_nogreedy) keeps the families it had before greedy selection
+    assert "greedy" not in frontier.BASE_FAMILIES and "lazy_greedy" not in frontier.BASE_FAMILIES

@@ -25,7 +25,7 @@ def files(tmp_path):
     (tmp_path / "costs.csv").write_text("feature,cost\na,3\nb,1\nc,2\nd,1\n")
     (tmp_path / "train.conf").write_text(
         "# a LightGBM CLI config\ntask=train\ndata=train.csv\nheader=true\nlabel_column=name:y\n"
-        "objective=binary\nnum_leaves=5\nmin_data_in_leaf=10\nnum_iterations=8\n"
+        "objective=binary\nnum_leaves=5\nmin_data_in_leaf=10\nnum_iterations=8\nnum_threads=1\n"
     )
     return tmp_path, df
 
@@ -60,7 +60,7 @@ def test_cli_equals_library(files, capsys):
     assert rep["cost"] == pytest.approx(cost)
     tr, va = df.iloc[:350], df.iloc[350:]
     b = train_to_budget(
-        {"objective": "binary", "num_leaves": "5", "min_data_in_leaf": "10"},
+        {"objective": "binary", "num_leaves": "5", "min_data_in_leaf": "10", "num_threads": "1"},
         lgb.Dataset(tr[feats], tr["y"].to_numpy()),
         budget=4.0,
         valid_set=(va[feats], va["y"].to_numpy()),

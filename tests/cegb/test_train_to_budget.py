@@ -14,7 +14,7 @@ import budget_extras.cegb._train_to_budget as ttb
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cegb import BudgetTrainResult, train_to_budget
 
-PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2}
+PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
 COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
 
 
@@ -30,6 +30,7 @@ def run(data, budget, **kw):
     Xt, yt, Xv, yv = data
     kw.setdefault("costs", COSTS)
     kw.setdefault("num_boost_round", 15)
+    kw.setdefault("greedy", False)  # the greedy family has its own tests below (it costs ~20 proxy fits)
     return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), progress=False, **kw)
 
 
@@ -184,3 +185,68 @@ def test_does_not_modify_inputs(data):
         warnings.simplefilter("ignore")
         run(data, 2.0, costs=c)
     assert p == PARAMS and c == COSTS
+
+
+# ---------------------------------------------------------------- greedy family, budgets=, kept boosters
+@pytest.fixture(scope="module")
+def multi(data):
+    """One search refined at several budgets, every booster kept."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run(data, 5.0, budgets=[0.5, 1.5, 3.0], keep_boosters=True, k_grid=[5], greedy=True).budget_result_
+
+
+def test_greedy_candidates_use_their_subset_only(multi):
+    greedy = [(c, b) for c, b in zip(multi.frontier, multi.boosters, strict=True) if c.family == "greedy"]
+    assert greedy, [c.family for c in multi.frontier]
+    for c, b in greedy:
+        sub = c.params["interaction_constraints"][0]
+        assert len(sub) == c.k
+        assert set(np.flatnonzero(b.feature_importance("split"))) <= set(sub)
+    # prefixes: each greedy subset extends the previous one
+    subs = [set(c.params["interaction_constraints"][0]) for c, _ in greedy]
+    assert all(a < b for a, b in itertools.pairwise(subs))
+
+
+def test_budgets_path_respects_each_budget_on_validation(data, multi):
+    Xv = data[2]
+    for B in (0.5, 1.5, 3.0, 5.0):
+        c, b = multi.best_at(B), multi.booster_at(B)
+        assert c is not None and c.cost <= B + 1e-9
+        cost = cost_report(TreeEnsemble.from_booster(b), Xv, FeatureCosts(COSTS)).total_cost.mean()
+        assert cost == pytest.approx(c.cost)
+
+
+def test_best_at_monotone_in_budget_for_a_fixed_candidate_set(multi):
+    grid = np.linspace(0.0, 8.0, 33)
+    scores = [multi.best_at(B).score if multi.best_at(B) is not None else -np.inf for B in grid]
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(scores)), scores
+
+
+def test_lazy_inside_a_subset_uses_that_subset(multi):
+    fams = {c.family for c in multi.frontier}
+    assert {"lazy_topk", "lazy_greedy"} & fams, fams
+    for c, b in zip(multi.frontier, multi.boosters, strict=True):
+        if c.family in ("lazy_topk", "lazy_greedy"):
+            assert c.tradeoff is not None and "cegb_penalty_feature_lazy" in c.params
+            assert set(np.flatnonzero(b.feature_importance("split"))) <= set(c.params["interaction_constraints"][0])
+
+
+def test_greedy_off_and_boosters_not_kept(data):
+    r = run(data, 3.0, n_bisect=0).budget_result_
+    assert "greedy" not in {c.family for c in r.frontier} and r.boosters == []
+    with pytest.raises(ValueError, match="keep_boosters=True"):
+        r.booster_at(3.0)
+
+
+def test_upstream_fallback_keeps_greedy(data, monkeypatch):
+    monkeypatch.setattr(ttb, "is_fork", lambda: False)
+    r = run(data, 3.0, n_bisect=0, k_grid=[5], greedy=True).budget_result_
+    assert not r.fork and "greedy" in {c.family for c in r.frontier}
+    assert r.cost <= 3.0 + 1e-9
+
+
+@pytest.mark.parametrize("bad", [[-1.0], [float("inf")], ["x"], 3.0])
+def test_budgets_errors(data, bad):
+    with pytest.raises(ValueError, match="'budgets'"):
+        run(data, 3.0, budgets=bad)

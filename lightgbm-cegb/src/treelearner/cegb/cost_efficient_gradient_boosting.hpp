@@ -9,7 +9,18 @@
  *                                   + coupled[g] * [no split of the model uses group g yet]
  *                                   + lazy[g] * #{rows i in L : row i has not paid group g} )
  *
- * and, for monotone splits, LightGBM's monotone penalty factor multiplies gain'(s). A group's
+ * and, for monotone splits, LightGBM's monotone penalty factor multiplies gain'(s). With
+ * cegb_tradeoff_scale=gain, every penalty of a tree is further multiplied by
+ *
+ *   scale = G_root / (N * mean lazy cost)
+ *
+ * where G_root is the best unpenalized gain of a split of the tree's root (over the features the
+ * root may use), N the number of training rows and the mean runs over the groups with a positive
+ * lazy cost (1 without lazy costs): the root penalty of a feature no row has paid for is then
+ * tradeoff * (its cost / mean cost) * G_root, the same meaning on every dataset and iteration.
+ * With cegb_tradeoff_scale=first_gain the scale is computed once, at the first tree grown after
+ * the parameters were set, and kept for every later tree (gains shrink as boosting converges,
+ * the penalties do not). A group's
  * cost is the largest cost among its features; without cegb_feature_group every feature is its
  * own group, which is exactly per-feature CEGB.
  *
@@ -74,6 +85,21 @@ class CostEfficientGradientBoosting {
     const bool groups_changed = costs.group != costs_.group;
     costs_ = std::move(costs);
     num_features_ = full_data_->num_features();
+    const int mode = config->cegb_tradeoff_scale == "gain" ? 1 : config->cegb_tradeoff_scale == "first_gain" ? 2 : 0;
+    if (mode != scale_mode_ || mode != 2) {
+      scale_ = 1.0;
+      scale_fixed_ = false;
+    }
+    scale_mode_ = mode;
+    scale_by_root_gain_ = mode != 0;
+    {
+      double sum = 0.0;
+      int cnt = 0;
+      for (double c : costs_.group_lazy) {
+        if (c > 0.0) { sum += c; ++cnt; }
+      }
+      mean_lazy_cost_ = cnt > 0 ? sum / cnt : 1.0;
+    }
     inner_group_.assign(num_features_, 0);
     for (int f = 0; f < num_features_; ++f) {
       inner_group_[f] = costs_.group[full_data_->RealFeatureIndex(f)];
@@ -162,20 +188,57 @@ class CostEfficientGradientBoosting {
     }
   }
 
+  /*! \brief True with cegb_tradeoff_scale=gain: call SetRootGain before a tree's root split search. */
+  bool ScalesByRootGain() const { return scale_by_root_gain_ && !scale_fixed_; }
+
+  /*!
+   * \brief cegb_tradeoff_scale=gain: the best unpenalized gain of a root split of the tree being
+   *        grown (over the features the root may use; <= 0: no split, no penalty).
+   */
+  void SetRootGain(double best_gain) {
+    const double n = static_cast<double>(std::max<data_size_t>(1, full_data_->num_data()));
+    scale_ = best_gain > 0.0 && std::isfinite(best_gain) ? best_gain / (n * mean_lazy_cost_) : 0.0;
+    scale_fixed_ = scale_mode_ == 2;  // first_gain: kept for every later tree
+  }
+
+  /*!
+   * \brief The best unpenalized gain of a root split: LightGBM's threshold search on the root's
+   *        histograms, before any CEGB penalty (numerical and categorical features alike).
+   */
+  double BestRootGain(const std::vector<int8_t>& is_feature_used, const std::vector<int8_t>& node_used,
+                      double parent_output) const {
+    const SerialTreeLearner* tl = tree_learner_;
+    const LeafSplits* leaf = tl->smaller_leaf_splits_.get();
+    double best = kMinScore;
+    for (int f = 0; f < num_features_; ++f) {
+      if (!is_feature_used[f] || !node_used[f]) continue;
+      tl->train_data_->FixHistogram(f, leaf->sum_gradients(), leaf->sum_hessians(),
+                                    tl->smaller_leaf_histogram_array_[f].RawData());
+      SplitInfo split;
+      tl->smaller_leaf_histogram_array_[f].FindBestThreshold(
+          leaf->sum_gradients(), leaf->sum_hessians(), leaf->num_data_in_leaf(),
+          tl->constraints_->GetFeatureConstraint(leaf->leaf_index(), f), parent_output, &split);
+      best = std::max(best, split.gain);
+    }
+    return best;
+  }
+
   /*! \brief Penalty subtracted from the gain of a split of `leaf_index` on `feature_index`. */
   double DeltaGain(int feature_index, int real_fidx, int leaf_index, int num_data_in_leaf) {
     const Config& config = cfg();
+    // scale_ is 1.0 unless cegb_tradeoff_scale=gain (exactly today's arithmetic then)
+    const double tradeoff = scale_by_root_gain_ ? config.cegb_tradeoff * scale_ : config.cegb_tradeoff;
     double split_cost = config.cegb_penalty_split;
     if (!costs_.split.empty()) split_cost += costs_.split[real_fidx];
-    double delta = config.cegb_tradeoff * split_cost * num_data_in_leaf;
+    double delta = tradeoff * split_cost * num_data_in_leaf;
     const int g = inner_group_[feature_index];
     double coupled = 0.0;
     if (!costs_.coupled.empty() && !is_group_used_[g]) {
-      coupled = config.cegb_tradeoff * costs_.group_coupled[g];
+      coupled = tradeoff * costs_.group_coupled[g];
       delta += coupled;
     }
     if (!paid_.empty() && costs_.group_lazy[g] > 0.0) {
-      delta += config.cegb_tradeoff * costs_.group_lazy[g] * UnpaidCount(g, leaf_index);
+      delta += tradeoff * costs_.group_lazy[g] * UnpaidCount(g, leaf_index);
     }
     pending_refund_[Slot(leaf_index, feature_index)] = coupled;
     return delta;
@@ -509,6 +572,11 @@ class CostEfficientGradientBoosting {
   std::vector<data_size_t> unpaid_;
   std::vector<const Tree*> accounted_;
   bool models_dirty_ = true;
+  bool scale_by_root_gain_ = false;
+  int scale_mode_ = 0;            // cegb_tradeoff_scale: 0 none, 1 gain (every tree), 2 first_gain
+  bool scale_fixed_ = false;      // first_gain: the scale of the first tree is set
+  double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's G_root / (N * mean lazy cost)
+  double mean_lazy_cost_ = 1.0;
 };
 
 }  // namespace LightGBM
