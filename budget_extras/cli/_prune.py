@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import pandas as pd
 
 from ..budgetprune._estimator import BudgetPrune
 from ..core._costs import FeatureCosts
+from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv
 
 __all__ = ["register", "run"]
 
@@ -55,15 +55,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``prune`` with parsed arguments; returns the exit status."""
-    import lightgbm as lgb
-
-    booster = lgb.Booster(model_file=args.model)
+    check_paths(
+        {"--model": args.model, "--train": args.train, "--valid": args.valid, "--costs": args.costs},
+        {"-o/--output": args.output, "--json": args.json},
+    )
+    booster = load_booster(args.model, "--model")
     names = list(booster.feature_name())
-    train = pd.read_csv(args.train)
+    train = read_csv(args.train, "--train")
     if args.label not in train.columns:
-        print(f"error: the training file has no label column {args.label!r}.", file=sys.stderr)
-        return 2
-    valid = pd.read_csv(args.valid)
+        raise CLIError(f"--train {args.train!r} has no label column {args.label!r}")
+    valid = read_csv(args.valid, "--valid")
     X_train = _features(train, names, args.label).to_numpy(dtype=np.float64)
     X_valid = _features(valid, names, args.label).to_numpy(dtype=np.float64)
     costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
@@ -76,8 +77,6 @@ def run(args: argparse.Namespace) -> int:
         max_iter=args.max_iter,
         progress=False if args.quiet else None,
     ).fit(booster, X_train, train[args.label].to_numpy(), X_valid, costs)
-    with open(args.output, "w") as fh:
-        fh.write(est.model_string_)
     r = est.result_
     summary = {
         "lambda": r.lam,
@@ -91,11 +90,14 @@ def run(args: argparse.Namespace) -> int:
         "average_cost": r.acquisition_term + r.evaluation_term,
         "collapsed_nodes": int(r.collapsed.size),
     }
+    with AtomicOutputs() as out:
+        with open(out.path(args.output), "w", encoding="utf-8") as fh:
+            fh.write(est.model_string_)
+        if args.json:
+            with open(out.path(args.json), "w", encoding="utf-8") as fh:
+                json.dump(summary, fh, indent=2)
     print(
         f"lambda={r.lam:.6g} status={r.status} ({r.message}) average cost={summary['average_cost']:.6g} "
         f"error term={r.error_term:.6g} collapsed nodes={r.collapsed.size} -> {args.output}"
     )
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(summary, fh, indent=2)
     return 0

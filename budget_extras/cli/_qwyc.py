@@ -10,13 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from ._io import AtomicOutputs, check_paths, load_booster, read_csv
+
 __all__ = ["register", "run"]
 
 
 def _read_calib(path: str, feature_names: list[str]) -> np.ndarray:
     import pandas as pd
 
-    df = pd.read_csv(path)
+    df = read_csv(path, "--calib")
     if set(feature_names) <= set(df.columns):
         df = df[feature_names]
     elif df.shape[1] != len(feature_names):
@@ -70,10 +72,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit QWYC and write the model file; prints a one-line summary."""
-    from ..core._validation import check_booster
     from ..qwyc._estimator import QWYC
 
-    booster = check_booster(args.model)
+    check_paths({"--model": args.model, "--calib": args.calib}, {"-o/--output": args.output})
+    booster = load_booster(args.model, "--model")
     X = _read_calib(args.calib, list(booster.feature_name()))
     q = QWYC(
         args.alpha,
@@ -85,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         margin=args.margin,
         alpha_fit=args.alpha_fit,
     ).fit(args.model, X)
-    q.save_model(args.output)
+    with AtomicOutputs() as out:
+        q.save_model(out.path(args.output))
     n_trees = q.ensemble_.n_trees
     print(
         f"QWYC: {q.mean_trees_evaluated_:.2f} of {n_trees} trees on average on the calibration rows, "
