@@ -210,13 +210,11 @@ def test_failing_run_leaves_no_output(workdir, tmp_path, capsys, cmd):
     if "{costs}" in COMMANDS[cmd]["argv"]:
         bad.write_text("feature,cost\nnot_a_feature,1\n")
         argv = argv_for(cmd, workdir, costs=bad, out=outdir / "o", json=outdir / "j")
-        match = "not_a_feature"
     else:
         bad.write_text("not_a_feature,y\n1,2\n")
         argv = argv_for(cmd, workdir, data=bad, out=outdir / "o", json=outdir / "j")
-        match = "columns"
     assert main(argv) == 2
-    assert match in one_line_error(capsys, cmd)
+    assert "not_a_feature" in one_line_error(capsys, cmd)
     assert list(outdir.iterdir()) == []
 
 
