@@ -16,16 +16,16 @@ from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv
 __all__ = ["register", "run"]
 
 
-def _features(table: pd.DataFrame, names: list[str], label: str) -> pd.DataFrame:
-    if all(n in table.columns for n in names):
-        return table[names]
-    rest = table.drop(columns=[label], errors="ignore")
-    if rest.shape[1] != len(names):
-        raise ValueError(
-            f"The data has {rest.shape[1]} feature columns but the model has {len(names)} features "
-            "and the column names do not match the model's feature names."
+def _features(table: pd.DataFrame, names: list[str], option: str, path: str) -> pd.DataFrame:
+    """Return the model's feature columns, by name (never by position; other columns are ignored)."""
+    missing = [n for n in names if n not in table.columns]
+    if missing:
+        raise CLIError(
+            f"{option} {path!r}: the header must name the model's {len(names)} features; missing "
+            f"{missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
+            f"{[str(c) for c in table.columns][:6]!r}{' ...' if table.shape[1] > 6 else ''})"
         )
-    return rest
+    return table[names]
 
 
 def register(subparsers: Any) -> None:
@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     if args.label not in train.columns:
         raise CLIError(f"--train {args.train!r} has no label column {args.label!r}")
     valid = read_csv(args.valid, "--valid")
-    X_train = _features(train, names, args.label).to_numpy(dtype=np.float64)
-    X_valid = _features(valid, names, args.label).to_numpy(dtype=np.float64)
+    X_train = _features(train, names, "--train", args.train).to_numpy(dtype=np.float64)
+    X_valid = _features(valid, names, "--valid", args.valid).to_numpy(dtype=np.float64)
     costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
     est = BudgetPrune(
         lam=args.lam,

@@ -287,3 +287,17 @@ def test_atomic_outputs_unit(tmp_path):
     assert final.stat().st_mode & 0o777 == 0o666 & ~umask
     with pytest.raises(CLIError, match="same file"):
         check_paths({"--in": [None, final]}, {"--out": tmp_path / "." / "f.txt"})
+
+
+@pytest.mark.parametrize("cmd", ["prune", "qwyc"])
+def test_feature_columns_matched_by_name_not_position(workdir, tmp_path, capsys, cmd):
+    """A CSV with as many columns as the model has features but other names is refused (issue 14 8a)."""
+    df = pd.read_csv(workdir / "data.csv")
+    wrong = df.drop(columns=["d"]).rename(columns={"y": "label"})[["label", "a", "b", "c"]]
+    wrong["y"] = df["y"]
+    wrong.to_csv(tmp_path / "wrong.csv", index=False)
+    out = tmp_path / "o.txt"
+    assert main(argv_for(cmd, workdir, data=tmp_path / "wrong.csv", out=out, json=tmp_path / "j")) == 2
+    err = one_line_error(capsys, cmd)
+    assert "missing ['d']" in err and "wrong.csv" in err
+    assert not out.exists()
