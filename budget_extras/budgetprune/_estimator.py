@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core._ensemble import TreeEnsemble
-from ..core._validation import check_booster
+from ..core._validation import check_booster, check_unique_items
 from ._error_terms import forest_error, gbdt_surrogate_error, inbag_counts, subtree_sum, train_counts
 from ._problem import PruneProblem, build_problem
 from ._solver import PruneResult, solve_primal_dual
@@ -70,7 +70,7 @@ def resolve_costs(
         group_cost_map = getattr(costs, "group_cost", None)
         split = getattr(costs, "split", 0.0)
     elif isinstance(costs, dict) or hasattr(costs, "reindex"):
-        mapping = dict(costs.items())
+        mapping = check_unique_items(costs, name="costs", owner="BudgetPrune.fit")
         missing = [f for f in feature_names if f not in mapping]
         if missing:
             raise ValueError(

@@ -16,6 +16,7 @@ import pandas as pd
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._report import cost_report
+from ..core._validation import check_unique_items
 from ._result import BudgetTrainResult, Candidate
 from ._scoring import resolve_scoring
 
@@ -104,7 +105,8 @@ def _costs_for(costs: Any, names: list[str]) -> FeatureCosts:
                 f"The 'costs' argument names features {unknown[:5]!r} not in the training data "
                 f"(features: {names[:8]!r}...)."
             )
-        return FeatureCosts({str(k): float(v) for k, v in costs.items()}, feature_names=names)
+        items = check_unique_items(costs, name="costs", key=str, owner="train_to_budget")
+        return FeatureCosts({k: float(v) for k, v in items.items()}, feature_names=names)
     if isinstance(costs, (list, tuple, np.ndarray)):
         arr = np.asarray(costs, dtype=np.float64).ravel()
         if arr.shape[0] != len(names):

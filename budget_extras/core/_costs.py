@@ -22,7 +22,12 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._validation import check_bool_matrix, check_finite_nonnegative, check_nonnegative_scalar
+from ._validation import (
+    check_bool_matrix,
+    check_finite_nonnegative,
+    check_nonnegative_scalar,
+    check_unique_items,
+)
 
 __all__ = ["FeatureCosts"]
 
@@ -46,15 +51,7 @@ def _is_named(x: Any) -> bool:
 
 def _named_items(x: Any, *, name: str, what: str = "feature") -> dict[Any, Any]:
     """Return the ``key -> value`` pairs of a dict or Series, refusing a key given twice (no last-wins)."""
-    seen: dict[Any, Any] = {}
-    for k, v in x.items():
-        if k in seen:
-            raise ValueError(
-                f"The {name!r} parameter gives {what} {k!r} twice ({seen[k]!r} and {v!r}); "
-                f"give each {what} once."
-            )
-        seen[k] = v
-    return seen
+    return check_unique_items(x, name=name, what=what)
 
 
 def _per_feature(

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
+from ..core._validation import check_unique_items
 
 __all__: list[str] = []
 
@@ -192,7 +193,7 @@ def _costs_iv(costs: Any, n_features: int, feature_names: list[str] | None) -> _
                 "The 'costs' argument of CSTC.fit is keyed by feature name, but X has no "
                 "column names; pass a pandas DataFrame or an array of per-feature costs."
             )
-        mapping = dict(costs.items())
+        mapping = check_unique_items(costs, name="costs", owner="CSTC.fit")
         missing = [f for f in feature_names if f not in mapping]
         if missing:
             raise ValueError(

@@ -334,3 +334,22 @@ def test_check_positive(value, kwargs, exc, match):
         check_positive(value, name="budget", owner="BudgetPrune", **kwargs)
     assert check_positive(2, name="budget") == 2.0
     assert check_positive(0, name="budget", allow_zero=True) == 0.0
+
+
+def test_method_cost_inputs_refuse_a_feature_named_twice():
+    """Issue 14 item 6: every dict / Series cost input refuses a repeated feature (no last-wins)."""
+    import pandas as pd
+
+    from budget_extras.budgetprune._estimator import resolve_costs
+    from budget_extras.cegb._train_to_budget import _costs_for
+    from budget_extras.cstc._features import _costs_iv
+
+    twice = pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"])
+    with pytest.raises(ValueError, match=r"'costs' argument of BudgetPrune\.fit gives feature 'a' twice"):
+        resolve_costs(twice, ("a", "b"), 2)
+    with pytest.raises(ValueError, match=r"'costs' argument of CSTC\.fit gives feature 'a' twice"):
+        _costs_iv(twice, 2, ["a", "b"])
+    with pytest.raises(ValueError, match=r"'costs' argument of train_to_budget gives feature '1' twice"):
+        _costs_for({1: 1.0, "1": 2.0}, ["1", "b"])
+    # unique keys still work
+    np.testing.assert_array_equal(_costs_for(pd.Series([1.0, 2.0], index=["b", "1"]), ["1", "b"]).lazy, [2, 1])
