@@ -14,7 +14,8 @@ import json
 from typing import Any
 
 import numpy as np
-import pandas as pd
+
+from ._io import AtomicOutputs, check_paths, load_booster, read_csv
 
 __all__ = ["register", "run"]
 
@@ -46,12 +47,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the process exit status."""
-    import lightgbm as lgb
-
     from ..adapt._estimator import AdaptGBRT
     from ..core._costs import FeatureCosts
 
-    train = pd.read_csv(args.train)
+    check_paths(
+        {"--train": args.train, "--valid": args.valid, "--f0": args.f0, "--costs": args.costs},
+        {"--output": args.output},
+    )
+    train = read_csv(args.train, "--train")
     if args.label not in train.columns:
         raise ValueError(f"The label column '{args.label}' is not in '{args.train}'.")
     y = train.pop(args.label).to_numpy()
@@ -61,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
         if args.costs is not None
         else FeatureCosts.uniform(len(names), feature_names=names)
     )
-    f0 = lgb.Booster(model_file=args.f0)
+    f0 = load_booster(args.f0, "--f0")
     kw: dict[str, Any] = {}
     if args.valid is not None:
-        valid = pd.read_csv(args.valid)
+        valid = read_csv(args.valid, "--valid")
         kw = {"y_valid": valid.pop(args.label).to_numpy(), "X_valid": valid[names].to_numpy(np.float64)}
     model = AdaptGBRT(
         f0,
@@ -77,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     model.fit(train.to_numpy(np.float64), y, **kw)
-    model.save(args.output)
+    with AtomicOutputs() as out:
+        model.save(out.path(args.output))
     summary: dict[str, Any] = {
         "p_full": model.p_full_,
         "gamma": model.gamma_,

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..core._costs import FeatureCosts
 from ..cstc._estimator import CSTC
+from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
 
 __all__ = ["register", "run"]
 
@@ -50,11 +51,10 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read(path: Path, label: str, columns: list[str] | None) -> tuple[pd.DataFrame, np.ndarray]:
-    try:
-        df = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read CSV {str(path)!r}: {exc}") from exc
+def _read(
+    path: Path, label: str, columns: list[str] | None, option: str = "CSV"
+) -> tuple[pd.DataFrame, np.ndarray]:
+    df = read_csv(path, option)
     if label not in df.columns:
         raise ValueError(
             f"CSV {str(path)!r} has no label column {label!r} (it has {list(df.columns)[:6]!r}...)"
@@ -95,18 +95,21 @@ def result_dict(model: CSTC, X: pd.DataFrame, y: np.ndarray) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``cstc``."""
+    check_paths(
+        {"--train": args.train, "--valid": args.valid, "--test": args.test, "--costs": args.costs,
+         "--model": args.model},
+        {"--predictions": args.predictions},
+    )
     booster = None
     columns = None
     if args.model is not None:
-        from ..core._ensemble import TreeEnsemble
-
-        booster = TreeEnsemble.from_model_file(args.model)
+        booster = read_ensemble(args.model, "--model")
         columns = list(booster.feature_names)
-    X, y = _read(args.train, args.label, columns)
+    X, y = _read(args.train, args.label, columns, "--train")
     columns = list(X.columns)
     Xv = yv = None
     if args.valid is not None:
-        Xv, yv = _read(args.valid, args.label, columns)
+        Xv, yv = _read(args.valid, args.label, columns, "--valid")
     costs = (
         FeatureCosts.from_csv(args.costs, feature_names=columns)
         if args.costs is not None
@@ -115,13 +118,15 @@ def run(args: argparse.Namespace) -> int:
     model = CSTC(booster, costs=costs, depth=args.depth, lam=args.lam, rho=args.rho, task=args.task, n_weak=args.n_weak,
                  weak_max_depth=args.weak_max_depth, random_state=args.seed)
     model.fit(X, y, X_valid=Xv, y_valid=yv)
-    Xr, yr = (X, y) if args.test is None else _read(args.test, args.label, columns)
+    Xr, yr = (X, y) if args.test is None else _read(args.test, args.label, columns, "--test")
     out = result_dict(model, Xr, yr)
     if args.predictions is not None:
         rep = model.cost_report(Xr)
-        pd.DataFrame({"prediction": model.predict(Xr), "leaf": model.apply(Xr),
+        table = pd.DataFrame({"prediction": model.predict(Xr), "leaf": model.apply(Xr),
                       "acquisition_cost": rep.acquisition_cost, "eval_cost": rep.eval_cost,
-                      "total_cost": rep.total_cost}).to_csv(args.predictions, index_label="row")
+                      "total_cost": rep.total_cost})
+        with AtomicOutputs() as outputs:
+            table.to_csv(outputs.path(args.predictions), index_label="row")
     if args.json:
         print(json.dumps(out, indent=2))
     else:

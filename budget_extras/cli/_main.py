@@ -1,8 +1,10 @@
 """``budget-extras`` command line: a thin shell over the public functions.
 
-Each subcommand lives in ``budget_extras/_cli_<name>.py`` and exposes
+Each subcommand lives in ``budget_extras/cli/_<name>.py`` and exposes
 ``register(subparsers) -> None``, which adds its parser and sets ``func=run`` with
 ``run(args) -> int``. Methods register themselves by adding their name to ``SUBCOMMANDS``.
+Every subcommand reads and writes files through ``_io`` (refuses output = input, writes
+atomically, one-line errors naming the file).
 """
 
 from __future__ import annotations
@@ -13,14 +15,11 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ._io import CLIError
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "CLIError", "build_parser", "main"]
 
 SUBCOMMANDS: tuple[str, ...] = ("report", "prune", "qwyc", "adapt", "cstc", "train")
-
-
-class CLIError(Exception):
-    """A user error the CLI reports in one line (bad file, missing column, ...)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,10 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
+    from lightgbm.basic import LightGBMError
+
     try:
         return int(args.func(args))
-    except (CLIError, ValueError, TypeError, OSError) as exc:
-        print(f"budget-extras {args.command}: error: {exc}", file=sys.stderr)
+    except (CLIError, ValueError, TypeError, OSError, LightGBMError) as exc:
+        # ValueError covers ModelParseError, UnicodeDecodeError and pandas' parser errors
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"budget-extras {args.command}: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 import numpy as np
@@ -12,20 +11,21 @@ import pandas as pd
 
 from ..budgetprune._estimator import BudgetPrune
 from ..core._costs import FeatureCosts
+from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv
 
 __all__ = ["register", "run"]
 
 
-def _features(table: pd.DataFrame, names: list[str], label: str) -> pd.DataFrame:
-    if all(n in table.columns for n in names):
-        return table[names]
-    rest = table.drop(columns=[label], errors="ignore")
-    if rest.shape[1] != len(names):
-        raise ValueError(
-            f"The data has {rest.shape[1]} feature columns but the model has {len(names)} features "
-            "and the column names do not match the model's feature names."
+def _features(table: pd.DataFrame, names: list[str], option: str, path: str) -> pd.DataFrame:
+    """Return the model's feature columns, by name (never by position; other columns are ignored)."""
+    missing = [n for n in names if n not in table.columns]
+    if missing:
+        raise CLIError(
+            f"{option} {path!r}: the header must name the model's {len(names)} features; missing "
+            f"{missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
+            f"{[str(c) for c in table.columns][:6]!r}{' ...' if table.shape[1] > 6 else ''})"
         )
-    return rest
+    return table[names]
 
 
 def register(subparsers: Any) -> None:
@@ -55,17 +55,18 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``prune`` with parsed arguments; returns the exit status."""
-    import lightgbm as lgb
-
-    booster = lgb.Booster(model_file=args.model)
+    check_paths(
+        {"--model": args.model, "--train": args.train, "--valid": args.valid, "--costs": args.costs},
+        {"-o/--output": args.output, "--json": args.json},
+    )
+    booster = load_booster(args.model, "--model")
     names = list(booster.feature_name())
-    train = pd.read_csv(args.train)
+    train = read_csv(args.train, "--train")
     if args.label not in train.columns:
-        print(f"error: the training file has no label column {args.label!r}.", file=sys.stderr)
-        return 2
-    valid = pd.read_csv(args.valid)
-    X_train = _features(train, names, args.label).to_numpy(dtype=np.float64)
-    X_valid = _features(valid, names, args.label).to_numpy(dtype=np.float64)
+        raise CLIError(f"--train {args.train!r} has no label column {args.label!r}")
+    valid = read_csv(args.valid, "--valid")
+    X_train = _features(train, names, "--train", args.train).to_numpy(dtype=np.float64)
+    X_valid = _features(valid, names, "--valid", args.valid).to_numpy(dtype=np.float64)
     costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
     est = BudgetPrune(
         booster,
@@ -78,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
         max_iter=args.max_iter,
         progress=False if args.quiet else None,
     ).fit(X_train, train[args.label].to_numpy(), X_valid=X_valid)
-    with open(args.output, "w") as fh:
-        fh.write(est.model_string_)
     r = est.result_
     summary = {
         "lambda": r.lam,
@@ -93,11 +92,14 @@ def run(args: argparse.Namespace) -> int:
         "average_cost": r.acquisition_term + r.evaluation_term,
         "collapsed_nodes": int(r.collapsed.size),
     }
+    with AtomicOutputs() as out:
+        with open(out.path(args.output), "w", encoding="utf-8") as fh:
+            fh.write(est.model_string_)
+        if args.json:
+            with open(out.path(args.json), "w", encoding="utf-8") as fh:
+                json.dump(summary, fh, indent=2)
     print(
         f"lambda={r.lam:.6g} status={r.status} ({r.message}) average cost={summary['average_cost']:.6g} "
         f"error term={r.error_term:.6g} collapsed nodes={r.collapsed.size} -> {args.output}"
     )
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(summary, fh, indent=2)
     return 0

@@ -10,20 +10,24 @@ from typing import Any
 
 import numpy as np
 
+from ._io import AtomicOutputs, check_paths, load_booster, read_csv
+
 __all__ = ["register", "run"]
 
 
 def _read_calib(path: str, feature_names: list[str]) -> np.ndarray:
+    """Return the model's feature columns of the calibration CSV, by name (extra columns are ignored)."""
     import pandas as pd
 
-    df = pd.read_csv(path)
-    if set(feature_names) <= set(df.columns):
-        df = df[feature_names]
-    elif df.shape[1] != len(feature_names):
+    df = read_csv(path, "--calib")
+    missing = [f for f in feature_names if f not in df.columns]
+    if missing:
         raise ValueError(
-            f"The calibration file {path!r} must have the model's {len(feature_names)} feature "
-            f"columns (by name, or exactly that many columns). Got {df.shape[1]} columns."
+            f"--calib {path!r}: the header must name the model's {len(feature_names)} features; "
+            f"missing {missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
+            f"{[str(c) for c in df.columns][:6]!r}{' ...' if df.shape[1] > 6 else ''})"
         )
+    df = df[feature_names]
     for c in df.columns:
         if not np.issubdtype(df[c].dtype, np.number):
             df[c] = pd.to_numeric(df[c], errors="coerce")
@@ -40,7 +44,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--model", required=True, help="LightGBM model text file (binary or multiclass)")
     p.add_argument(
-        "--calib", required=True, help="CSV of unlabeled calibration rows (header row of feature names)"
+        "--calib",
+        required=True,
+        help="CSV of calibration rows with a header row naming every model feature (other columns, "
+        "such as a label, are ignored)",
     )
     p.add_argument("--alpha", type=float, default=0.005, help="target disagreement with the full ensemble")
     p.add_argument(
@@ -63,6 +70,12 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--alpha-fit", type=float, default=None, help="budget of the base thresholds on the order rows (default: alpha)"
     )
+    p.add_argument(
+        "--decision-threshold",
+        type=float,
+        default=0.0,
+        help="binary raw-score threshold of the label (default 0 = probability 0.5)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", required=True, help="output model file (loads in upstream LightGBM)")
     p.set_defaults(func=run)
@@ -70,13 +83,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit QWYC and write the model file; prints a one-line summary."""
-    from ..core._validation import check_booster
     from ..qwyc._estimator import QWYC
 
-    booster = check_booster(args.model)
+    check_paths({"--model": args.model, "--calib": args.calib}, {"-o/--output": args.output})
+    booster = load_booster(args.model, "--model")
     X = _read_calib(args.calib, list(booster.feature_name()))
     q = QWYC(
-        args.model,
+        booster,
         alpha=args.alpha,
         order=args.order,
         mode=args.mode,
@@ -85,8 +98,10 @@ def run(args: argparse.Namespace) -> int:
         shift=args.shift,
         margin=args.margin,
         alpha_fit=args.alpha_fit,
+        decision_threshold=args.decision_threshold,
     ).fit(X)
-    q.save_model(args.output)
+    with AtomicOutputs() as out:
+        q.save_model(out.path(args.output))
     n_trees = q.ensemble_.n_trees
     print(
         f"QWYC: {q.mean_trees_evaluated_:.2f} of {n_trees} trees on average on the calibration rows, "

@@ -13,6 +13,7 @@ import pandas as pd
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
+from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
 
 __all__ = ["load_data", "register", "report_dict", "run"]
 
@@ -64,10 +65,7 @@ def load_data(path: Path, ens: TreeEnsemble) -> pd.DataFrame:
     ValueError
         If the file cannot be read or lacks some model feature.
     """
-    try:
-        df = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read data CSV {str(path)!r}: {exc}") from exc
+    df = read_csv(path, "--data (data CSV)")
     missing = [f for f in ens.feature_names if f not in df.columns]
     if missing:
         raise ValueError(
@@ -114,7 +112,8 @@ def _text(rep: CostReport, ens: TreeEnsemble, model: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``report``."""
-    ens = TreeEnsemble.from_model_file(args.model)
+    check_paths({"--model": args.model, "--data": args.data, "--costs": args.costs}, {"--per-row": args.per_row})
+    ens = read_ensemble(args.model, "--model")
     costs = (
         FeatureCosts.from_csv(args.costs, feature_names=ens.feature_names)
         if args.costs is not None
@@ -125,18 +124,23 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--n-trees must be in [0, {ens.n_trees}]; got {args.n_trees}")
     rep = cost_report(ens, X, costs, n_trees=args.n_trees)
     if args.per_row is not None:
-        pd.DataFrame(
-            {
-                "acquisition_cost": rep.acquisition_cost,
-                "eval_cost": rep.eval_cost,
-                "total_cost": rep.total_cost,
-                "features_used": np.asarray(rep.used.sum(axis=1)).ravel(),
-                "splits_evaluated": rep.splits_evaluated,
-                "trees_evaluated": rep.trees_evaluated,
-            }
-        ).to_csv(args.per_row, index_label="row")
+        with AtomicOutputs() as out:
+            _per_row(rep).to_csv(out.path(args.per_row), index_label="row")
     if args.json:
         print(json.dumps(report_dict(rep), indent=2))
     else:
         print(_text(rep, ens, args.model))
     return 0
+
+
+def _per_row(rep: CostReport) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "acquisition_cost": rep.acquisition_cost,
+            "eval_cost": rep.eval_cost,
+            "total_cost": rep.total_cost,
+            "features_used": np.asarray(rep.used.sum(axis=1)).ravel(),
+            "splits_evaluated": rep.splits_evaluated,
+            "trees_evaluated": rep.trees_evaluated,
+        }
+    )

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..cegb import train_to_budget
 from ..core._costs import FeatureCosts
+from ._io import AtomicOutputs, check_paths, read_csv
 
 __all__ = ["read_config", "register", "run"]
 
@@ -63,10 +64,16 @@ def read_config(path: Path) -> dict[str, str]:
     ValueError
         If the file cannot be read or a line has no ``=``.
     """
+    if path.is_dir():
+        raise ValueError(f"cannot read config {str(path)!r}: is a directory")
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read config {str(path)!r}: {exc}") from exc
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ValueError(f"cannot read config {str(path)!r}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"cannot read config {str(path)!r}: not a text file ({exc.reason} at byte {exc.start})"
+        ) from exc
     out: dict[str, str] = {}
     for i, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -80,19 +87,19 @@ def read_config(path: Path) -> dict[str, str]:
 
 
 def _read_csv(path: Path, what: str) -> pd.DataFrame:
-    try:
-        return pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {what} CSV {str(path)!r}: {exc}") from exc
+    frame: pd.DataFrame = read_csv(path, what)
+    return frame
 
 
-def _label_name(spec: str, columns: list[str]) -> str:
+def _label_name(spec: str, columns: list[str], path: Path) -> str:
     s = spec[5:] if spec.startswith("name:") else spec
     if s in columns:
         return s
     if s.isdigit() and int(s) < len(columns):
         return columns[int(s)]
-    raise ValueError(f"label_column={spec!r} names no column of the training CSV (it has {columns[:8]!r})")
+    raise ValueError(
+        f"label_column={spec!r} names no column of the training CSV {str(path)!r} (it has {columns[:8]!r})"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,9 +114,13 @@ def run(args: argparse.Namespace) -> int:
     data_path = Path(data)
     if not data_path.is_absolute():
         data_path = args.config.parent / data_path
-    train = _read_csv(data_path, "training")
-    label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns))
-    valid = _read_csv(args.valid, "validation")
+    check_paths(
+        {"--config": args.config, "data= (training CSV)": data_path, "--valid": args.valid, "--costs": args.costs},
+        {"-o/--output": args.output, "--json": args.json},
+    )
+    train = _read_csv(data_path, "data= (training CSV)")
+    label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns), data_path)
+    valid = _read_csv(args.valid, "--valid")
     feats = [c for c in train.columns if c != label]
     missing = [c for c in [*feats, label] if c not in valid.columns]
     if missing:
@@ -134,10 +145,8 @@ def run(args: argparse.Namespace) -> int:
         )
     for w in caught:
         print(f"budget-extras train: warning: {w.message}")
-    booster.save_model(str(args.output))
     r = getattr(booster, "budget_result_")  # noqa: B009  (set by train_to_budget)
-    print(r.message)
-    print(f"family={r.chosen.family} k={r.chosen.k} tradeoff={r.chosen.tradeoff} status={r.status}")
+    rep: dict[str, Any] | None = None
     if args.json is not None:
         rep = {
             "status": r.status,
@@ -160,5 +169,10 @@ def run(args: argparse.Namespace) -> int:
                 for c in r.frontier
             ],
         }
-        args.json.write_text(json.dumps(rep, indent=1))
+    with AtomicOutputs() as out:
+        booster.save_model(out.path(args.output))
+        if rep is not None:
+            Path(out.path(args.json)).write_text(json.dumps(rep, indent=1))
+    print(r.message)
+    print(f"family={r.chosen.family} k={r.chosen.k} tradeoff={r.chosen.tradeoff} status={r.status}")
     return 0 if r.success else 1

@@ -22,7 +22,12 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from ._validation import check_bool_matrix, check_finite_nonnegative, check_nonnegative_scalar
+from ._validation import (
+    check_bool_matrix,
+    check_finite_nonnegative,
+    check_nonnegative_scalar,
+    check_unique_items,
+)
 
 __all__ = ["FeatureCosts", "as_feature_costs"]
 
@@ -44,6 +49,11 @@ def _is_named(x: Any) -> bool:
     return isinstance(x, Mapping)
 
 
+def _named_items(x: Any, *, name: str, what: str = "feature") -> dict[Any, Any]:
+    """Return the ``key -> value`` pairs of a dict or Series, refusing a key given twice (no last-wins)."""
+    return check_unique_items(x, name=name, what=what)
+
+
 def _per_feature(
     x: Any,
     *,
@@ -61,7 +71,7 @@ def _per_feature(
                 f"The {name!r} parameter is keyed by feature name, so 'feature_names' is required. "
                 "Got feature_names=None."
             )
-        items = dict(x.items())
+        items = _named_items(x, name=name)
         index = {n: i for i, n in enumerate(names)}
         unknown = [k for k in items if k not in index]
         if unknown:
@@ -158,7 +168,7 @@ class FeatureCosts:
         self.group_labels = tuple(labels)
         self.group = _frozen(group, np.int64)
         gcost = np.zeros(len(labels), dtype=np.float64)
-        explicit = dict(group_cost or {})
+        explicit = _named_items(group_cost, name="group_cost", what="group") if group_cost is not None else {}
         unknown = [g for g in explicit if g not in labels]
         if unknown:
             raise ValueError(
@@ -216,11 +226,12 @@ class FeatureCosts:
                     "The 'groups' parameter is keyed by feature name, so 'feature_names' is required."
                 )
             index = {nm: i for i, nm in enumerate(names)}
-            unknown = [k for k in groups if k not in index]
+            items = _named_items(groups, name="groups")
+            unknown = [k for k in items if k not in index]
             if unknown:
                 raise ValueError(f"The 'groups' parameter names unknown features {unknown[:5]!r}.")
             per = [None] * n
-            for k, v in dict(groups.items()).items():
+            for k, v in items.items():
                 per[index[k]] = v
         else:
             per = list(groups)
@@ -271,8 +282,13 @@ class FeatureCosts:
     ) -> FeatureCosts:
         """Read costs from a CSV file with columns ``feature`` and ``cost`` (or ``lazy``).
 
-        Optional columns: ``group`` (empty = no group), ``group_cost`` (one value per group),
-        ``coupled``, ``split``. Column ``tree`` (one value) sets the per-tree cost.
+        The same file works as the fork's ``cegb_cost_file`` (docs/cegb.md). Optional columns:
+        ``group`` (empty = no group), ``group_cost`` (one value per group), ``coupled``,
+        ``split``. Column ``tree`` (one value) sets the per-tree cost. An empty ``cost``,
+        ``lazy``, ``coupled`` or ``split`` cell means 0. ``cost`` and ``lazy`` are synonyms (give
+        one). A ``feature`` cell is a feature name or, when it names none of ``feature_names``,
+        a 0-based feature index. A UTF-8 byte-order mark is ignored; a repeated column or
+        feature is refused.
 
         Parameters
         ----------
@@ -286,25 +302,65 @@ class FeatureCosts:
         -------
         FeatureCosts
         """
+        import csv
+        import io
+
         import pandas as pd
 
+        where = str(os.fspath(path))
+        if os.path.isdir(where):
+            raise ValueError(f"The costs CSV {where!r} is a directory, not a file.")
+        try:
+            with open(where, encoding="utf-8-sig", newline="") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ValueError(
+                f"The 'path' argument must name a readable CSV file. Got {where!r}: {exc.strerror or exc}."
+            ) from exc
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"The costs CSV {where!r} is not UTF-8 text ({exc.reason} at byte {exc.start})."
+            ) from exc
+        header = [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
+        if not any(header):
+            raise ValueError(f"The costs CSV {where!r} is empty; it needs a header row such as 'feature,cost'.")
+        repeated = sorted({h for h in header if header.count(h) > 1})
+        if repeated:
+            raise ValueError(f"The costs CSV {where!r} repeats the column {repeated[0]!r}.")
+        if "cost" in header and "lazy" in header:
+            raise ValueError(
+                f"The costs CSV {where!r} has both 'cost' and 'lazy' columns; they are synonyms, give one."
+            )
         try:
             df = pd.read_csv(
-                path, dtype={"feature": str, "group": str}, keep_default_na=False, na_values=[""]
+                io.StringIO(text),
+                dtype={"feature": str, "group": str},
+                keep_default_na=False,
+                na_values=[""],
+                skipinitialspace=True,
             )
-        except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-            raise ValueError(
-                f"The 'path' argument must name a readable CSV file. Got {str(path)!r}: {exc}."
-            ) from exc
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise ValueError(f"The costs CSV {where!r} cannot be parsed: {' '.join(str(exc).split())}.") from exc
+        df.columns = header
         cost_col = "cost" if "cost" in df.columns else "lazy" if "lazy" in df.columns else None
         if "feature" not in df.columns or cost_col is None:
             raise ValueError(
-                f"The costs CSV {str(path)!r} must have columns 'feature' and 'cost' (or 'lazy'). "
+                f"The costs CSV {where!r} must have columns 'feature' and 'cost' (or 'lazy'). "
                 f"Got columns {list(df.columns)!r}."
             )
-        if df["feature"].isna().any() or df["feature"].duplicated().any():
-            raise ValueError(f"The costs CSV {str(path)!r} has an empty or repeated 'feature' value.")
+        if df["feature"].isna().any():
+            raise ValueError(f"The costs CSV {where!r} has an empty 'feature' value.")
+        df["feature"] = df["feature"].str.strip()
         names = list(feature_names) if feature_names is not None else list(df["feature"])
+        if feature_names is not None:  # a 0-based index names a feature, as in the fork's reader
+            known = set(names)
+            df["feature"] = [
+                names[int(f)] if f not in known and f.isdigit() and int(f) < len(names) else f
+                for f in df["feature"]
+            ]
+        twice = df["feature"][df["feature"].duplicated()].tolist()
+        if twice:
+            raise ValueError(f"The costs CSV {where!r} gives feature {twice[0]!r} twice.")
         for cname in [cost_col, "coupled", "split", "group_cost", "tree"]:
             if cname in df.columns and not pd.api.types.is_numeric_dtype(df[cname]):
                 raise ValueError(
@@ -316,11 +372,8 @@ class FeatureCosts:
         def col(c: str) -> dict[str, float] | None:
             if c not in df.columns:
                 return None
-            vals = df[c].to_numpy(dtype=float)
-            if np.isnan(vals).any() and c != "group_cost":
-                bad = feats[int(np.flatnonzero(np.isnan(vals))[0])]
-                raise ValueError(f"The costs CSV column {c!r} is empty or NaN for feature {bad!r}.")
-            return dict(zip(feats, vals.tolist(), strict=True))
+            vals = np.nan_to_num(df[c].to_numpy(dtype=float), nan=0.0, posinf=np.inf, neginf=-np.inf)
+            return dict(zip(feats, vals.tolist(), strict=True))  # an empty cell is 0
 
         groups = None
         group_cost: dict[Hashable, float] | None = None

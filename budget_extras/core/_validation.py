@@ -27,9 +27,47 @@ __all__ = [
     "check_nonnegative_scalar",
     "check_positive",
     "check_tree_order",
+    "check_unique_items",
     "column_names",
     "pandas_categories",
 ]
+
+
+def check_unique_items(
+    x: Any, *, name: str, what: str = "feature", key: Any = None, owner: str | None = None
+) -> dict[Any, Any]:
+    """Return the ``key -> value`` pairs of a dict or pandas Series, refusing a key given twice.
+
+    A Series with a repeated index (or keys equal after ``key``, e.g. ``1`` and ``"1"`` under
+    ``str``) would otherwise resolve silently to the last value.
+
+    Parameters
+    ----------
+    x : mapping or pandas.Series
+    name : str
+        Parameter name for the message.
+    what : str, default "feature"
+        What a key names ("feature", "group").
+    key : callable, optional
+        Normalization of the keys (e.g. ``str``) before the check.
+    owner : str, optional
+        Function name for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, the repeated key and both values.
+    """
+    where = f"The {name!r} " + ("parameter" if owner is None else f"argument of {owner}")
+    seen: dict[Any, Any] = {}
+    for k, v in x.items():
+        kk = key(k) if key is not None else k
+        if kk in seen:
+            raise ValueError(
+                f"{where} gives {what} {kk!r} twice ({seen[kk]!r} and {v!r}); give each {what} once."
+            )
+        seen[kk] = v
+    return seen
 
 
 def _describe(x: Any) -> str:

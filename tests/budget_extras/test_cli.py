@@ -79,8 +79,8 @@ def test_uniform_costs_and_n_trees(files, capsys):
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        ({"--model": "missing.txt"}, "readable LightGBM model file"),
-        ({"--data": "missing.csv"}, "cannot read data CSV"),
+        ({"--model": "missing.txt"}, r"--model .*missing.txt.*no such file"),
+        ({"--data": "missing.csv"}, r"--data .*missing.csv.*no such file"),
         ({"--costs": "missing.csv"}, "readable CSV file"),
         ({"drop_column": "Column_3"}, r"lacks model feature columns \['Column_3'\]"),
         ({"bad_costs": "feature,cost\nColumn_0,-1\n"}, "finite number >= 0"),

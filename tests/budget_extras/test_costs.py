@@ -179,17 +179,57 @@ def test_feature_costs_errors(kwargs, exc, match):
     ("text", "match"),
     [
         ("name,cost\na,1\n", "must have columns 'feature' and 'cost'"),
-        ("feature,cost\na,\n", "empty or NaN for feature 'a'"),
         ("feature,cost\na,x\n", "must be numeric"),
-        ("feature,cost\na,1\na,2\n", "repeated"),
+        ("feature,cost\na,1\na,2\n", "gives feature 'a' twice"),
+        ("feature,cost\na,1\n0,2\n", "gives feature 'a' twice"),  # 0 is the index of 'a'
         ("feature,cost\nzzz,1\n", "unknown features"),
+        ("feature,cost,cost\na,1,2\n", "repeats the column 'cost'"),
+        ("feature,cost,group,group\na,1,,\n", "repeats the column 'group'"),
+        ("feature,cost,lazy\na,1,2\n", "both 'cost' and 'lazy'"),
+        ("", "is empty"),
+        (b"\x00\xff\xfe" * 50, "not UTF-8 text"),
+        ("feature,cost\n,1\n", "empty 'feature'"),
+        (None, "is a directory"),
     ],
 )
 def test_from_csv_errors(tmp_path, text, match):
     path = tmp_path / "c.csv"
-    path.write_text(text)
+    if text is None:
+        path.mkdir()
+    elif isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
     with pytest.raises(ValueError, match=match):
         FeatureCosts.from_csv(path, feature_names=["a", "b"])
+
+
+def test_from_csv_documented_forms(tmp_path):
+    """docs/cegb.md's cost file: empty cells are 0 / no group, 'lazy' = 'cost', BOM, indices."""
+    path = tmp_path / "c.csv"
+    path.write_bytes(
+        "\ufefffeature,lazy,coupled,group,split\nTSH,22.78,0,,0\nTT4,25.92,,1,\n2,25.92,0,1,0.5\n".encode()
+    )
+    c = FeatureCosts.from_csv(path, feature_names=["TSH", "TT4", "T4U", "FTI"])
+    np.testing.assert_array_equal(c.lazy, [22.78, 25.92, 25.92, 0])
+    np.testing.assert_array_equal(c.coupled, [0, 0, 0, 0])
+    np.testing.assert_array_equal(c.split, [0, 0, 0.5, 0])
+    np.testing.assert_array_equal(c.group, [-1, 0, 0, -1])
+    same = tmp_path / "same.csv"
+    same.write_text("feature,cost,group\nTSH,22.78,\nTT4,25.92,1\nT4U,25.92,1\n")
+    d = FeatureCosts.from_csv(same, feature_names=c.feature_names)
+    np.testing.assert_array_equal(d.unit_cost, c.unit_cost)
+
+
+@pytest.mark.parametrize("param", ["lazy", "coupled", "split", "groups"])
+def test_named_twice_is_refused(param):
+    import pandas as pd
+
+    value = pd.Series([1, 2], index=["a", "a"])
+    with pytest.raises(ValueError, match=f"'{param}' parameter gives feature 'a' twice"):
+        FeatureCosts(**{param: value}, feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="'group_cost' parameter gives group 'g' twice"):
+        FeatureCosts([1.0, 2.0], groups=["g", "g"], group_cost=pd.Series([1, 2], index=["g", "g"]))
 
 
 def test_cost_report_argument_errors(costs, rng):
@@ -296,3 +336,22 @@ def test_check_positive(value, kwargs, exc, match):
         check_positive(value, name="budget", owner="BudgetPrune", **kwargs)
     assert check_positive(2, name="budget") == 2.0
     assert check_positive(0, name="budget", allow_zero=True) == 0.0
+
+
+def test_method_cost_inputs_refuse_a_feature_named_twice():
+    """Issue 14 item 6: every dict / Series cost input refuses a repeated feature (no last-wins)."""
+    import pandas as pd
+
+    from budget_extras.budgetprune._estimator import resolve_costs
+    from budget_extras.cegb._train_to_budget import _costs_for
+    from budget_extras.cstc._features import _costs_iv
+
+    twice = pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"])
+    with pytest.raises(ValueError, match=r"'costs' argument of BudgetPrune\.fit gives feature 'a' twice"):
+        resolve_costs(twice, ("a", "b"), 2)
+    with pytest.raises(ValueError, match=r"'costs' argument of CSTC\.fit gives feature 'a' twice"):
+        _costs_iv(twice, 2, ["a", "b"])
+    with pytest.raises(ValueError, match=r"'costs' argument of train_to_budget gives feature '1' twice"):
+        _costs_for({1: 1.0, "1": 2.0}, ["1", "b"])
+    # unique keys still work
+    np.testing.assert_array_equal(_costs_for(pd.Series([1.0, 2.0], index=["b", "1"]), ["1", "b"]).lazy, [2, 1])

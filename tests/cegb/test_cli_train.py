@@ -77,7 +77,7 @@ def test_cli_equals_library(files, capsys):
     [
         ("objective=binary\n", "no data= line"),
         ("data=train.csv\nlabel_column=name:zz\n", "label_column='name:zz'"),
-        ("data=nope.csv\n", "cannot read training CSV"),
+        ("data=nope.csv\n", "data= (training CSV)"),
         ("data=train.csv\nheader=false\n", "header row"),
         ("data train.csv\n", "expected key=value"),
     ],

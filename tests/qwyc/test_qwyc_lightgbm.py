@@ -219,6 +219,7 @@ def test_unfitted_and_bad_model_errors(tmp_path):
             ["--shift", "extreme_spacing", "--margin", "0.05", "--alpha-fit", "0"],
             {"shift": "extreme_spacing", "margin": 0.05, "alpha_fit": 0.0},
         ),
+        (["--decision-threshold", "0.5"], {"decision_threshold": 0.5}),
     ],
 )
 def test_cli_equals_library(binary, tmp_path, extra, kwargs):
@@ -246,6 +247,35 @@ def test_cli_equals_library(binary, tmp_path, extra, kwargs):
     )
     assert args.func(args) == 0
     lib = QWYC(str(model), alpha=0.01, random_state=0, **kwargs).fit(Xc)
+    assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
+
+
+def test_cli_calib_is_read_by_name(binary, tmp_path, capsys):
+    """Issue 14 8a: a header that does not name the model's features is refused, not read by position."""
+    import pandas as pd
+
+    from budget_extras.cli._main import main
+
+    b, Xc, _ = binary
+    model = tmp_path / "model.txt"
+    b.save_model(str(model))
+    names = b.feature_name()
+    df = pd.DataFrame(Xc, columns=names)
+    # same number of columns, a label column first and one feature missing: was read by position
+    wrong = df.drop(columns=[names[-1]])
+    wrong.insert(0, "label", 1.0)
+    wrong.to_csv(tmp_path / "wrong.csv", index=False)
+    argv = ["qwyc", "--model", str(model), "--alpha", "0.01", "-o", str(tmp_path / "fast.txt"), "--calib"]
+    assert main([*argv, str(tmp_path / "wrong.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f"missing [{names[-1]!r}]" in err and "wrong.csv" in err
+    assert not (tmp_path / "fast.txt").exists()
+    # reordered columns and an extra label column are read by name
+    right = df[list(reversed(names))]
+    right.insert(1, "label", 1.0)
+    right.to_csv(tmp_path / "right.csv", index=False)
+    assert main([*argv, str(tmp_path / "right.csv")]) == 0
+    lib = QWYC(0.01, random_state=0).fit(str(model), Xc)
     assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
 
 

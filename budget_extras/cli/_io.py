@@ -1,0 +1,229 @@
+"""Input and output handling shared by every ``budget-extras`` subcommand.
+
+The policy (docs/cli.md, "Inputs and outputs"):
+
+* :func:`check_paths` runs before any work: an output path that is (or links to) an input
+  path is refused, two outputs may not be the same file, and every output's directory must
+  exist and be writable (an output that is a directory is refused).
+* :class:`AtomicOutputs` writes every output to a temporary file in the output's directory
+  and renames all of them into place (``os.replace``) only when the whole run succeeded, so a
+  failing run leaves neither a partial file nor an earlier output of the same run.
+* :func:`read_csv`, :func:`read_model_text` and :func:`load_booster` turn unreadable files
+  (missing, a directory, binary garbage, a parser or LightGBM error) into a one-line
+  :class:`CLIError` naming the option and the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+__all__ = [
+    "AtomicOutputs",
+    "CLIError",
+    "check_paths",
+    "load_booster",
+    "read_csv",
+    "read_ensemble",
+    "read_model_text",
+]
+
+PathArg = str | os.PathLike[str] | None
+
+
+class CLIError(Exception):
+    """A user error the CLI reports in one line (bad file, missing column, ...)."""
+
+
+def _same_file(a: str, b: str) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)  # hard links, bind mounts, case-insensitive file systems
+    except OSError:
+        return False
+
+
+def check_paths(inputs: Mapping[str, PathArg | Iterable[PathArg]], outputs: Mapping[str, PathArg]) -> None:
+    """Refuse outputs that would overwrite an input or cannot be written; call before any work.
+
+    Parameters
+    ----------
+    inputs : mapping of option name -> path (or None, or several paths)
+        Every file the command reads.
+    outputs : mapping of option name -> path or None
+        Every file the command writes.
+
+    Raises
+    ------
+    CLIError
+        If an output is the same file as an input (also through a symbolic or hard link) or as
+        another output, is a directory, or its directory does not exist or is not writable.
+    """
+    ins: list[tuple[str, str]] = []
+    for opt, value in inputs.items():
+        values = [value] if value is None or isinstance(value, str | os.PathLike) else list(value)
+        ins.extend((opt, os.fspath(v)) for v in values if v is not None)
+    outs = [(opt, os.fspath(p)) for opt, p in outputs.items() if p is not None]
+    for i, (oopt, out) in enumerate(outs):
+        for iopt, inp in ins:
+            if _same_file(out, inp):
+                raise CLIError(
+                    f"{oopt} {out!r} is the same file as the input {iopt} {inp!r}; "
+                    "refusing to overwrite an input"
+                )
+        for oopt2, out2 in outs[:i]:
+            if _same_file(out, out2):
+                raise CLIError(f"{oopt} {out!r} and {oopt2} {out2!r} are the same file")
+        if os.path.isdir(out):
+            raise CLIError(f"{oopt} {out!r} is a directory")
+        parent = os.path.dirname(os.path.abspath(out))
+        if not os.path.isdir(parent):
+            raise CLIError(f"{oopt} {out!r}: the directory {parent!r} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CLIError(f"{oopt} {out!r}: the directory {parent!r} is not writable")
+
+
+class AtomicOutputs:
+    """Collect outputs as temporary files; rename them into place only if the block succeeds.
+
+    Examples
+    --------
+    >>> with AtomicOutputs() as out:  # doctest: +SKIP
+    ...     model.save_model(out.path(args.output))
+    ...     Path(out.path(args.json)).write_text(text)
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, str]] = []
+
+    def path(self, final: str | os.PathLike[str]) -> str:
+        """Return a temporary path in ``final``'s directory to write ``final``'s content to."""
+        final = os.fspath(final)
+        directory = os.path.dirname(os.path.abspath(final))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(final)}.", suffix=".tmp")
+        os.close(fd)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
+        self._pending.append((tmp, final))
+        return tmp
+
+    def commit(self) -> None:
+        """Rename every temporary file onto its final path."""
+        pending, self._pending = self._pending, []
+        for tmp, final in pending:
+            os.replace(tmp, final)
+
+    def discard(self) -> None:
+        """Remove every temporary file not yet committed."""
+        pending, self._pending = self._pending, []
+        for tmp, _ in pending:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+    def __enter__(self) -> AtomicOutputs:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            try:
+                self.commit()
+            finally:
+                self.discard()
+        else:
+            self.discard()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not a text file ({exc.reason} at byte {exc.start})"
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def read_csv(path: str | os.PathLike[str], option: str, **kwargs: Any) -> Any:
+    """``pandas.read_csv`` with one-line errors naming ``option`` and the file.
+
+    Raises
+    ------
+    CLIError
+        If the file is missing, a directory, not UTF-8 text or not parseable as CSV.
+    """
+    import pandas as pd
+
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise CLIError(f"{option} {p!r}: is a directory")
+    try:
+        return pd.read_csv(p, **kwargs)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise CLIError(f"{option} {p!r}: cannot read CSV: {_describe(exc)}") from exc
+
+
+def read_model_text(path: str | os.PathLike[str], option: str) -> str:
+    """Read a LightGBM model text file, with one-line errors naming ``option`` and the file.
+
+    Raises
+    ------
+    CLIError
+        If the file is missing, a directory, or not UTF-8 text.
+    """
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise CLIError(f"{option} {p!r}: is a directory")
+    try:
+        return Path(p).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CLIError(f"{option} {p!r}: cannot read the LightGBM model file: {_describe(exc)}") from exc
+
+
+def load_booster(path: str | os.PathLike[str], option: str) -> Any:
+    """Load a ``lightgbm.Booster`` from a model text file, with one-line errors naming the file.
+
+    Raises
+    ------
+    CLIError
+        If the file cannot be read or LightGBM refuses it.
+    """
+    import lightgbm as lgb
+
+    text = read_model_text(path, option)
+    if "Tree=" not in text and "tree\n" not in text[:64]:
+        raise CLIError(f"{option} {os.fspath(path)!r}: not a LightGBM model text file")
+    try:
+        return lgb.Booster(model_str=text)
+    except lgb.basic.LightGBMError as exc:
+        raise CLIError(f"{option} {os.fspath(path)!r}: LightGBM cannot load the model: {_describe(exc)}") from exc
+
+
+def read_ensemble(path: str | os.PathLike[str], option: str) -> Any:
+    """Parse a LightGBM model text file into a ``TreeEnsemble``; errors name ``option`` and the file.
+
+    Raises
+    ------
+    CLIError
+        If the file cannot be read or is not a model the core can parse (``ModelParseError``).
+    """
+    from ..core._ensemble import TreeEnsemble
+
+    text = read_model_text(path, option)
+    try:
+        return TreeEnsemble.from_model_string(text)
+    except ValueError as exc:
+        raise CLIError(f"{option} {os.fspath(path)!r}: {_describe(exc)}") from exc
