@@ -570,6 +570,11 @@ def as_feature_costs(
                 f"{what} is keyed by feature name, but the data have no feature names. "
                 f"Pass a DataFrame, or a list of {n_features} costs in column order."
             )
+        # keys are names: 1 and "1" are the same feature, and a repeat must not resolve to the last value
+        str_keys = [str(k) for k in costs.keys()]
+        dup = sorted({k for k in str_keys if str_keys.count(k) > 1})
+        if dup:
+            raise ValueError(f"{what} names features more than once: {dup[:5]!r}.")
         mapping = {str(k): v for k, v in costs.items()}
         unknown = [k for k in mapping if k not in names]
         if unknown:

@@ -347,11 +347,11 @@ def test_method_cost_inputs_refuse_a_feature_named_twice():
     from budget_extras.cstc._features import _costs_iv
 
     twice = pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"])
-    with pytest.raises(ValueError, match=r"'costs' argument of BudgetPrune\.fit gives feature 'a' twice"):
+    with pytest.raises(ValueError, match=r"'costs' argument of BudgetPrune names features more than once: \['a'\]"):
         resolve_costs(twice, ("a", "b"), 2)
-    with pytest.raises(ValueError, match=r"'costs' argument of CSTC\.fit gives feature 'a' twice"):
+    with pytest.raises(ValueError, match=r"'costs' argument of CSTC names features more than once: \['a'\]"):
         _costs_iv(twice, 2, ["a", "b"])
-    with pytest.raises(ValueError, match=r"'costs' argument of train_to_budget gives feature '1' twice"):
+    with pytest.raises(ValueError, match=r"'costs' argument of train_to_budget names features more than once: \['1'\]"):
         _costs_for({1: 1.0, "1": 2.0}, ["1", "b"])
     # unique keys still work
     np.testing.assert_array_equal(_costs_for(pd.Series([1.0, 2.0], index=["b", "1"]), ["1", "b"]).lazy, [2, 1])

@@ -79,6 +79,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ),
     ("README.md", "import lightgbm as lgb"): "the quick start: run by tests/demo/test_readme.py",
     ("docs/architecture.md", "LightGBM model text (file, string, Booster)"): "a data-flow diagram",
+    ("docs/architecture.md", "est = Method(model, *, costs=..., <hyperparameters>)   # not"): (
+        "the protocol's shape with placeholders; tests/budget_extras/test_protocol.py checks every method"
+    ),
     ("docs/cegb.md", "gain'(s) = gain(s) - cegb_tradeoff * ( (cegb_penalty_split + "): (
         "a formula; tests/fork checks the engine against the reference scan"
     ),
@@ -89,6 +92,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "the full benchmark (minutes); tests/benchmarks runs the benchmarks' smoke versions"
     ),
     ("docs/qwyc_model_format.md", 'qwyc-line      = key "=" value'): "a grammar",
+    ("docs/qwyc_design.md", 'booster = lgb.Booster(model_file="fast_model.txt")      # wr'): (
+        "the fork's predict calls on a saved plan; tests/fork/test_qwyc_native.py runs each of them"
+    ),
     ("docs/qwyc_model_format.md", "s = 0.0                                    (double)"): "pseudo-code",
     ("docs/qwyc_model_format.md", "s[0..K-1] = 0.0"): "pseudo-code",
     ("docs/qwyc_model_format.md", "objective=binary sigmoid:1"): (
@@ -126,6 +132,12 @@ def _check_signature(obj: Any, pattern: str) -> Any:
     return check
 
 
+def _estimator(name: str) -> Any:
+    import budget_extras
+
+    return getattr(budget_extras, name)
+
+
 def _train_to_budget() -> Any:
     from budget_extras import train_to_budget
 
@@ -138,6 +150,19 @@ CHECKED: dict[tuple[str, str], Any] = {
     ("docs/costs.md", "FeatureCosts(lazy=None, *, coupled=None, groups=None, group_"): _check_signature(
         FeatureCosts.__init__, r"FeatureCosts\((.*)\)"
     ),
+    # the user pages' constructor signatures against the estimators themselves
+    ("docs/adapt.md", "AdaptGBRT(f0=None, *, p_full=0.5, gamma=0.01, costs=None, bud"): lambda b, t: _check_signature(
+        _estimator("AdaptGBRT").__init__, r"AdaptGBRT\((.*?)\)\n"
+    )(b, t),
+    ("docs/budgetprune.md", "BudgetPrune(model=None, *, lam=None, budget=None, costs=None,"): lambda b, t: _check_signature(
+        _estimator("BudgetPrune").__init__, r"BudgetPrune\((.*?)\)\n"
+    )(b, t),
+    ("docs/cstc.md", "CSTC(booster=None, *, costs=None, depth=3, lam=0.01, rho=1e-"): lambda b, t: _check_signature(
+        _estimator("CSTC").__init__, r"CSTC\((.*?)\)\n"
+    )(b, t),
+    ("docs/qwyc.md", 'QWYC(model=None, *, alpha=0.005, order="greedy", mode="two_sid'): lambda b, t: _check_signature(
+        _estimator("QWYC").__init__, r"QWYC\((.*?)\)\n"
+    )(b, t),
     ("docs/train_to_budget.md", "from budget_extras import train_to_budget"): lambda b, t: _check_signature(
         _train_to_budget(), r"train_to_budget\(\s*(.*?)\s*\)\nresult"
     )(b, t),
