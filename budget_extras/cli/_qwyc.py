@@ -63,6 +63,12 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--alpha-fit", type=float, default=None, help="budget of the base thresholds on the order rows (default: alpha)"
     )
+    p.add_argument(
+        "--decision-threshold",
+        type=float,
+        default=0.0,
+        help="binary raw-score threshold of the label (0 = probability 0.5; log(p/(1-p)) for probability p)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", required=True, help="output model file (loads in upstream LightGBM)")
     p.set_defaults(func=run)
@@ -85,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         shift=args.shift,
         margin=args.margin,
         alpha_fit=args.alpha_fit,
+        decision_threshold=args.decision_threshold,
     ).fit(X)
     q.save_model(args.output)
     n_trees = q.ensemble_.n_trees
