@@ -604,7 +604,8 @@ class CSTC(BaseEstimator):
                 j = max(nonconst, key=lambda j: scores[j])
                 msg = (f"the best validation {score_name} within budget {budget:g} ({scores[i]:.4g}) is a constant "
                        f"tree (no weak learner); the best non-constant one scores {scores[j]:.4g} at cost "
-                       f"{costs_v[j]:.4g} (lam={lams[j]:.4g}) (a ranking score such as scoring='roc_auc' may prefer it)")
+                       f"{costs_v[j]:.4g} (lam={lams[j]:.4g}); a ranking score such as scoring='roc_auc' "
+                       "may prefer it")
             else:
                 status = 0
                 msg = (f"best validation {score_name} {scores[i]:.4g} within budget {budget:g}: lam={lams[i]:.4g}, "
