@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lam", type=float, default=0.01, help="weight of the expected cost")
     p.add_argument("--rho", type=float, default=1e-3, help="weight of the l1 regularization")
     p.add_argument("--n-weak", type=int, default=100, help="trees of the feature map (without --model)")
-    p.add_argument("--weak-max-depth", type=int, default=3, help="their depth (without --model)")
+    p.add_argument("--weak-max-depth", type=int, default=1, help="their depth (without --model; default stumps)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--predictions", type=Path, default=None, metavar="CSV",
                    help="write per-row prediction, leaf and costs of the report data")

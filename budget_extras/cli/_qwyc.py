@@ -74,7 +74,7 @@ def register(subparsers: Any) -> None:
         "--decision-threshold",
         type=float,
         default=0.0,
-        help="binary raw-score threshold of the label (default 0 = probability 0.5)",
+        help="binary raw-score threshold of the label (0 = probability 0.5; log(p/(1-p)) for probability p)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("-o", "--output", required=True, help="output model file (loads in upstream LightGBM)")

@@ -21,8 +21,9 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
+from sklearn.metrics import get_scorer
 from sklearn.utils.metaestimators import available_if
 
 from ..core._costs import FeatureCosts
@@ -72,6 +73,19 @@ class CSTCResult:
         Relaxed objective after the initialization and after every cycle.
     n_pruned : int
         Nodes removed by validation pruning.
+    lam : float or None
+        The ``lam`` of the returned tree (``budget=`` mode: the one selected; else ``lam``).
+    path : tuple of dict
+        ``budget=`` mode: every ``lam`` tried, in increasing order, with its mean validation
+        cost (``"cost"``), validation score (``"score"``) and whether it uses no weak learner
+        (``"constant"``, 1.0 or 0.0). Empty otherwise.
+    scoring : str or None
+        ``budget=`` mode: the name of the validation score.
+
+    With ``budget``, ``status`` is that of the search: 0 (the best validation score within the
+    budget), 2 (no ``lam`` tried is within the budget: the cheapest tree is returned) or 3 (the
+    tree returned is constant, i.e. uses no weak learner: only a constant tree is within the
+    budget, or it scores best); 2 and 3 also warn.
     """
 
     status: int
@@ -81,6 +95,9 @@ class CSTCResult:
     nit: int
     history: tuple[float, ...]
     n_pruned: int
+    lam: float | None = None
+    path: tuple[dict[str, float], ...] = ()
+    scoring: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -160,10 +177,88 @@ def _cstc_iv(est: CSTC) -> None:
         raise ValueError(
             f"The 'risk' parameter of CSTC must be 'all' or 'leaves'. Got {est.risk!r} instead."
         )
+    b = est.budget
+    if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not np.isfinite(b) or b < 0):
+        raise ValueError(
+            f"The 'budget' parameter of CSTC must be a non-negative finite number or None. Got {b!r} instead."
+        )
+    if est.lams is not None:
+        lams = np.asarray(est.lams, dtype=np.float64).reshape(-1) if _is_numeric_seq(est.lams) else None
+        if lams is None or lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams < 0):
+            raise ValueError(
+                f"The 'lams' parameter of CSTC must be a non-empty sequence of non-negative finite numbers "
+                f"or None. Got {est.lams!r} instead."
+            )
     if est.task not in ("regression", "binary"):
         raise ValueError(
             f"The 'task' parameter of CSTC must be 'regression' or 'binary'. Got {est.task!r} instead."
         )
+
+
+def _is_numeric_seq(v: Any) -> bool:
+    try:
+        np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(v, str | bytes)
+
+
+class _CSTCClassifierView(ClassifierMixin, BaseEstimator):
+    """A fitted binary CSTC seen as a scikit-learn classifier (for scorers)."""
+
+    def __init__(self, model: Any = None) -> None:
+        self.model = model
+
+    @property
+    def classes_(self) -> Any:
+        return self.model.classes_
+
+    def predict(self, X: Any) -> Any:
+        return self.model.predict(X)
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        return self.model.predict_proba(X)
+
+    def decision_function(self, X: Any) -> FloatArray:
+        return self.model.decision_function(X)
+
+
+class _CSTCRegressorView(RegressorMixin, BaseEstimator):
+    """A fitted regression CSTC seen as a scikit-learn regressor (for scorers)."""
+
+    def __init__(self, model: Any = None) -> None:
+        self.model = model
+
+    def predict(self, X: Any) -> Any:
+        return self.model.predict(X)
+
+
+def _resolve_scoring(scoring: Any, task: str) -> tuple[str, Any]:
+    """``(name, score(cstc, X, y))`` of CSTC's ``scoring`` (higher is better)."""
+    if scoring is None:
+        if task == "binary":
+            return "accuracy", lambda m, X, y: float(np.mean(m.predict(X) == np.asarray(y).reshape(-1)))
+        return "neg_mean_squared_error", lambda m, X, y: -float(
+            np.mean((m.predict(X) - np.asarray(y, dtype=np.float64).reshape(-1)) ** 2)
+        )
+    if isinstance(scoring, str):
+        try:
+            sk = get_scorer(scoring)
+        except ValueError as exc:
+            raise ValueError(
+                f"The 'scoring' parameter of CSTC must be None, a callable or a scikit-learn scorer name. "
+                f"Got {scoring!r} instead."
+            ) from exc
+        name = scoring
+    elif callable(scoring):
+        sk, name = scoring, getattr(scoring, "__name__", type(scoring).__name__)
+    else:
+        raise TypeError(
+            f"The 'scoring' parameter of CSTC must be None, a callable or a scikit-learn scorer name. "
+            f"Got {type(scoring).__name__} instead."
+        )
+    view = _CSTCClassifierView if task == "binary" else _CSTCRegressorView
+    return name, lambda m, X, y: float(sk(view(m), X, np.asarray(y).reshape(-1)))
 
 
 class CSTC(BaseEstimator):
@@ -199,7 +294,10 @@ class CSTC(BaseEstimator):
         buy the experts' features; see docs/cstc_design.md).
     n_weak, weak_max_depth, weak_learning_rate : int, int, float
         The LightGBM regression ensemble (squared loss) whose tree outputs form ``phi(x)``
-        when ``fit`` receives no ``booster``: number of trees, their maximum depth, shrinkage.
+        when ``fit`` receives no ``booster``: number of trees, their maximum depth (default 1:
+        stumps, so that every weak learner costs one feature; a deeper tree that tests several
+        features costs all of them, and CSTC then has no model between the full cost and a
+        constant, docs/cstc_design.md), shrinkage.
     weak_params : dict or None
         Extra LightGBM parameters for that ensemble.
     n_cycles : int, default=5
@@ -217,6 +315,23 @@ class CSTC(BaseEstimator):
         Validation pruning (needs ``X_valid``) and fine-tuning of the leaves.
     random_state : int or None
         Seed of the LightGBM ensemble.
+    budget : float or None, default=None
+        Mean test-time cost per row to stay within. ``fit`` then needs ``X_valid, y_valid``,
+        trains the weak learners once and fits one tree per ``lam`` of ``lams`` (increasing;
+        the scan stops at the first constant tree), and keeps the tree with the best validation
+        score among those whose mean validation cost (``cost_report(X_valid).total_cost``) is
+        ``<= budget`` (ties: the cheaper). A larger budget never gives a lower validation
+        score. ``result_.status`` says when nothing fits or a constant tree is returned (and
+        warns).
+    scoring : None, str or callable, default=None
+        Validation score of the ``budget`` search (higher is better): ``None`` is accuracy for
+        ``task="binary"`` and minus the mean squared error for regression; a string is a
+        scikit-learn scorer name (``"roc_auc"``, ``"neg_log_loss"``, ...); a callable is called
+        as ``scoring(estimator, X, y)`` like a scikit-learn scorer (the estimator is a
+        scikit-learn classifier/regressor view of the fitted CSTC).
+    lams : array-like of float or None, default=None
+        The ``lam`` values of the ``budget`` search; ``None``: 12 values from 1e-4 to 1
+        (geometric).
 
     Attributes
     ----------
@@ -249,7 +364,7 @@ class CSTC(BaseEstimator):
         sharpness: float = 5.0,
         risk: str = "leaves",
         n_weak: int = 100,
-        weak_max_depth: int = 3,
+        weak_max_depth: int = 1,
         weak_learning_rate: float = 0.1,
         weak_params: dict[str, Any] | None = None,
         n_cycles: int = 5,
@@ -260,6 +375,9 @@ class CSTC(BaseEstimator):
         prune: bool = True,
         fine_tune: bool = True,
         random_state: int | None = None,
+        budget: float | None = None,
+        scoring: Any = None,
+        lams: Any = None,
     ) -> None:
         self.booster = booster
         self.costs = costs
@@ -281,6 +399,9 @@ class CSTC(BaseEstimator):
         self.prune = prune
         self.fine_tune = fine_tune
         self.random_state = random_state
+        self.budget = budget
+        self.scoring = scoring
+        self.lams = lams
 
     # -- fitting --------------------------------------------------------------------------
     def fit(
@@ -333,6 +454,12 @@ class CSTC(BaseEstimator):
             X_valid = old.get("X_valid", X_valid)
             y_valid = old.get("y_valid", y_valid)
         _cstc_iv(self)
+        if self.budget is not None:
+            return self._fit_budget(X, y, costs, booster, X_valid, y_valid)
+        return self._fit_one(X, y, costs, booster, X_valid, y_valid)
+
+    def _fit_one(self, X: Any, y: Any, costs: Any, booster: Any, X_valid: Any, y_valid: Any) -> CSTC:
+        """One fit at ``self.lam`` (the body of :meth:`fit` without ``budget``)."""
         names_x, cats = column_names(X), pandas_categories(X)
         n_model: int | None = None
         if booster is not None:
@@ -432,8 +559,71 @@ class CSTC(BaseEstimator):
         self.coef_[~self.active_] = 0.0
         msg = ("relative decrease of the objective below tol" if status == 0 else "n_cycles reached")
         self.result_ = CSTCResult(
-            status, status == 0, msg, result_hist[-1], nit, tuple(result_hist), n_pruned
+            status, status == 0, msg, result_hist[-1], nit, tuple(result_hist), n_pruned, lam=float(self.lam)
         )
+        return self
+
+    def _fit_budget(self, X: Any, y: Any, costs: Any, booster: Any, X_valid: Any, y_valid: Any) -> CSTC:
+        """``budget`` mode: one tree per ``lam``; keep the best validation score within the budget."""
+        if X_valid is None or y_valid is None:
+            raise ValueError("CSTC with 'budget' needs validation data: pass X_valid and y_valid to fit.")
+        score_name, score_fn = _resolve_scoring(self.scoring, self.task)
+        lams = np.sort(np.unique(np.asarray(
+            np.geomspace(1e-4, 1.0, 12) if self.lams is None else self.lams, dtype=np.float64
+        ).reshape(-1)))
+        budget = float(self.budget)  # type: ignore[arg-type]
+        path: list[dict[str, float]] = []
+        fits: list[CSTC] = []
+        for lam in lams:
+            m = clone(self).set_params(budget=None, lam=float(lam))
+            m._fit_one(X, y, costs, booster, X_valid, y_valid)
+            booster = m.booster_  # the weak learners are trained once
+            constant = not bool((m.coef_[m.active_] != 0).any())
+            cost = float(m.cost_report(X_valid).total_cost.mean())
+            path.append({"lam": float(lam), "cost": cost, "score": score_fn(m, X_valid, y_valid),
+                         "constant": float(constant)})
+            fits.append(m)
+            if constant:  # a larger lam only gives the same constant tree
+                break
+        costs_v = np.array([p["cost"] for p in path])
+        scores = np.array([p["score"] for p in path])
+        ok = costs_v <= budget * (1 + 1e-12)
+        if ok.any():
+            cand = np.flatnonzero(ok)
+            best = scores[cand].max()
+            top = cand[scores[cand] >= best]
+            i = int(top[np.argmin(costs_v[top])])
+            nonconst = [j for j in cand if not path[j]["constant"]]
+            if path[i]["constant"] and not nonconst:
+                status = 3
+                msg = (f"only a constant tree (no weak learner, validation {score_name} {scores[i]:.4g}) is within "
+                       f"budget {budget:g}; the cheapest non-constant tree tried costs "
+                       f"{min((p['cost'] for p in path if not p['constant']), default=float('nan')):.4g}")
+            elif path[i]["constant"]:
+                status = 3
+                j = max(nonconst, key=lambda j: scores[j])
+                msg = (f"the best validation {score_name} within budget {budget:g} ({scores[i]:.4g}) is a constant "
+                       f"tree (no weak learner); the best non-constant one scores {scores[j]:.4g} at cost "
+                       f"{costs_v[j]:.4g} (lam={lams[j]:.4g}); a ranking score such as scoring='roc_auc' "
+                       "may prefer it")
+            else:
+                status = 0
+                msg = (f"best validation {score_name} {scores[i]:.4g} within budget {budget:g}: lam={lams[i]:.4g}, "
+                       f"mean validation cost {costs_v[i]:.4g}")
+        else:
+            i = int(np.argmin(costs_v))
+            status = 2
+            msg = (f"no lam tried is within budget {budget:g}; kept the cheapest tree (lam={lams[i]:.4g}, mean "
+                   f"validation cost {costs_v[i]:.4g}, validation {score_name} {scores[i]:.4g})")
+        if status:
+            warnings.warn(f"CSTC: {msg}.", UserWarning, stacklevel=3)
+        chosen = fits[i]
+        for k, v in vars(chosen).items():
+            if k.endswith("_") or k.startswith("_"):
+                setattr(self, k, v)
+        r = chosen.result_
+        self.result_ = CSTCResult(status, status == 0, msg, r.fun, r.nit, r.history, r.n_pruned,
+                                  lam=float(lams[i]), path=tuple(path), scoring=score_name)
         return self
 
     def _encode_y(self, y: npt.NDArray[Any], *, fitting: bool) -> tuple[FloatArray, FloatArray]:

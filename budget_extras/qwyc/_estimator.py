@@ -170,8 +170,9 @@ class QWYC(BaseEstimator):
         are charged to each of them, so this is an upper bound per iteration).
     decision_threshold : float, default=0.0
         Binary raw-score threshold of the label (0 = probability 0.5).
-    random_state : int or None, default=None
-        Seed of the holdout split and of the ``"random"`` order.
+    random_state : int or None, default=0
+        Seed of the holdout split and of the ``"random"`` order. The default 0 gives the same
+        plan on every run; ``None`` draws a fresh split each time.
     progress : bool, default=False
         Show a progress bar during the greedy search.
     margin : float, default=0.0
@@ -222,7 +223,7 @@ class QWYC(BaseEstimator):
         holdout: float | None = 0.5,
         costs: Any = None,
         decision_threshold: float = 0.0,
-        random_state: int | None = None,
+        random_state: int | None = 0,
         progress: bool = False,
         margin: float = 0.0,
         alpha_fit: float | None = None,

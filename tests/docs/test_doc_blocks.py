@@ -154,9 +154,9 @@ CHECKED: dict[tuple[str, str], Any] = {
     ("docs/adapt.md", "AdaptGBRT(f0=None, *, p_full=0.5, gamma=0.01, costs=None, bud"): lambda b, t: _check_signature(
         _estimator("AdaptGBRT").__init__, r"AdaptGBRT\((.*?)\)\n"
     )(b, t),
-    ("docs/budgetprune.md", "BudgetPrune(model=None, *, lam=None, budget=None, costs=None,"): lambda b, t: _check_signature(
-        _estimator("BudgetPrune").__init__, r"BudgetPrune\((.*?)\)\n"
-    )(b, t),
+    ("docs/budgetprune.md", "BudgetPrune(model=None, *, lam=None, budget=None, costs=None,"): (
+        lambda b, t: _check_signature(_estimator("BudgetPrune").__init__, r"BudgetPrune\((.*?)\)\n")(b, t)
+    ),
     ("docs/cstc.md", "CSTC(booster=None, *, costs=None, depth=3, lam=0.01, rho=1e-"): lambda b, t: _check_signature(
         _estimator("CSTC").__init__, r"CSTC\((.*?)\)\n"
     )(b, t),

@@ -219,7 +219,7 @@ def test_unfitted_and_bad_model_errors(tmp_path):
             ["--shift", "extreme_spacing", "--margin", "0.05", "--alpha-fit", "0"],
             {"shift": "extreme_spacing", "margin": 0.05, "alpha_fit": 0.0},
         ),
-        (["--decision-threshold", "0.5"], {"decision_threshold": 0.5}),
+        (["--decision-threshold", "0.7"], {"decision_threshold": 0.7}),
     ],
 )
 def test_cli_equals_library(binary, tmp_path, extra, kwargs):
@@ -275,8 +275,36 @@ def test_cli_calib_is_read_by_name(binary, tmp_path, capsys):
     right.insert(1, "label", 1.0)
     right.to_csv(tmp_path / "right.csv", index=False)
     assert main([*argv, str(tmp_path / "right.csv")]) == 0
-    lib = QWYC(0.01, random_state=0).fit(str(model), Xc)
+    lib = QWYC(str(model), alpha=0.01, random_state=0).fit(Xc)
     assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
+
+
+def test_default_random_state_gives_the_same_plan(binary):
+    # issue 16 item 10: with the defaults (holdout=0.5 split drawn from random_state), two fits
+    # on the same rows must write the same plan (random_state=None drew a new split every run)
+    b, Xc, _ = binary
+    assert QWYC(b).get_params()["random_state"] == 0
+    texts = {QWYC(b, alpha=0.01).fit(Xc).to_model_string() for _ in range(3)}
+    assert len(texts) == 1
+
+
+def test_cli_decision_threshold_changes_the_plan(binary, tmp_path):
+    b, Xc, _ = binary
+    model = tmp_path / "model.txt"
+    b.save_model(str(model))
+    import pandas as pd
+
+    pd.DataFrame(Xc, columns=b.feature_name()).to_csv(tmp_path / "calib.csv", index=False)
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    common = ["qwyc", "--model", str(model), "--calib", str(tmp_path / "calib.csv"), "--alpha", "0.01"]
+    args = parser.parse_args([*common, "-o", str(tmp_path / "a.txt"), "--decision-threshold", "0.7"])
+    assert args.func(args) == 0
+    plan = read_qwyc_plan((tmp_path / "a.txt").read_text())
+    assert plan.decision_threshold == pytest.approx(0.7)
+    q = QWYC.from_model_file(str(tmp_path / "a.txt"))
+    full = b.predict(Xc, raw_score=True) > 0.7
+    assert (q.predict(Xc).labels != full).mean() <= 0.05
 
 
 @pytest.mark.parametrize(
