@@ -188,8 +188,12 @@ def learner_params(learner: str) -> dict[str, Any]:
 @pytest.mark.parametrize("partition", ["bin", "skew"])
 @pytest.mark.parametrize("learner", ["data", "voting"])
 def test_ranks_equal_serial(lgb, data_dir, tmp_path, learner, partition):
+    cases = {"plain": {}, **CEGB}
+    if learner == "data":  # integer histograms: exact by construction (voting has no quantized path)
+        cases["quantized_lazy_coupled"] = {**CEGB["lazy_coupled_groups"], "use_quantized_grad": True,
+                                           "stochastic_rounding": False}
     configs = {name: {"params": {**BASE, **learner_params(learner), **extra}, "rounds": ROUNDS}
-               for name, extra in {"plain": {}, **CEGB}.items()}
+               for name, extra in cases.items()}
     ranks = run_pair(sys.executable, data_dir, tmp_path, partition, configs)
     if learner == "voting" and partition == "skew":
         # upstream's plain voting differs from serial here (local vote with min_data_in_leaf / M on
@@ -274,6 +278,45 @@ def test_feature_parallel_cli_equals_serial(lgb, data_dir, tmp_path, cegb):
     assert_same_model(lgb, models[0], want, "feature: tree 0 vs serial", num_trees=1)
 
 
+@pytest.fixture(scope="module")
+def binary_data_dir(tmp_path_factory, lgb) -> Path:
+    d = tmp_path_factory.mktemp("dist_binary")
+    X, y = make_data()
+    yb = (y > np.median(y)).astype(float)
+    np.save(d / "X.npy", X)
+    np.save(d / "y.npy", yb)
+    lgb.Dataset(X, yb, params=DS_PARAMS).save_binary(str(d / "train.bin"))
+    return d
+
+
+BINARY_SPLIT = {"params": {**BASE, "objective": "binary", "boost_from_average": True, "tree_learner": "data",
+                           "cegb_penalty_split": 0.002}, "rounds": 4}
+
+
+def splits_and_gains(lgb, model: str) -> list[tuple]:
+    out = []
+    for tree in trees(lgb, model):
+        stack = [tree["tree_structure"]]
+        while stack:
+            node = stack.pop()
+            if "split_index" in node:
+                out.append((node["split_feature"], node["threshold"], node["split_gain"]))
+                stack += [node["left_child"], node["right_child"]]
+    return out
+
+
+def test_split_penalty_uses_exact_global_counts_binary(lgb, binary_data_dir, tmp_path):
+    """Binary objective: distributed LightGBM stores leaf counts estimated from the hessians (so
+    stored counts differ from serial, CEGB or not); the split penalty multiplies the exact global
+    count, so every split and its gain equal serial training's."""
+    ranks = run_pair(sys.executable, binary_data_dir, tmp_path, "bin", {"split": BINARY_SPLIT})
+    want = splits_and_gains(lgb, serial_model(lgb, binary_data_dir, "bin", BINARY_SPLIT))
+    for rank in range(2):
+        got = splits_and_gains(lgb, ranks[rank]["split"])
+        assert [g[:2] for g in got] == [w[:2] for w in want]
+        assert [g[2] for g in got] == pytest.approx([w[2] for w in want], rel=1e-9)
+
+
 # --- upstream 4.7.0's defects (run on the upstream wheel) -----------------------------------
 
 UPSTREAM_CEGB = {"lazy": CEGB["lazy"], "coupled": CEGB["coupled"]}
@@ -342,3 +385,13 @@ def test_dask_classifier_with_named_lazy_costs(lgb):
             [(node["split_feature"], node["threshold"])] + splits(node["left_child"]) + splits(node["right_child"]))
 
     assert splits(first) == splits(first_serial)
+
+
+@pytest.mark.upstream
+def test_upstream_split_penalty_uses_hessian_estimated_counts(lgb, binary_data_dir, tmp_path, upstream_python):
+    """Upstream: with a binary objective the data-parallel split penalty multiplies the count
+    estimated from the hessians, and the splits differ from serial."""
+    ranks = run_pair(upstream_python, binary_data_dir, tmp_path, "bin", {"split": BINARY_SPLIT})
+    want = splits_and_gains(lgb, serial_model(lgb, binary_data_dir, "bin", BINARY_SPLIT))
+    got = splits_and_gains(lgb, ranks[0]["split"])
+    assert [g[:2] for g in got] != [w[:2] for w in want]
