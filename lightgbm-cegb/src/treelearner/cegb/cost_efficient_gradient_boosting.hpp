@@ -296,7 +296,6 @@ class CostEfficientGradientBoosting {
     for (int g = 0; g < costs_.num_groups; ++g) big[g] = parent[g] - small[g];
   }
 
-
  public:
   /*!
    * \brief Called with every finished tree: every training row pays for its path. In-bag rows
