@@ -238,7 +238,7 @@ def test_bagging_goss_small_top_k_ranks_identical(lgb, data_dir, tmp_path):
         assert len(trees(lgb, ranks[0][name])) == ROUNDS
 
 
-@pytest.mark.parametrize("cegb", ["plain", "lazy_coupled_groups"])
+@pytest.mark.parametrize("cegb", ["plain", "coupled", "lazy_coupled_groups"])
 def test_feature_parallel_cli_equals_serial(lgb, data_dir, tmp_path, cegb):
     cli = Path(sys.executable).with_name("lightgbm")
     if not cli.exists():
