@@ -212,26 +212,32 @@ def test_ranks_equal_serial(lgb, data_dir, tmp_path, learner, partition):
                               skip_root_value=learner == "voting")
 
 
-def test_init_model_continuation_equals_serial(lgb, data_dir, tmp_path):
-    params = {**BASE, "tree_learner": "data", **CEGB["lazy_coupled_groups"]}
-    configs = {"continued": {"params": params, "rounds": 2, "continue_rounds": 3}}
-    ranks = run_pair(sys.executable, data_dir, tmp_path, "random", configs)
-    want = serial_model(lgb, data_dir, "random", configs["continued"])
-    for rank in range(2):
-        assert_same_model(lgb, ranks[rank]["continued"], want, f"continued/rank {rank}")
-
-
-def test_bagging_goss_small_top_k_ranks_identical(lgb, data_dir, tmp_path):
+@pytest.fixture(scope="module")
+def extras_models(data_dir, tmp_path_factory) -> tuple[dict, list[dict[str, str]]]:
+    """One process pair (skewed partition) for continued training, bagging, GOSS, small top_k."""
     cegb = CEGB["lazy_coupled_groups"]
     configs = {
+        "continued": {"params": {**BASE, "tree_learner": "data", **cegb}, "rounds": 2, "continue_rounds": 3},
         "bagging": {"params": {**BASE, "tree_learner": "data", "bagging_fraction": 0.6, "bagging_freq": 1,
                                **cegb}, "rounds": ROUNDS},
         "goss": {"params": {**BASE, "tree_learner": "data", "data_sample_strategy": "goss",
                             "learning_rate": 0.5, **cegb}, "rounds": ROUNDS},
         "voting_top2": {"params": {**BASE, "tree_learner": "voting", "top_k": 2, **cegb}, "rounds": ROUNDS},
     }
-    ranks = run_pair(sys.executable, data_dir, tmp_path, "skew", configs)
-    for name in configs:
+    return configs, run_pair(sys.executable, data_dir, tmp_path_factory.mktemp("extras"), "skew", configs)
+
+
+def test_init_model_continuation_equals_serial(lgb, data_dir, extras_models):
+    configs, ranks = extras_models
+    want = serial_model(lgb, data_dir, "random", configs["continued"])
+    assert len(trees(lgb, want)) == 5
+    for rank in range(2):
+        assert_same_model(lgb, ranks[rank]["continued"], want, f"continued/rank {rank}")
+
+
+def test_bagging_goss_small_top_k_ranks_identical(lgb, extras_models):
+    configs, ranks = extras_models
+    for name in ("bagging", "goss", "voting_top2"):
         # upstream's voting learner computes the root's internal_value per rank: not compared
         assert_same_model(lgb, ranks[0][name], ranks[1][name], f"{name}: rank 0 vs 1",
                           skip_root_value=name.startswith("voting"))
