@@ -11,7 +11,6 @@ both ranks' models must equal the serial model (structure exactly, gains and val
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -123,7 +122,7 @@ def run_pair(python: str | Path, data_dir: Path, tmp: Path, partition: str,
             if all(p.returncode == 0 for p in procs):
                 return [json.loads(o.read_text()) for o in outs]
             last_error = "\n".join(f"rank {r} rc={p.returncode}:\n{log[-3000:]}"
-                                   for r, (p, log) in enumerate(zip(procs, logs)))
+                                   for r, (p, log) in enumerate(zip(procs, logs, strict=True)))
             if "bind" not in last_error.lower() and "connect" not in last_error.lower():
                 break  # not a port race: no retry
         finally:
@@ -156,12 +155,12 @@ def assert_same_model(lgb, got: str, want: str, what: str, skip_root_value: bool
                       num_trees: int | None = None) -> None:
     a, b = trees(lgb, got)[:num_trees], trees(lgb, want)[:num_trees]
     assert len(a) == len(b), f"{what}: {len(a)} trees vs {len(b)}"
-    for t, (ta, tb) in enumerate(zip(a, b)):
+    for t, (ta, tb) in enumerate(zip(a, b, strict=True)):
         fa, fb = [], []
         _flatten(ta["tree_structure"], fa, True, skip_root_value)
         _flatten(tb["tree_structure"], fb, True, skip_root_value)
         assert [x[0] for x in fa] == [x[0] for x in fb], f"{what}: tree {t} has a different shape"
-        for ea, eb in zip(fa, fb):
+        for ea, eb in zip(fa, fb, strict=True):
             if ea[0] in ("split", "leaf"):
                 assert ea == eb, f"{what}: tree {t}: {ea} != {eb}"
             else:
@@ -236,7 +235,7 @@ def test_init_model_continuation_equals_serial(lgb, data_dir, extras_models):
 
 
 def test_bagging_goss_small_top_k_ranks_identical(lgb, extras_models):
-    configs, ranks = extras_models
+    _, ranks = extras_models
     for name in ("bagging", "goss", "voting_top2"):
         # upstream's voting learner computes the root's internal_value per rank: not compared
         assert_same_model(lgb, ranks[0][name], ranks[1][name], f"{name}: rank 0 vs 1",
@@ -268,7 +267,7 @@ def test_feature_parallel_cli_equals_serial(lgb, data_dir, tmp_path, cegb):
                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         deadline = time.monotonic() + PAIR_TIMEOUT_S
         logs = [p.communicate(timeout=max(1.0, deadline - time.monotonic()))[0] for p in procs]
-        for rank, (p, log) in enumerate(zip(procs, logs)):
+        for rank, (p, log) in enumerate(zip(procs, logs, strict=True)):
             assert p.returncode == 0, f"CLI rank {rank} failed:\n{log[-3000:]}"
     finally:
         for p in procs:
@@ -388,7 +387,7 @@ def test_dask_classifier_with_named_lazy_costs(lgb):
 
     def splits(node):
         return [] if "split_index" not in node else (
-            [(node["split_feature"], node["threshold"])] + splits(node["left_child"]) + splits(node["right_child"]))
+            [(node["split_feature"], node["threshold"]), *splits(node["left_child"]), *splits(node["right_child"])])
 
     assert splits(first) == splits(first_serial)
 
