@@ -48,7 +48,7 @@ install() {
   "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
   "$venv/bin/python" -m pip install -q "setuptools>=64" wheel "cmake>=3.28" ninja "scikit-build-core>=0.11" \
     "numpy>=1.24" "numba>=0.60" "scipy>=1.11" "pandas>=1.5" "scikit-learn>=1.2" narwhals tqdm matplotlib \
-    pytest hypothesis ruff mypy
+    pytest hypothesis ruff mypy "dask[array,dataframe]" distributed
   log "preparing the fork's sources (pinned LightGBM sdist + patch series)"
   bash lightgbm-cegb/scripts/prepare.sh
   log "building the fork"

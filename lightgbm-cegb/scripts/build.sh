@@ -39,9 +39,13 @@ rm -rf "$stage"; mkdir -p "$stage"
 cp -r "$work/lightgbm" "$work/pyproject.toml" "$work/README.rst" "$work/LICENSE" "$stage/"
 mkdir -p "$stage/lightgbm/lib"
 cp "$bdir/lib/lib_lightgbm.so" "$stage/lightgbm/lib/"
-$py -m pip uninstall -y -q lightgbm >/dev/null 2>&1 || true
-$py -m pip install -q --no-deps --no-build-isolation "$stage" \
+# The wheel is kept in $bdir/dist: install it on Dask workers to train with the fork there
+# (docs/distributed.md).
+rm -rf "$bdir/dist"
+$py -m pip wheel -q --no-deps --no-build-isolation -w "$bdir/dist" "$stage" \
   --config-settings=wheel.cmake=false --config-settings=wheel.platlib=true
+$py -m pip uninstall -y -q lightgbm >/dev/null 2>&1 || true
+$py -m pip install -q --no-deps "$bdir"/dist/lightgbm-*.whl
 bindir=$($py -c 'import sys, os; print(os.path.join(sys.prefix, "bin"))')
 install -m 755 "$bdir/bin/lightgbm" "$bindir/lightgbm"
 echo "build: installed lightgbm $($py -c 'import lightgbm; print(lightgbm.__version__)') (Python) and $bindir/lightgbm (CLI)"

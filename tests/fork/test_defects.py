@@ -92,8 +92,10 @@ def test_f_wrong_length_is_rejected(lgb, param):
 @pytest.mark.parametrize(
     "extra, pattern",
     [({"device_type": "cuda"}, "not supported by the CUDA tree learner"),
-     ({"tree_learner": "data", "num_machines": 2}, "not supported by the distributed tree_learner=data"),
-     ({"tree_learner": "voting", "num_machines": 2}, "not supported by the distributed tree_learner=voting")],
+     ({"tree_learner": "data", "num_machines": 2, "device_type": "gpu"},
+      "distributed tree_learner=data is supported on device_type=cpu only"),
+     ({"tree_learner": "voting", "num_machines": 2, "device_type": "gpu"},
+      "distributed tree_learner=voting is supported on device_type=cpu only")],
 )
 def test_g_unsupported_learners_are_refused(lgb, extra, pattern):
     import numpy as np
@@ -102,6 +104,27 @@ def test_g_unsupported_learners_are_refused(lgb, extra, pattern):
     params = {"verbose": -1, "cegb_penalty_split": 0.1, **extra}
     with pytest.raises(lgb.basic.LightGBMError, match=pattern):
         lgb.Dataset(X, X[:, 0], params=params).construct()
+
+
+@pytest.mark.parametrize("learner", ["data", "voting", "feature"])
+def test_g_distributed_cegb_on_cpu_is_accepted(lgb, learner):
+    """Distributed CEGB is supported on the CPU (tests/fork/test_distributed.py trains it)."""
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    lgb.Dataset(X, X[:, 0], params={"verbose": -1, "cegb_penalty_split": 0.1, "tree_learner": learner,
+                                    "num_machines": 2}).construct()
+
+
+@pytest.mark.parametrize("extra", [{"device_type": "cuda"},
+                                   {"device_type": "gpu", "tree_learner": "data", "num_machines": 2}])
+def test_g_tradeoff_zero_is_cegb_off_and_refuses_nothing(lgb, extra):
+    """cegb_tradeoff=0 (every penalty multiplied by 0), or no penalty at all, is CEGB off."""
+    import numpy as np
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    for cegb in ({"cegb_tradeoff": 0.0}, {"cegb_tradeoff": 0.0, "cegb_penalty_split": 0.1}):
+        lgb.Dataset(X, X[:, 0], params={"verbose": -1, **cegb, **extra}).construct()
 
 
 def test_g_distributed_without_cegb_is_untouched(lgb):

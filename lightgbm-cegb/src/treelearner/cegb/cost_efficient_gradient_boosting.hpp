@@ -42,12 +42,22 @@
  * charge: per-leaf per-group counts of rows that have not paid, counted for the smaller child
  * and derived for the larger one by subtraction (cegb_lazy_reference_scan=true recomputes them
  * by scanning, the straightforward reference used by the tests).
+ *
+ * Distributed training (tree_learner=data/voting/feature on LightGBM's Network layer; see
+ * docs/distributed.md): the paid bits stay per machine over its local rows; with rows
+ * partitioned (data, voting) the per-leaf row counts and unpaid counts are summed over the
+ * machines (exact integer sums, one allreduce per split), so the split and lazy terms use global
+ * counts; with splits computed by feature owners (every distributed learner) the coupled refund's
+ * cached candidates live on the owners only, so the refunded best splits are synced with the max
+ * reducer of SyncUpGlobalBestSplit. Every collective fires at a point every rank passes in the
+ * same order and is gated by config or synced state only.
  */
 #ifndef LIGHTGBM_SRC_TREELEARNER_CEGB_COST_EFFICIENT_GRADIENT_BOOSTING_HPP_
 #define LIGHTGBM_SRC_TREELEARNER_CEGB_COST_EFFICIENT_GRADIENT_BOOSTING_HPP_
 
 #include <LightGBM/config.h>
 #include <LightGBM/dataset.h>
+#include <LightGBM/network.h>
 #include <LightGBM/tree.h>
 #include <LightGBM/utils/log.h>
 #include <LightGBM/utils/openmp_wrapper.h>
@@ -56,6 +66,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -136,7 +147,11 @@ class CostEfficientGradientBoosting {
     } else {
       unpaid_.clear();
     }
+    InitDistributed(*config);
   }
+
+  /*! \brief Voting learner: the local vote runs between SetLocalPass(true) and SetLocalPass(false). */
+  void SetLocalPass(bool local) { local_pass_ = local; }
 
   /*! \brief The full training data changed (not a bagging subset). */
   void ResetTrainingData(const Dataset* full_data) {
@@ -186,6 +201,7 @@ class CostEfficientGradientBoosting {
     if (!paid_.empty() && !cfg().cegb_lazy_reference_scan) {
       CountUnpaid(0, UnpaidOf(0));
     }
+    if (rows_partitioned_) SyncGlobalCounts(0, -1);
   }
 
   /*! \brief True with cegb_tradeoff_scale=gain: call SetRootGain before a tree's root split search. */
@@ -230,17 +246,24 @@ class CostEfficientGradientBoosting {
     const double tradeoff = scale_by_root_gain_ ? config.cegb_tradeoff * scale_ : config.cegb_tradeoff;
     double split_cost = config.cegb_penalty_split;
     if (!costs_.split.empty()) split_cost += costs_.split[real_fidx];
-    double delta = tradeoff * split_cost * num_data_in_leaf;
+    // rows partitioned: the exact global row count (distributed learners pass an estimate from
+    // the hessians for non-constant hessians)
+    const bool global = rows_partitioned_ && !local_pass_;
+    const data_size_t n = global ? global_count_[leaf_index] : num_data_in_leaf;
+    double delta = tradeoff * split_cost * n;
     const int g = inner_group_[feature_index];
     double coupled = 0.0;
     if (!costs_.coupled.empty() && !is_group_used_[g]) {
       coupled = tradeoff * costs_.group_coupled[g];
-      delta += coupled;
+      // the voting learner's local vote compares local gains, about 1/M of the global ones
+      delta += local_pass_ ? coupled / Network::num_machines() : coupled;
     }
     if (!paid_.empty() && costs_.group_lazy[g] > 0.0) {
-      delta += tradeoff * costs_.group_lazy[g] * UnpaidCount(g, leaf_index);
+      const data_size_t unpaid = global ? unpaid_global_[static_cast<size_t>(leaf_index) * costs_.num_groups + g]
+                                        : UnpaidCount(g, leaf_index);
+      delta += tradeoff * costs_.group_lazy[g] * unpaid;
     }
-    pending_refund_[Slot(leaf_index, feature_index)] = coupled;
+    if (!local_pass_) pending_refund_[Slot(leaf_index, feature_index)] = coupled;
     return delta;
   }
 
@@ -251,6 +274,7 @@ class CostEfficientGradientBoosting {
    */
   void RecordSplit(int feature_index, int leaf_index, const SplitInfo& split, double gain_factor,
                    bool passes_filters) {
+    if (local_pass_) return;  // local-scale candidates of the voting learner's local vote
     const size_t slot = Slot(leaf_index, feature_index);
     if (passes_filters) {
       splits_per_leaf_[slot] = split;
@@ -290,6 +314,8 @@ class CostEfficientGradientBoosting {
           }
         }
       }
+      // only the owner of a feature cached its candidates: take the best over the machines
+      if (splits_partitioned_) SyncRefundedBestSplits(tree->num_leaves(), &best);
     }
     // Nothing to mark when the group costs nothing or every row of the leaf has paid it (the
     // incremental counts know; the reference scan always marks).
@@ -310,6 +336,16 @@ class CostEfficientGradientBoosting {
 
   /*! \brief Called right after `left_leaf` (the split leaf's id) was split into it and `right_leaf`. */
   void AfterSplit(int left_leaf, int right_leaf) {
+    if (rows_partitioned_ && !paid_.empty() && cfg().cegb_lazy_reference_scan) {
+      ScanUnpaid(left_leaf, UnpaidOf(left_leaf));
+      ScanUnpaid(right_leaf, UnpaidOf(right_leaf));
+    }
+    AfterSplitLocal(left_leaf, right_leaf);
+    if (rows_partitioned_) SyncGlobalCounts(left_leaf, right_leaf);
+  }
+
+ private:
+  void AfterSplitLocal(int left_leaf, int right_leaf) {
     if (paid_.empty() || cfg().cegb_lazy_reference_scan) return;
     const DataPartition* partition = tree_learner_->data_partition_.get();
     const bool left_smaller = partition->leaf_count(left_leaf) < partition->leaf_count(right_leaf);
@@ -323,6 +359,7 @@ class CostEfficientGradientBoosting {
     for (int g = 0; g < costs_.num_groups; ++g) big[g] = parent[g] - small[g];
   }
 
+ public:
   /*!
    * \brief Called with every finished tree: every training row pays for its path. In-bag rows
    *        were marked while the tree grew (except in GreedyMiser mode, where they are marked
@@ -452,6 +489,87 @@ class CostEfficientGradientBoosting {
     }
   }
 
+  // ---- distributed training -------------------------------------------------------------
+
+  void InitDistributed(const Config& config) {
+    const bool distributed = Network::num_machines() > 1 && config.tree_learner != std::string("serial");
+    if (distributed && scale_by_root_gain_) {
+      // the root gain is searched over one machine's features and rows: ranks would disagree
+      Log::Fatal("cegb_tradeoff_scale=%s is not supported with a distributed tree_learner (%s); use "
+                 "cegb_tradeoff_scale=none", config.cegb_tradeoff_scale.c_str(), config.tree_learner.c_str());
+    }
+    rows_partitioned_ = distributed && config.is_data_based_parallel;
+    splits_partitioned_ = distributed;
+    if (rows_partitioned_) {
+      global_count_.assign(config.num_leaves, 0);
+      unpaid_global_.assign(paid_.empty() ? 0 : static_cast<size_t>(config.num_leaves) * costs_.num_groups, 0);
+    } else {
+      global_count_.clear();
+      unpaid_global_.clear();
+    }
+  }
+
+  /*! \brief Reference scan of `leaf`'s local rows: out[g] = rows that have not paid active group g. */
+  void ScanUnpaid(int leaf, data_size_t* out) {
+    for (int g = 0; g < costs_.num_groups; ++g) {
+      const bool active = (active_[g >> 6] >> (g & 63)) & 1;
+      out[g] = active ? UnpaidCount(g, leaf) : 0;
+    }
+  }
+
+  /*!
+   * \brief Rows partitioned over machines: sum the local row counts (and unpaid counts) of
+   *        `leaf_a` and `leaf_b` (-1: none) over the machines. Called by every rank at the same
+   *        points (BeforeTrain, every split), whatever its local rows.
+   */
+  void SyncGlobalCounts(int leaf_a, int leaf_b) {
+    const bool reference = cfg().cegb_lazy_reference_scan;
+    if (leaf_b < 0 && !paid_.empty() && reference) ScanUnpaid(leaf_a, UnpaidOf(leaf_a));
+    const int groups = paid_.empty() ? 0 : costs_.num_groups;
+    const int leaves[2] = {leaf_a, leaf_b};
+    std::vector<data_size_t> local;
+    local.reserve(2 * (1 + groups));
+    for (int leaf : leaves) {
+      if (leaf < 0) continue;
+      local.push_back(tree_learner_->data_partition_->leaf_count(leaf));
+      for (int g = 0; g < groups; ++g) local.push_back(UnpaidOf(leaf)[g]);
+    }
+    std::vector<data_size_t> global = Network::GlobalSum(&local);
+    size_t k = 0;
+    for (int leaf : leaves) {
+      if (leaf < 0) continue;
+      global_count_[leaf] = global[k++];
+      for (int g = 0; g < groups; ++g) unpaid_global_[static_cast<size_t>(leaf) * groups + g] = global[k++];
+    }
+  }
+
+  /*!
+   * \brief After a coupled refund: every leaf's best split becomes the best over the machines
+   *        (SplitInfo's order is total: gain, then the lower feature index, so this equals the
+   *        serial learner's sequential max). Non-owners cached nothing and contribute unchanged
+   *        best splits, identical on every rank before the refund.
+   */
+  void SyncRefundedBestSplits(int num_leaves, std::vector<SplitInfo>* best) {
+    const int size = SplitInfo::Size(cfg().max_cat_threshold);
+    std::vector<char> input(static_cast<size_t>(size) * num_leaves);
+    std::vector<char> output(input.size());
+    for (int i = 0; i < num_leaves; ++i) (*best)[i].CopyTo(input.data() + static_cast<size_t>(i) * size);
+    Network::Allreduce(input.data(), static_cast<comm_size_t>(input.size()), size, output.data(),
+                       [](const char* src, char* dst, int type_size, comm_size_t len) {
+      comm_size_t used_size = 0;
+      LightSplitInfo p1, p2;
+      while (used_size < len) {
+        p1.CopyFrom(src);
+        p2.CopyFrom(dst);
+        if (p1 > p2) std::memcpy(dst, src, type_size);
+        src += type_size;
+        dst += type_size;
+        used_size += type_size;
+      }
+    });
+    for (int i = 0; i < num_leaves; ++i) (*best)[i].CopyFrom(output.data() + static_cast<size_t>(i) * size);
+  }
+
   /*! \brief Account for one tree of the model: coupled flags, and lazy bits for every row. */
   void MarkTree(const Tree& tree) {
     MarkCoupled(tree);
@@ -577,6 +695,12 @@ class CostEfficientGradientBoosting {
   bool scale_fixed_ = false;      // first_gain: the scale of the first tree is set
   double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's G_root / (N * mean lazy cost)
   double mean_lazy_cost_ = 1.0;
+  // distributed training
+  bool rows_partitioned_ = false;    // data / voting parallel: rows split over the machines
+  bool splits_partitioned_ = false;  // any distributed learner: features' splits found by owners
+  bool local_pass_ = false;          // the voting learner's local vote is running
+  std::vector<data_size_t> global_count_;   // per leaf: rows on all machines
+  std::vector<data_size_t> unpaid_global_;  // per leaf x group: unpaid rows on all machines
 };
 
 }  // namespace LightGBM
