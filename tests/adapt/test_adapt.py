@@ -262,3 +262,20 @@ def test_adapt_lin_q_and_candidates(binary_problem):
     df = m.evaluate(Xt, yt)
     assert df["n_support"].is_monotonic_decreasing
     assert df["n_support"].iloc[-1] == 0
+
+
+# ------------------------------------------------------- issue 16: the gate follows q
+
+
+@pytest.mark.parametrize("p_full", [0.3, 0.7])
+def test_gate_routes_the_share_q_asks_for(two_groups, p_full):
+    """Item 4: the gate's routed share (train and held-out) tracks mean(q) = p_full. Before the
+    fix the gate, fit to soft targets q and routed at g > 0, sent 6% (p_full 0.3) or 100%
+    (p_full 0.7) of the rows."""
+    X, y, Xv, _, f0 = two_groups
+    m = AdaptGBRT(f0, p_full=p_full, gamma=0.003, costs=[1.2, 0.8], n_trees=20, max_em_iter=5,
+                  f0_features="all").fit(X, y)
+    last = m.train_result_.history[-1]
+    assert abs(last["frac_f0"] - last["mean_q"]) < 0.05
+    assert abs(m.route(X).mean() - p_full) < 0.05
+    assert abs(m.route(Xv).mean() - p_full) < 0.05
