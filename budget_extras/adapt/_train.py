@@ -121,17 +121,23 @@ def train_init_f1(
     n_trees: int,
     lgb_params: dict[str, Any],
     head: F1Head | None = None,
+    allowed: np.ndarray | None = None,
 ) -> Any:
     """Fit the GreedyMiser-style initial f1 (coupled penalty ``gamma * c``).
 
     LightGBM ``binary``, or ``multiclass`` with a :class:`SoftmaxHead`; ``y01`` holds class indices.
+    ``allowed`` (bool mask): restrict the initial f1 to these features (the others get a
+    prohibitive penalty), one of the alternative initializations of :class:`AdaptGBRT`.
     """
     n = y01.size
     params = dict(lgb_params)
     params.update((head or BinaryHead()).lgb_params())
+    pen = 2.0 * n * gamma * np.asarray(cost_vec, dtype=np.float64)
+    if allowed is not None:
+        pen = np.where(np.asarray(allowed, dtype=bool), pen, 1e30)
     params.update(
         cegb_tradeoff=1.0,
-        cegb_penalty_feature_coupled=list(2.0 * n * gamma * cost_vec),
+        cegb_penalty_feature_coupled=list(pen),
     )
     ds.set_label(y01.astype(np.float64))
     return lgb.train(params, ds, num_boost_round=n_trees)

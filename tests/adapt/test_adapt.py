@@ -207,7 +207,7 @@ def test_budget_sweep_picks_most_accurate_within_budget(binary_problem):
     ).fit(X, y, X_valid=Xt, y_valid=yt)
     res = m.sweep_result_
     df = res.results
-    assert len(df) == 4
+    assert df.groupby(["p_full", "gamma"]).ngroups == 4  # x the initializations (column init)
     within = df[df["cost"] <= 4.0]
     if res.success:
         assert df.loc[res.best_index, "accuracy"] == within["accuracy"].max()
@@ -270,12 +270,55 @@ def test_adapt_lin_q_and_candidates(binary_problem):
 @pytest.mark.parametrize("p_full", [0.3, 0.7])
 def test_gate_routes_the_share_q_asks_for(two_groups, p_full):
     """Item 4: the gate's routed share (train and held-out) tracks mean(q) = p_full. Before the
-    fix the gate, fit to soft targets q and routed at g > 0, sent 6% (p_full 0.3) or 100%
-    (p_full 0.7) of the rows."""
+    fix the gate, fit to soft targets q and routed at g > 0, sent 6% (p_full 0.3) or 66-100%
+    (p_full 0.7) of the rows. (init="greedy": from the A-only start the gate splits on A alone
+    and can route only half or all of the rows, the nearest achievable share.)"""
     X, y, Xv, _, f0 = two_groups
     m = AdaptGBRT(f0, p_full=p_full, gamma=0.003, costs=[1.2, 0.8], n_trees=20, max_em_iter=5,
-                  f0_features="all").fit(X, y)
+                  f0_features="all", init="greedy").fit(X, y)
     last = m.train_result_.history[-1]
     assert abs(last["frac_f0"] - last["mean_q"]) < 0.05
     assert abs(m.route(X).mean() - p_full) < 0.05
     assert abs(m.route(Xv).mean() - p_full) < 0.05
+
+
+# ------------------------------------------- issue 16: a way out of the all-features f1
+
+
+def test_cheap_init_finds_the_adaptive_system(two_groups):
+    """Item 5: at a small gamma the greedy initial f1 uses both features, q then sees no cost and
+    the fit stayed at cost 2.0 (everything priced as f0). With the cheap initializations
+    (init="auto") the A-only f1 start leads to the 1.6 system at full accuracy."""
+    X, y, Xv, yv, f0 = two_groups
+    kw = dict(p_full=0.7, gamma=0.003, costs=[1.2, 0.8], n_trees=20, max_em_iter=5, f0_features="all")
+    ev = AdaptGBRT(f0, **kw).fit(X, y).evaluate(Xv, yv)
+    assert ev["accuracy"] >= 0.99 and ev["cost"] <= 1.65
+    old = AdaptGBRT(f0, init="greedy", **kw).fit(X, y).evaluate(Xv, yv)
+    assert old["cost"] >= 1.95  # the trap the cheap initializations get out of
+
+
+def test_budget_sweep_warns_when_no_better_than_trivial(two_groups):
+    """Item 5: budget=1.7 with only a chance-level model within budget warns and says so in
+    result_ (status 3); before, it was returned silently with status 0."""
+    X, y, Xv, yv, f0 = two_groups
+    m = AdaptGBRT(f0, budget=1.7, costs=[1.2, 0.8], n_trees=10, max_em_iter=2, f0_features="all",
+                  p_full_grid=[0.3, 0.5], gamma_grid=[1.0])
+    with pytest.warns(UserWarning, match="no better than a constant"):
+        m.fit(X, y, X_valid=Xv, y_valid=yv)
+    assert m.result_.status == 3 and not m.result_.success
+    assert "no useful adaptive system" in m.result_.message
+
+
+def test_budget_sweep_finds_the_adaptive_system(two_groups):
+    """Item 5: budget=1.7 returns the 1.6 system at full accuracy, without a warning."""
+    import warnings
+
+    X, y, Xv, yv, f0 = two_groups
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = AdaptGBRT(f0, budget=1.7, costs=[1.2, 0.8], n_trees=20, max_em_iter=5, f0_features="all",
+                      p_full_grid=[0.5, 0.7], gamma_grid=[0.003]).fit(X, y, X_valid=Xv, y_valid=yv)
+    assert m.result_.status == 0
+    ev = m.evaluate(Xv, yv)
+    assert ev["accuracy"] >= 0.99 and ev["cost"] <= 1.65
+    assert set(m.result_.results["init"]) >= {"greedy", "f1 on Column_0"}
