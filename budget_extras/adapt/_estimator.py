@@ -517,10 +517,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         df = pd.DataFrame(rows)
         df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["score"].to_numpy())
         ok = df["cost"] <= float(self.budget)  # type: ignore[arg-type]
-        what = "accurate" if self.scoring is None else f"by scoring={self._scoring_name()}"
+        what = "Most accurate" if self.scoring is None else f"Best-scoring (scoring={self._scoring_name()!r})"
         if ok.any():
             best = int(df[ok].sort_values(["score", "cost"], ascending=[False, True], kind="stable").index[0])
-            status, msg = 0, f"Most {what} validation configuration within budget {self.budget}."
+            status, msg = 0, f"{what} validation configuration within budget {self.budget}."
         else:
             best = int(df["cost"].idxmin())
             status, msg = 2, f"No configuration within budget {self.budget}; kept the cheapest."

@@ -69,3 +69,13 @@ def two_groups():
     X, y = _two_groups(2000, r)
     Xv, yv = _two_groups(1000, r)
     return X, y, Xv, yv, two_groups_f0
+
+
+@pytest.fixture(scope="module")
+def imbalanced():
+    """About 8% positives; RF f0 on separate rows; unit costs on 5 features."""
+    r = np.random.default_rng(5)
+    X = r.normal(size=(3000, 5))
+    y = ((X[:, 0] + 0.7 * X[:, 1] + 0.5 * X[:, 2] * X[:, 3] + 0.5 * r.normal(size=3000)) > 2.0).astype(int)
+    f0 = RandomForestClassifier(100, min_samples_leaf=5, random_state=0).fit(X[:1000], y[:1000])
+    return X[1000:2000], y[1000:2000], X[2000:], y[2000:], f0

@@ -322,3 +322,32 @@ def test_budget_sweep_finds_the_adaptive_system(two_groups):
     ev = m.evaluate(Xv, yv)
     assert ev["accuracy"] >= 0.99 and ev["cost"] <= 1.65
     assert set(m.result_.results["init"]) >= {"greedy", "f1 on Column_0"}
+
+
+# ------------------------------------------------------------- issue 16: scoring=
+
+
+def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
+    """Item 6: on imbalanced data the sweep selects by scoring=; accuracy and AUC pick different
+    configurations, each the best within budget by its own measure, and the score column is the
+    system's validation AUC."""
+    from sklearn.metrics import make_scorer, roc_auc_score
+
+    X, y, Xv, yv, f0 = imbalanced
+    kw = dict(budget=3.0, p_full_grid=[0.1, 0.3], gamma_grid=[0.03], n_trees=15, max_em_iter=3)
+    by_acc = AdaptGBRT(f0, **kw).fit(X, y, X_valid=Xv, y_valid=yv)
+    by_auc = AdaptGBRT(f0, scoring="roc_auc", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
+    for m in (by_acc, by_auc):
+        df = m.result_.results
+        assert m.result_.status == 0
+        assert df.loc[m.result_.best_index, "score"] == df[df["cost"] <= 3.0]["score"].max()
+    np.testing.assert_array_equal(by_acc.result_.results["score"], by_acc.result_.results["accuracy"])
+    auc = roc_auc_score(yv, by_auc.predict_proba(Xv)[:, 1])
+    assert by_auc.result_.results.loc[by_auc.result_.best_index, "score"] == pytest.approx(auc)
+    assert by_acc.result_.best_index != by_auc.result_.best_index
+    assert roc_auc_score(yv, by_acc.predict_proba(Xv)[:, 1]) < auc - 0.005
+    # a callable scorer gives the same choice as the name
+    m = AdaptGBRT(f0, scoring=make_scorer(roc_auc_score, response_method="predict_proba"), **kw)
+    assert m.fit(X, y, X_valid=Xv, y_valid=yv).result_.best_index == by_auc.result_.best_index
+    with pytest.raises(ValueError, match="'scoring' parameter of AdaptGBRT"):
+        AdaptGBRT(f0, scoring="no_such_scorer", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
