@@ -313,6 +313,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         k = classes.size
         self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
         self._set_input_spec(X)
+        self.f0_.feature_names = self._feature_names
         X = self._validate(X, "X")
         if y.shape != (X.shape[0],):
             raise ValueError(
@@ -735,6 +736,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             "cost_vec": self.cost_vec_.tolist(),
             "p_full": self.p_full_,
             "gamma": self.gamma_,
+            "init": getattr(self, "init_", "greedy"),
             "g_bias": self.g_bias_,
             "f1_bias": np.asarray(self.f1_bias_).tolist(),
             "g_model": self.g_model_.model_to_string(),
@@ -768,6 +770,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est.g_model_ = lgb.Booster(model_str=doc["g_model"])
         est.f1_model_ = lgb.Booster(model_str=doc["f1_model"])
         est.f0_ = F0Model(f0, features=f0_features, n_classes=est.classes_.size) if f0 is not None else None  # type: ignore[assignment]
+        if est.f0_ is not None:
+            est.f0_.feature_names = est._feature_names
+        est.init_ = doc.get("init", "greedy")
         est._leaf_cache = {}
         est.sweep_result_ = None
         return est

@@ -351,3 +351,33 @@ def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
     assert m.fit(X, y, X_valid=Xv, y_valid=yv).result_.best_index == by_auc.result_.best_index
     with pytest.raises(ValueError, match="'scoring' parameter of AdaptGBRT"):
         AdaptGBRT(f0, scoring="no_such_scorer", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
+
+
+# ------------------------------------------- issue 16: f0 gets what it was fitted on
+
+
+@pytest.mark.parametrize("kind", ["forest", "tree", "knn"])
+def test_f0_fitted_on_dataframe_gets_dataframes(binary_problem, kind, tmp_path):
+    """Item 7: a scikit-learn f0 fitted on a DataFrame is called with DataFrames (no "X does not
+    have valid feature names" warning; run with warnings as errors), also in the budget sweep,
+    cost_report and after save/load. Before, f0 received numpy arrays and warned."""
+    import warnings
+
+    import pandas as pd
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, Xt, yt, _ = binary_problem
+    cols = [f"f{i}" for i in range(X.shape[1])]
+    df, dft = pd.DataFrame(X, columns=cols), pd.DataFrame(Xt, columns=cols)
+    f0 = {"forest": RandomForestClassifier(10, random_state=0), "tree": DecisionTreeClassifier(max_depth=5),
+          "knn": KNeighborsClassifier(5)}[kind].fit(df, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = AdaptGBRT(f0, p_full=0.5, gamma=0.005, n_trees=5, max_em_iter=2).fit(df, y)
+        assert 0 < m.route(dft).mean()
+        m.predict(dft), m.evaluate(dft, yt), m.cost_report(dft), m.predict(Xt)
+        m.save(str(tmp_path / "m.json"))
+        AdaptGBRT.load(str(tmp_path / "m.json"), f0=f0).predict(dft)
+        AdaptGBRT(f0, budget=4.0, p_full_grid=[0.5], gamma_grid=[0.005], n_trees=5, max_em_iter=1).fit(
+            df, y, X_valid=dft, y_valid=yt)
