@@ -335,7 +335,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         ds = make_dataset(X, params)
         ctx = _FitContext(X, y_idx, p0_true, f0_correct, ds, params)
         if self.init not in ("auto", "greedy"):
-            raise ValueError(f"The 'init' parameter of AdaptGBRT must be 'auto' or 'greedy'. Got {self.init!r} instead.")
+            raise ValueError(
+                f"The 'init' parameter of AdaptGBRT must be 'auto' or 'greedy'. Got {self.init!r} instead."
+            )
         if self.budget is None:
             self._fit_best_init(ctx, float(p_full), float(self.gamma), {})
             self.sweep_result_: AdaptSweepResult | None = None
@@ -388,9 +390,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         )
 
     def _inits(self, ctx: _FitContext, gamma: float, init_cache: dict[float, Any]) -> list[tuple[str, np.ndarray]]:
-        """The initial f1's raw training scores for ``gamma``: ``[(name, raw), ...]`` (cached)."""
+        """Return the initial f1's raw training scores for ``gamma``: ``[(name, raw), ...]`` (cached)."""
         if gamma in init_cache:
-            return init_cache[gamma]  # type: ignore[no-any-return]
+            return init_cache[gamma]
         kw: dict[str, Any] = {"gamma": gamma, "n_trees": self.n_trees, "lgb_params": ctx.params, "head": self._head()}
         greedy = train_init_f1(ctx.ds, ctx.y_idx, self.cost_vec_, **kw)
         out = [("greedy", np.asarray(greedy.predict(ctx.X, raw_score=True)))]
@@ -435,8 +437,11 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return loss + gamma * float(self.row_cost(ctx.X, f0_used=ctx.f0_used).mean())
 
     def _check_train_trivial(self, ctx: _FitContext) -> None:
-        """Warn when the fitted system is less accurate on its training rows than predicting the
-        majority class (a chance-level model, e.g. ``gamma`` too high for any feature)."""
+        """Warn when the fitted system is no more accurate on its training rows than a constant.
+
+        The constant predicts the majority class: a chance-level model, e.g. ``gamma`` too high
+        for any feature.
+        """
         res = self.train_result_
         acc = res.history[-1]["train_accuracy"] if res.history else 0.0
         major = float(np.bincount(ctx.y_idx.astype(np.int64)).max() / ctx.y_idx.size)
@@ -681,9 +686,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if f0 is not None and f0._booster is not None:
             f0_ens = f0._tree_ensemble()
             n_f0_trees = f0_ens.n_trees
-            reports.append(
-                cost_report(f0_ens, X, pc, n_trees=np.where(to_f0, f0_ens.n_trees, 0), feature_counts=False)
-            )
+            reports.append(cost_report(f0_ens, X, pc, n_trees=np.where(to_f0, f0_ens.n_trees, 0), feature_counts=False))
             used |= reports[2].used.toarray()
         elif f0 is not None:
             used[to_f0] |= f0.features_used(X[to_f0])
@@ -779,8 +782,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
 
 class _FixedProba(ClassifierMixin, BaseEstimator):
-    """A classifier that returns fixed probabilities, to pass a system's validation output to a
-    scikit-learn scorer."""
+    """A classifier that returns fixed probabilities.
+
+    It passes a system's validation output to a scikit-learn scorer.
+    """
 
     def __init__(self, proba: Any = None, classes: Any = None) -> None:
         self.proba = proba

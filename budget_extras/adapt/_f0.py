@@ -63,8 +63,11 @@ class F0Model:
         self.feature_names: tuple[str, ...] | None = None  # the data's columns (set by AdaptGBRT)
 
     def as_fitted_input(self, X: Any, model: Any = None) -> Any:
-        """``X`` in the form ``model`` (default f0) was fitted on: a pandas DataFrame with its
-        ``feature_names_in_`` columns when it was fitted on one (scikit-learn), else ``X``."""
+        """Return ``X`` in the form ``model`` (default f0) was fitted on.
+
+        A pandas DataFrame with its ``feature_names_in_`` columns when it was fitted on one
+        (scikit-learn), else ``X``.
+        """
         model = self.model if model is None else model
         fitted = getattr(model, "feature_names_in_", None)
         if fitted is None or isinstance(X, pd.DataFrame):

@@ -37,9 +37,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--valid", help="validation CSV (required with --budget)")
     p.add_argument("--label", help="name of the label column (two or more classes; required to fit)")
     p.add_argument("--f0", help="LightGBM model file of the expensive model (binary or multiclass; required to fit)")
-    p.add_argument(
-        "--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)"
-    )
+    p.add_argument("--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)")
     p.add_argument("--p-full", type=float, default=0.5, help="fraction routed to f0 (default 0.5)")
     p.add_argument("--gamma", type=float, default=0.01, help="feature-cost penalty (default 0.01)")
     p.add_argument("--budget", type=float, help="target mean cost per row: sweep (p_full, gamma)")
@@ -67,7 +65,7 @@ def register(subparsers: Any) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
-    """The fitted model (with its f0) and the data's feature columns, in the model's order."""
+    """Return the fitted model (with its f0) and the data's feature columns, in the model's order."""
     import lightgbm as lgb
 
     from ..adapt._estimator import AdaptGBRT

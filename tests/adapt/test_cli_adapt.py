@@ -112,9 +112,31 @@ def test_cli_rejects_bad_costs(files):
 
 
 def _fit_cli(tmp):
-    assert cli_main(["adapt", "--train", str(tmp / "train.csv"), "--label", "y", "--f0", str(tmp / "f0.txt"),
-                     "--costs", str(tmp / "costs.csv"), "--p-full", "0.3", "--n-trees", "5", "--max-em-iter", "2",
-                     "--output", str(tmp / "m.json"), "--quiet"]) == 0
+    assert (
+        cli_main(
+            [
+                "adapt",
+                "--train",
+                str(tmp / "train.csv"),
+                "--label",
+                "y",
+                "--f0",
+                str(tmp / "f0.txt"),
+                "--costs",
+                str(tmp / "costs.csv"),
+                "--p-full",
+                "0.3",
+                "--n-trees",
+                "5",
+                "--max-em-iter",
+                "2",
+                "--output",
+                str(tmp / "m.json"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
 
 
 def test_cli_predict_and_evaluate(files, capsys):
