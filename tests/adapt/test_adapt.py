@@ -397,3 +397,13 @@ def test_f0_fitted_on_dataframe_gets_dataframes(binary_problem, kind, tmp_path):
         AdaptGBRT(f0, budget=4.0, p_full_grid=[0.5], gamma_grid=[0.005], n_trees=5, max_em_iter=1).fit(
             df, y, X_valid=dft, y_valid=yt
         )
+
+
+def test_single_fit_warns_when_chance_level(two_groups):
+    """Item 5: a single fit whose system is no more accurate than the majority class on its
+    training rows (gamma too high for any feature) warns and sets status 3."""
+    X, y, _, _, f0 = two_groups
+    m = AdaptGBRT(f0, p_full=0.3, gamma=1.0, costs=[1.2, 0.8], n_trees=5, max_em_iter=2, f0_features="all")
+    with pytest.warns(UserWarning, match="no better than predicting the majority class"):
+        m.fit(X, y)
+    assert m.result_.status == 3 and not m.result_.success
