@@ -46,13 +46,16 @@ class AdaptSweepResult:
     Attributes
     ----------
     status : int
-        0: a configuration within the budget was found; 2: none was, the cheapest is kept.
+        0: a configuration within the budget was found; 2: none was, the cheapest is kept;
+        3: the best one within the budget scores more than ``trivial_tol`` below the best
+        trivial system (a constant, or ``f0`` alone if within the budget); a UserWarning says so.
     success : bool
     message : str
     results : pandas.DataFrame
-        One row per ``(p_full, gamma)``: validation ``accuracy``, ``cost`` (mean per row),
-        ``frac_f0``, ``nit`` and ``on_frontier`` (validation Pareto frontier:
-        no other configuration is at least as accurate and at most as costly, one strictly).
+        One row per ``(p_full, gamma, init)``: validation ``score`` (``scoring``; accuracy by
+        default), ``accuracy``, ``cost`` (mean per row), ``frac_f0``, ``nit`` and ``on_frontier``
+        (validation Pareto frontier in score and cost: no other configuration scores at least as
+        well at most the cost, one strictly).
     best_index : int
         Row of ``results`` chosen.
     """
@@ -150,6 +153,26 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         accuracy for cost without refitting).
     progress : bool, default False
         Progress bar (tqdm) over sweeps and per-iteration messages.
+    init : {"auto", "greedy"}, default "auto"
+        Initial ``f1`` of the alternating minimization. ``"greedy"``: the reference's
+        cost-penalized booster on all rows alone. ``"auto"``: also ``f1`` restricted to each of
+        the two features the greedy ``f1`` gains most from and to the cheapest half of the
+        features (initializations that use the same features as an earlier one are dropped).
+        When the greedy ``f1`` already uses every feature, the coupled penalty no longer pushes
+        anything and ``q`` sees no difference between rows; a cheap initial ``f1`` lets the
+        q-step see where ``f1`` is not enough (issue 16). Without ``budget`` the run with the
+        lowest training objective (system log-loss + ``gamma`` x mean cost) is kept; with
+        ``budget`` every initialization is a candidate of the sweep (column ``init``).
+    scoring : None, str or callable, default None
+        What the budget sweep maximizes on the validation data: None is accuracy; a scikit-learn
+        scorer name (``"roc_auc"``, ``"neg_log_loss"``, ``"balanced_accuracy"``, ...) or a
+        callable ``scorer(estimator, X, y)``. The system's validation probabilities are scored
+        (f0's on the rows routed to it).
+    trivial_tol : float, default 0.01
+        With ``budget``: when the chosen system scores more than ``trivial_tol`` below the best
+        trivial system on the validation data (a constant predicting the training class shares,
+        at cost 0, or ``f0`` alone when it is within the budget), ``fit`` warns (UserWarning) and
+        ``result_.status`` is 3.
 
     Attributes
     ----------
@@ -166,6 +189,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         With ``budget``: the validation results and Pareto frontier.
     p_full_, gamma_ : float
         The configuration of the final model.
+    init_ : str
+        The initialization of the final model (``"greedy"`` or ``"f1 on ..."``).
     """
 
     def __init__(
@@ -187,6 +212,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         f0_features: Any = "auto",
         gate_threshold: float = 0.0,
         progress: bool = False,
+        init: str = "auto",
+        scoring: Any = None,
+        trivial_tol: float = 0.01,
     ) -> None:
         self.f0 = f0
         self.p_full = p_full
@@ -204,6 +232,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self.f0_features = f0_features
         self.gate_threshold = gate_threshold
         self.progress = progress
+        self.init = init
+        self.scoring = scoring
+        self.trivial_tol = trivial_tol
 
     # ------------------------------------------------------------------ fit
     def fit(
@@ -282,6 +313,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         k = classes.size
         self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
         self._set_input_spec(X)
+        self.f0_.feature_names = self._feature_names
         X = self._validate(X, "X")
         if y.shape != (X.shape[0],):
             raise ValueError(
@@ -302,10 +334,15 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         params.update(self.lgb_params or {})
         ds = make_dataset(X, params)
         ctx = _FitContext(X, y_idx, p0_true, f0_correct, ds, params)
+        if self.init not in ("auto", "greedy"):
+            raise ValueError(
+                f"The 'init' parameter of AdaptGBRT must be 'auto' or 'greedy'. Got {self.init!r} instead."
+            )
         if self.budget is None:
-            self._fit_one(ctx, float(p_full), float(self.gamma), {})
+            self._fit_best_init(ctx, float(p_full), float(self.gamma), {})
             self.sweep_result_: AdaptSweepResult | None = None
             self.result_: AdaptTrainResult | AdaptSweepResult = self.train_result_
+            self._check_train_trivial(ctx)
             return self
         if X_valid is None or y_valid is None:
             raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
@@ -352,18 +389,74 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             feature_names=getattr(self, "_feature_names", None),
         )
 
-    def _fit_one(self, ctx: _FitContext, p_full: float, gamma: float, init_cache: dict[float, Any]) -> None:
-        if gamma not in init_cache:
-            init = train_init_f1(
-                ctx.ds,
-                ctx.y_idx,
-                self.cost_vec_,
-                gamma=gamma,
-                n_trees=self.n_trees,
-                lgb_params=ctx.params,
-                head=self._head(),
+    def _inits(self, ctx: _FitContext, gamma: float, init_cache: dict[float, Any]) -> list[tuple[str, np.ndarray]]:
+        """Return the initial f1's raw training scores for ``gamma``: ``[(name, raw), ...]`` (cached)."""
+        if gamma in init_cache:
+            return init_cache[gamma]
+        kw: dict[str, Any] = {"gamma": gamma, "n_trees": self.n_trees, "lgb_params": ctx.params, "head": self._head()}
+        greedy = train_init_f1(ctx.ds, ctx.y_idx, self.cost_vec_, **kw)
+        out = [("greedy", np.asarray(greedy.predict(ctx.X, raw_score=True)))]
+        if self.init == "auto":
+            d = ctx.X.shape[1]
+            names = self._feature_names or tuple(f"Column_{i}" for i in range(d))
+            gain = np.asarray(greedy.feature_importance(importance_type="gain"), dtype=np.float64)
+            subsets = [np.arange(d) == a for a in np.argsort(-gain, kind="stable")[: min(2, d - 1)] if gain[a] > 0]
+            if d > 2:
+                subsets.append(np.isin(np.arange(d), np.argsort(self.cost_vec_, kind="stable")[: (d + 1) // 2]))
+            seen = [tuple(np.flatnonzero(greedy.feature_importance(importance_type="split") > 0))]
+            for mask in subsets:
+                b = train_init_f1(ctx.ds, ctx.y_idx, self.cost_vec_, allowed=mask, **kw)
+                used = tuple(np.flatnonzero(b.feature_importance(importance_type="split") > 0))
+                if used in seen:
+                    continue
+                seen.append(used)
+                label = "f1 on " + ", ".join(names[i] for i in np.flatnonzero(mask))
+                out.append((label, np.asarray(b.predict(ctx.X, raw_score=True))))
+        init_cache[gamma] = out
+        return out
+
+    def _fit_best_init(self, ctx: _FitContext, p_full: float, gamma: float, init_cache: dict[float, Any]) -> None:
+        """Fit from every initialization and keep the lowest training objective."""
+        best: tuple[float, dict[str, Any]] | None = None
+        for name, raw in self._inits(ctx, gamma, init_cache):
+            self._fit_one(ctx, p_full, gamma, raw, name)
+            obj = self._train_objective(ctx, gamma)
+            if best is None or obj < best[0] - 1e-12:
+                best = (obj, self._state())
+        assert best is not None
+        self._set_state(best[1])
+
+    def _train_objective(self, ctx: _FitContext, gamma: float) -> float:
+        """System log-loss on the training rows + ``gamma`` x their mean cost."""
+        if ctx.f0_used is None:
+            ctx.f0_used = self.f0_.features_used(ctx.X)
+        to_f0 = self.route(ctx.X).astype(bool)
+        p1 = self._head().proba(np.asarray(self.f1_model_.predict(ctx.X, raw_score=True)) + self.f1_bias_)
+        p_true = np.where(to_f0, ctx.p0_true, p1[np.arange(ctx.X.shape[0]), ctx.y_idx.astype(np.int64)])
+        loss = float(-np.log(np.clip(p_true, 1e-15, 1.0)).mean())
+        return loss + gamma * float(self.row_cost(ctx.X, f0_used=ctx.f0_used).mean())
+
+    def _check_train_trivial(self, ctx: _FitContext) -> None:
+        """Warn when the fitted system is no more accurate on its training rows than a constant.
+
+        The constant predicts the majority class: a chance-level model, e.g. ``gamma`` too high
+        for any feature.
+        """
+        res = self.train_result_
+        acc = res.history[-1]["train_accuracy"] if res.history else 0.0
+        major = float(np.bincount(ctx.y_idx.astype(np.int64)).max() / ctx.y_idx.size)
+        if acc < major + 1e-9 and ctx.f0_correct.mean() > major + 0.01:
+            res.status, res.success = 3, False
+            res.message = (
+                f"The fitted system is no better than predicting the majority class on the training rows "
+                f"(accuracy {acc:.4f} vs {major:.4f}; f0 alone {ctx.f0_correct.mean():.4f}). "
+                f"Lower gamma or raise p_full. " + res.message
             )
-            init_cache[gamma] = init.predict(ctx.X, raw_score=True)
+            warnings.warn(f"AdaptGBRT: {res.message}", UserWarning, stacklevel=3)
+
+    def _fit_one(
+        self, ctx: _FitContext, p_full: float, gamma: float, init_raw: np.ndarray, init_name: str = "greedy"
+    ) -> None:
         cb = None
         if self.progress and self.budget is None:
 
@@ -385,7 +478,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             gamma=gamma,
             n_trees=self.n_trees,
             lgb_params=ctx.params,
-            init_f1_raw=init_cache[gamma],
+            init_f1_raw=init_raw,
             max_em_iter=self.max_em_iter,
             q_tol=self.q_tol,
             accu_tol=self.accu_tol,
@@ -396,7 +489,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self.train_result_ = res
         self.g_model_, self.f1_model_ = res.g_model, res.f1_model
         self.g_bias_, self.f1_bias_ = res.g_bias, res.f1_bias
-        self.p_full_, self.gamma_ = p_full, gamma
+        self.p_full_, self.gamma_, self.init_ = p_full, gamma, init_name
         self._leaf_cache: dict[str, TreeEnsemble] = {}
 
     def _sweep(self, ctx: _FitContext, Xv: np.ndarray, yv: np.ndarray) -> None:
@@ -414,22 +507,68 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             from tqdm.auto import tqdm
 
             it = tqdm(configs, desc="AdaptGBRT sweep")
+        scorer = _make_scorer(self.scoring)
         for p, g in it:
-            self._fit_one(ctx, p, g, init_cache)
-            ev = self._evaluate(Xv, yv, p0=p0v, f0_used=f0_used_v)
-            rows.append({"p_full": p, "gamma": g, **ev, "nit": self.train_result_.nit})
-            states.append(self._state())
+            for name, raw in self._inits(ctx, g, init_cache):
+                self._fit_one(ctx, p, g, raw, name)
+                proba = self.predict_proba(Xv, p0=p0v)
+                ev = {
+                    "score": scorer(proba, yv, self.classes_),
+                    "accuracy": float(np.mean(self.classes_[np.argmax(proba, axis=1)] == yv)),
+                    "cost": float(self.row_cost(Xv, f0_used=f0_used_v).mean()),
+                    "frac_f0": float(self.route(Xv).mean()),
+                }
+                rows.append({"p_full": p, "gamma": g, "init": name, **ev, "nit": self.train_result_.nit})
+                states.append(self._state())
         df = pd.DataFrame(rows)
-        df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["accuracy"].to_numpy())
+        df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["score"].to_numpy())
         ok = df["cost"] <= float(self.budget)  # type: ignore[arg-type]
+        what = "Most accurate" if self.scoring is None else f"Best-scoring (scoring={self._scoring_name()!r})"
         if ok.any():
-            best = int(df[ok].sort_values(["accuracy", "cost"], ascending=[False, True]).index[0])
-            status, msg = 0, f"Most accurate validation configuration within budget {self.budget}."
+            best = int(df[ok].sort_values(["score", "cost"], ascending=[False, True], kind="stable").index[0])
+            status, msg = 0, f"{what} validation configuration within budget {self.budget}."
         else:
             best = int(df["cost"].idxmin())
             status, msg = 2, f"No configuration within budget {self.budget}; kept the cheapest."
         self._set_state(states[best])
+        # the best trivial systems on the validation rows: a constant (the training class shares,
+        # cost 0) and f0 alone (when within the budget)
+        prior = np.bincount(ctx.y_idx.astype(np.int64), minlength=len(self.classes_)) / ctx.y_idx.size
+        trivial = {"constant (class shares)": (scorer(np.tile(prior, (len(yv), 1)), yv, self.classes_), 0.0)}
+        f0_cost = float(row_cost(self.costs_, f0_used_v).mean())
+        if f0_cost <= float(self.budget):  # type: ignore[arg-type]
+            trivial["f0 alone"] = (scorer(p0v, yv, self.classes_), f0_cost)
+        tname, (tscore, tcost) = max(trivial.items(), key=lambda kv: kv[1][0])
+        chosen = float(df.loc[best, "score"])
+        tol = self.trivial_tol
+        const = trivial["constant (class shares)"][0]
+        if status == 0 and chosen <= const + tol and tscore == const:
+            status = 3
+            msg = (
+                f"The best configuration within budget {self.budget} (validation {self._scoring_name()} "
+                f"{chosen:.4f}, cost {df.loc[best, 'cost']:.3g}) is no better than a constant predicting the "
+                f"training class shares ({const:.4f} at cost 0; f0 alone costs {f0_cost:.3g}): the search found "
+                "no useful adaptive system within the budget (try other p_full_grid / gamma_grid, a larger "
+                "budget, or larger n_trees)."
+            )
+            warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=3)
+        elif status == 0 and chosen < tscore - tol:
+            status = 3
+            msg = (
+                f"The best configuration within budget {self.budget} (validation {self._scoring_name()} "
+                f"{chosen:.4f}, cost {df.loc[best, 'cost']:.3g}) is worse than the trivial system "
+                f"'{tname}' ({tscore:.4f} at cost {tcost:.3g}) by more than {tol}: the search found no useful "
+                "adaptive system within the budget (try other p_full_grid / gamma_grid, larger n_trees, "
+                "or use the trivial system)."
+            )
+            warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=3)
         self.sweep_result_ = AdaptSweepResult(status, status == 0, msg, df, best)
+        self.trivial_ = {k: {"score": v[0], "cost": v[1]} for k, v in trivial.items()}
+
+    def _scoring_name(self) -> str:
+        if self.scoring is None:
+            return "accuracy"
+        return self.scoring if isinstance(self.scoring, str) else getattr(self.scoring, "__name__", "score")
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -440,12 +579,14 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             "res": self.train_result_,
             "p": self.p_full_,
             "gm": self.gamma_,
+            "init": self.init_,
         }
 
     def _set_state(self, s: dict[str, Any]) -> None:
         self.g_model_, self.f1_model_ = s["g"], s["f1"]
         self.g_bias_, self.f1_bias_ = s["gb"], s["fb"]
         self.train_result_, self.p_full_, self.gamma_ = s["res"], s["p"], s["gm"]
+        self.init_ = s["init"]
         self._leaf_cache = {}
 
     # -------------------------------------------------------------- predict
@@ -545,9 +686,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if f0 is not None and f0._booster is not None:
             f0_ens = f0._tree_ensemble()
             n_f0_trees = f0_ens.n_trees
-            reports.append(
-                cost_report(f0_ens, X, pc, n_trees=np.where(to_f0, f0_ens.n_trees, 0), feature_counts=False)
-            )
+            reports.append(cost_report(f0_ens, X, pc, n_trees=np.where(to_f0, f0_ens.n_trees, 0), feature_counts=False))
             used |= reports[2].used.toarray()
         elif f0 is not None:
             used[to_f0] |= f0.features_used(X[to_f0])
@@ -600,6 +739,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             "cost_vec": self.cost_vec_.tolist(),
             "p_full": self.p_full_,
             "gamma": self.gamma_,
+            "init": getattr(self, "init_", "greedy"),
             "g_bias": self.g_bias_,
             "f1_bias": np.asarray(self.f1_bias_).tolist(),
             "g_model": self.g_model_.model_to_string(),
@@ -633,9 +773,69 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est.g_model_ = lgb.Booster(model_str=doc["g_model"])
         est.f1_model_ = lgb.Booster(model_str=doc["f1_model"])
         est.f0_ = F0Model(f0, features=f0_features, n_classes=est.classes_.size) if f0 is not None else None  # type: ignore[assignment]
+        if est.f0_ is not None:
+            est.f0_.feature_names = est._feature_names
+        est.init_ = doc.get("init", "greedy")
         est._leaf_cache = {}
         est.sweep_result_ = None
         return est
+
+
+class _FixedProba(ClassifierMixin, BaseEstimator):
+    """A classifier that returns fixed probabilities.
+
+    It passes a system's validation output to a scikit-learn scorer.
+    """
+
+    def __init__(self, proba: Any = None, classes: Any = None) -> None:
+        self.proba = proba
+        self.classes = classes
+
+    def fit(self, X: Any, y: Any) -> _FixedProba:  # pragma: no cover - never fitted
+        return self
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return np.asarray(self.classes)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        return np.asarray(self.proba)
+
+    def predict(self, X: Any) -> np.ndarray:
+        return np.asarray(self.classes)[np.argmax(self.proba, axis=1)]
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        p = np.asarray(self.proba)
+        return p[:, 1] if p.shape[1] == 2 else p
+
+
+def _make_scorer(scoring: Any) -> Any:
+    """``(proba, y, classes) -> float`` (greater is better) for ``scoring`` (None: accuracy)."""
+    if scoring is None:
+        return lambda proba, y, classes: float(np.mean(np.asarray(classes)[np.argmax(proba, axis=1)] == y))
+    from sklearn.metrics import get_scorer
+
+    if isinstance(scoring, str):
+        try:
+            sc = get_scorer(scoring)
+        except ValueError as exc:
+            raise ValueError(
+                f"The 'scoring' parameter of AdaptGBRT must be None, a scikit-learn scorer name or a callable. "
+                f"Got {scoring!r}: {exc}"
+            ) from None
+    elif callable(scoring):
+        sc = scoring
+    else:
+        raise ValueError(
+            f"The 'scoring' parameter of AdaptGBRT must be None, a scikit-learn scorer name or a callable. "
+            f"Got {scoring!r} instead."
+        )
+
+    def score(proba: np.ndarray, y: np.ndarray, classes: np.ndarray) -> float:
+        Xd = np.zeros((len(y), 1))
+        return float(sc(_FixedProba(proba, classes), Xd, y))
+
+    return score
 
 
 def _positional(costs: FeatureCosts) -> FeatureCosts:
@@ -668,3 +868,4 @@ class _FitContext:
     f0_correct: np.ndarray
     ds: Any
     params: dict[str, Any]
+    f0_used: np.ndarray | None = None

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..core._ensemble import TreeEnsemble
 from ._paths import booster_features_used, sklearn_tree_features_used
@@ -59,9 +60,30 @@ class F0Model:
         self._booster = booster
         self._features = features
         self._ensemble: TreeEnsemble | None = None
+        self.feature_names: tuple[str, ...] | None = None  # the data's columns (set by AdaptGBRT)
+
+    def as_fitted_input(self, X: Any, model: Any = None) -> Any:
+        """Return ``X`` in the form ``model`` (default f0) was fitted on.
+
+        A pandas DataFrame with its ``feature_names_in_`` columns when it was fitted on one
+        (scikit-learn), else ``X``.
+        """
+        model = self.model if model is None else model
+        fitted = getattr(model, "feature_names_in_", None)
+        if fitted is None or isinstance(X, pd.DataFrame):
+            return X
+        fitted = [str(c) for c in fitted]
+        Xa = np.asarray(X)
+        names = list(self.feature_names) if self.feature_names is not None else None
+        if names is not None and len(names) == Xa.shape[1] and set(fitted) <= set(names):
+            return pd.DataFrame(Xa, columns=names)[fitted]
+        if len(fitted) == Xa.shape[1]:
+            return pd.DataFrame(Xa, columns=fitted)
+        return X
 
     def proba(self, X: Any) -> np.ndarray:
         """Probabilities ``(n_rows, n_classes)``, columns in the order of the sorted labels."""
+        X = self.as_fitted_input(X)
         if self._booster is not None and not hasattr(self.model, "predict_proba"):
             p = np.asarray(self._booster.predict(X), dtype=np.float64)
         elif hasattr(self.model, "predict_proba"):
@@ -118,7 +140,7 @@ class F0Model:
                 hasattr(self.model, "estimators_")
                 and all(hasattr(e, "tree_") for e in np.ravel(self.model.estimators_))
             ):
-                return sklearn_tree_features_used(self.model, X)
+                return sklearn_tree_features_used(self.model, X, as_input=self.as_fitted_input)
             return np.ones((n_rows, n_features), dtype=bool)
         mask = np.asarray(spec, dtype=bool).reshape(-1)
         if mask.size != n_features:

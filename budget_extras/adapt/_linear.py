@@ -40,9 +40,7 @@ class _LinearCandidates(BaseEstimator):
 
     candidates_: list[tuple[np.ndarray, float, np.ndarray, float]]
 
-    def _prepare(
-        self, X: Any, y: Any, f0: Any, costs: Any, f0_features: Any
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def _prepare(self, X: Any, y: Any, f0: Any, costs: Any, f0_features: Any) -> tuple[np.ndarray, np.ndarray]:
         X = check_array_2d(X, name="X")
         y = np.asarray(y)
         self.classes_ = np.unique(y)
@@ -144,18 +142,12 @@ class AdaptLin(_LinearCandidates):
         self.max_iter = max_iter
         self.f0_features = f0_features
 
-    def fit(
-        self, X: Any, y: Any, f0: Any, costs: Any = None, *, f0_proba_train: np.ndarray | None = None
-    ) -> AdaptLin:
+    def fit(self, X: Any, y: Any, f0: Any, costs: Any = None, *, f0_proba_train: np.ndarray | None = None) -> AdaptLin:
         """Fit by alternating minimization, then build the support-size candidates."""
         if not 0.0 <= float(self.p_full) <= 1.0:
-            raise ValueError(
-                f"The 'p_full' parameter of AdaptLin must be in [0, 1]. Got {self.p_full!r} instead."
-            )
+            raise ValueError(f"The 'p_full' parameter of AdaptLin must be in [0, 1]. Got {self.p_full!r} instead.")
         if not (np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(
-                f"The 'lam' parameter of AdaptLin must be a finite number >= 0. Got {self.lam!r} instead."
-            )
+            raise ValueError(f"The 'lam' parameter of AdaptLin must be a finite number >= 0. Got {self.lam!r} instead.")
         Z, y01 = self._prepare(X, y, f0, costs, self.f0_features)
         n, m = Z.shape
         p0 = self.f0_.proba(np.asarray(X, dtype=np.float64)) if f0_proba_train is None else f0_proba_train

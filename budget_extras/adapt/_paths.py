@@ -122,7 +122,7 @@ def as_feature_costs(costs: Any, n_features: int, feature_names: Any = None) -> 
     return _as_feature_costs(costs, n_features=n_features, feature_names=feature_names, owner="AdaptGBRT")
 
 
-def sklearn_tree_features_used(estimator: Any, X: Any) -> np.ndarray:
+def sklearn_tree_features_used(estimator: Any, X: Any, *, as_input: Any = None) -> np.ndarray:
     """Boolean ``(n_rows, n_features)`` for a fitted scikit-learn tree or tree ensemble.
 
     Works with ``DecisionTreeClassifier`` and ensembles exposing ``estimators_`` of trees
@@ -134,6 +134,9 @@ def sklearn_tree_features_used(estimator: Any, X: Any) -> np.ndarray:
         Must have ``tree_`` or ``estimators_``.
     X : array-like of shape (n_rows, n_features)
         Rows to route.
+    as_input : callable, optional
+        ``as_input(X, tree) -> X`` in the form ``tree`` was fitted on (a DataFrame for a tree
+        fitted on one, so that scikit-learn does not warn about missing feature names).
 
     Returns
     -------
@@ -151,7 +154,7 @@ def sklearn_tree_features_used(estimator: Any, X: Any) -> np.ndarray:
         node_to_feat = sp.csr_matrix(
             (np.ones(internal.size), (internal, feat[internal])), shape=(feat.size, n_features)
         )
-        path = tree.decision_path(Xa)
+        path = tree.decision_path(Xa if as_input is None else as_input(Xa, tree))
         used |= (path @ node_to_feat).toarray() > 0
     return used
 

@@ -146,9 +146,7 @@ def gate_loss_grad_hess(g_raw: np.ndarray, q: np.ndarray) -> tuple[float, np.nda
     return loss, p - q, np.maximum(p * (1.0 - p), 1e-12)
 
 
-def f1_loss_grad_hess(
-    f1_raw: np.ndarray, y01: np.ndarray, weight: np.ndarray
-) -> tuple[float, np.ndarray, np.ndarray]:
+def f1_loss_grad_hess(f1_raw: np.ndarray, y01: np.ndarray, weight: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """Loss, gradient and hessian of f1's part: ``sum_i (1 - q_i) log(1 + e^{-y_i f1_i})``."""
     p = expit(f1_raw)
     ysign = 2.0 * y01 - 1.0

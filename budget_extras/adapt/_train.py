@@ -15,6 +15,8 @@ One call of :func:`train_adapt_gbrt` runs, for a fixed ``(p_full, gamma)``:
      or ``f1`` has split on feature ``a``;
    * stop when the training accuracy of the system changes by less than ``accu_tol`` and
      ``||q - q_old||_1 < q_tol * n_rows`` (the reference's criteria).
+   * the gate's offset is shifted so that it routes ``mean(q)`` of the training rows
+     (:func:`route_shift`; issue 16).
 
 Penalty scale: the objective is ``mean_i loss_i + gamma * sum_a c_a u_a``. LightGBM's split gain
 is twice the (second-order) reduction of the *summed* loss, so the penalty handed to LightGBM is
@@ -119,17 +121,23 @@ def train_init_f1(
     n_trees: int,
     lgb_params: dict[str, Any],
     head: F1Head | None = None,
+    allowed: np.ndarray | None = None,
 ) -> Any:
     """Fit the GreedyMiser-style initial f1 (coupled penalty ``gamma * c``).
 
     LightGBM ``binary``, or ``multiclass`` with a :class:`SoftmaxHead`; ``y01`` holds class indices.
+    ``allowed`` (bool mask): restrict the initial f1 to these features (the others get a
+    prohibitive penalty), one of the alternative initializations of :class:`AdaptGBRT`.
     """
     n = y01.size
     params = dict(lgb_params)
     params.update((head or BinaryHead()).lgb_params())
+    pen = 2.0 * n * gamma * np.asarray(cost_vec, dtype=np.float64)
+    if allowed is not None:
+        pen = np.where(np.asarray(allowed, dtype=bool), pen, 1e30)
     params.update(
         cegb_tradeoff=1.0,
-        cegb_penalty_feature_coupled=list(2.0 * n * gamma * cost_vec),
+        cegb_penalty_feature_coupled=list(pen),
     )
     ds.set_label(y01.astype(np.float64))
     return lgb.train(params, ds, num_boost_round=n_trees)
@@ -159,6 +167,7 @@ def train_adapt_gbrt(
     equality: bool = True,
     callback: Callable[[dict[str, float]], None] | None = None,
     head: F1Head | None = None,
+    calibrate_gate: bool = True,
 ) -> AdaptTrainResult:
     """Run the alternating minimization for one ``(p_full, gamma)``; see the module docstring.
 
@@ -183,6 +192,10 @@ def train_adapt_gbrt(
     head : BinaryHead or SoftmaxHead, optional
         The output layer of ``f1`` (default binary); :class:`~budget_extras._adapt_heads.SoftmaxHead`
         makes ``f1`` a multinomial LightGBM booster (K trees per round) behind the same gate.
+
+    calibrate_gate : bool, default True
+        Shift the final gate's offset so that the share of training rows it routes to ``f0``
+        is ``mean(q)`` (see :func:`route_shift`); the q-step keeps the unshifted gate.
 
     Returns
     -------
@@ -226,7 +239,8 @@ def train_adapt_gbrt(
                 used |= _booster_split_features(booster)
         g_raw = np.asarray(g_b.predict(X, raw_score=True)) + g_bias
         f1_raw = np.asarray(f_b.predict(X, raw_score=True)) + f1_bias
-        to_f0 = g_raw > 0
+        shift = route_shift(g_raw, qs.mean_q) if calibrate_gate else 0.0
+        to_f0 = g_raw + shift > 0
         f1_pred = np.argmax(hd.proba(f1_raw), axis=1)
         correct = np.where(to_f0, f0_correct, f1_pred == y)
         acc = float(correct.mean())
@@ -246,7 +260,7 @@ def train_adapt_gbrt(
         if callback is not None:
             callback(rec)
         result.g_model, result.f1_model = g_b, f_b
-        result.g_bias, result.f1_bias = g_bias, f1_bias
+        result.g_bias, result.f1_bias = g_bias + shift, f1_bias
         result.nit = it + 1
         if it > 0 and abs(acc - acc_old) < accu_tol and q_change < q_tol * n:
             result.status, result.success = 0, True
@@ -256,6 +270,28 @@ def train_adapt_gbrt(
     if not result.success:
         result.message = f"Stopped at the iteration cap max_em_iter={max_em_iter}."
     return result
+
+
+def route_shift(g_raw: np.ndarray, share: float) -> float:
+    """Offset ``s`` such that the share of rows with ``g_raw + s > 0`` is as close as possible to ``share``.
+
+    The gate is fit to the soft targets ``q`` by cross-entropy, so ``sigma(g)`` estimates ``q``
+    and ``g > 0`` routes the rows with ``q > 1/2``: when ``q`` is soft (f0 and f1 differ little
+    on most rows, ``q`` near ``p_full`` everywhere) that is almost no row or every row, whatever
+    ``mean(q)`` the q-step asked for. The gate's *ranking* of the rows is what it learned; the
+    share routed is set here, by a threshold between two distinct scores (ties are kept together,
+    so a gate with few distinct scores gets the nearest achievable share).
+    """
+    g = np.asarray(g_raw, dtype=np.float64)
+    if g.size == 0:
+        return 0.0
+    vals, counts = np.unique(g, return_counts=True)  # ascending
+    # candidate thresholds: below every score, between consecutive distinct scores, above every score
+    thr = np.concatenate([[vals[0] - 1.0], 0.5 * (vals[:-1] + vals[1:]), [vals[-1] + 1.0]])
+    shares = np.concatenate([[g.size], g.size - np.cumsum(counts)]) / g.size
+    d = np.abs(shares - float(share))
+    j = int(d.size - 1 - np.argmin(d[::-1]))  # on a tie, the smaller share (the cheaper system)
+    return float(-thr[j])
 
 
 def gate_proba(g_raw: np.ndarray) -> np.ndarray:

@@ -5,6 +5,12 @@ Example::
     budget-extras adapt --train train.csv --label y --f0 big.txt --p-full 0.3 --output a.json
     budget-extras adapt --train train.csv --valid valid.csv --label y --f0 big.txt --budget 5 \
         --costs costs.csv --output a.json
+    budget-extras adapt predict --model a.json --f0 big.txt --data new.csv -o preds.csv
+    budget-extras adapt evaluate --model a.json --f0 big.txt --data test.csv --label y
+
+``predict`` writes one row per input row: ``prediction``, ``proba_<class>`` per class, ``to_f0``
+(1: answered by f0) and ``cost`` (the row's acquisition cost); ``evaluate`` prints accuracy,
+mean cost per row and the share sent to f0 as JSON.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import json
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._io import AtomicOutputs, check_paths, load_booster, read_csv
 
@@ -28,25 +35,103 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--train", required=True, help="training CSV with a header row")
+    p.add_argument("--train", help="training CSV with a header row (required to fit)")
     p.add_argument("--valid", help="validation CSV (required with --budget)")
-    p.add_argument("--label", required=True, help="name of the label column (two or more classes)")
-    p.add_argument("--f0", required=True, help="LightGBM model file of the expensive model (binary or multiclass)")
-    p.add_argument(
-        "--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)"
-    )
+    p.add_argument("--label", help="name of the label column (two or more classes; required to fit)")
+    p.add_argument("--f0", help="LightGBM model file of the expensive model (binary or multiclass; required to fit)")
+    p.add_argument("--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)")
     p.add_argument("--p-full", type=float, default=0.5, help="fraction routed to f0 (default 0.5)")
     p.add_argument("--gamma", type=float, default=0.01, help="feature-cost penalty (default 0.01)")
     p.add_argument("--budget", type=float, help="target mean cost per row: sweep (p_full, gamma)")
     p.add_argument("--n-trees", type=int, default=100)
     p.add_argument("--max-em-iter", type=int, default=10)
-    p.add_argument("--output", required=True, help="where to write the fitted model (JSON)")
+    p.add_argument("--output", help="where to write the fitted model (JSON; required to fit)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
+    sub = p.add_subparsers(dest="adapt_action", metavar="ACTION")
+    for action, text in (
+        ("predict", "predict with a fitted model: prediction, probabilities, route and cost per row"),
+        ("evaluate", "print accuracy, mean cost per row and the share sent to f0 on labelled data"),
+    ):
+        q = sub.add_parser(action, help=text, description=text)
+        q.add_argument("--model", required=True, help="model file written by 'budget-extras adapt'")
+        q.add_argument("--f0", required=True, help="LightGBM model file of the expensive model used to fit")
+        q.add_argument("--data", required=True, help="CSV with a header row and the model's feature columns")
+        q.add_argument("--costs", help="costs CSV (default: the costs saved with the model)")
+        if action == "predict":
+            q.add_argument("--label", help="label column to drop from --data, if present")
+            q.add_argument("-o", "--output", help="predictions CSV (default: standard output)")
+        else:
+            q.add_argument("--label", required=True, help="name of the label column in --data")
+        q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
+    """Return the fitted model (with its f0) and the data's feature columns, in the model's order."""
+    from ..adapt._estimator import AdaptGBRT
+    from ..core._costs import FeatureCosts
+
+    data = read_csv(args.data, "--data")
+    if args.label is not None and args.label in data.columns:
+        data = data.drop(columns=[args.label])
+    model = AdaptGBRT.load(args.model, f0=load_booster(args.f0, "--f0"))
+    names = model._feature_names
+    if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
+        missing = [f for f in names if f not in data.columns]
+        if missing:
+            raise ValueError(f"'{args.data}' lacks the model's feature columns {missing[:5]}.")
+        data = data[list(names)]
+    elif data.shape[1] != model.n_features_in_:
+        raise ValueError(
+            f"'{args.data}' has {data.shape[1]} feature columns; the model expects {model.n_features_in_}."
+        )
+    if args.costs is not None:
+        cols = [str(c) for c in data.columns]
+        model = AdaptGBRT.load(
+            args.model, f0=model.f0_.model, costs=FeatureCosts.from_csv(args.costs, feature_names=cols)
+        )
+    return model, data
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    """``budget-extras adapt predict``: write predictions, probabilities, route and cost per row."""
+    inputs = {"--model": args.model, "--f0": args.f0, "--data": args.data, "--costs": args.costs}
+    check_paths(inputs, {} if args.output is None else {"-o/--output": args.output})
+    model, data = _load(args)
+    X = data.to_numpy(np.float64)
+    proba = model.predict_proba(X)
+    out = pd.DataFrame({"prediction": model.classes_[np.argmax(proba, axis=1)]})
+    for k, c in enumerate(model.classes_):
+        out[f"proba_{c}"] = proba[:, k]
+    out["to_f0"] = model.route(X)
+    out["cost"] = model.row_cost(X)
+    if args.output is None:
+        print(out.to_csv(index=False), end="")
+    else:
+        with AtomicOutputs() as files:
+            out.to_csv(files.path(args.output), index=False)
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """``budget-extras adapt evaluate``: print accuracy, mean cost and share to f0 as JSON."""
+    check_paths({"--model": args.model, "--f0": args.f0, "--data": args.data, "--costs": args.costs}, {})
+    frame = read_csv(args.data, "--data")
+    if args.label not in frame.columns:
+        raise ValueError(f"The label column '{args.label}' is not in '{args.data}'.")
+    y = frame[args.label].to_numpy()
+    model, data = _load(args)
+    res = model.evaluate(data.to_numpy(np.float64), y)
+    print(json.dumps({"n_rows": len(y), **res, "mean_cost": res["cost"]}, indent=1))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; returns the process exit status."""
+    missing = [f"--{k}" for k in ("train", "label", "f0", "output") if getattr(args, k) is None]
+    if missing:
+        raise ValueError(f"fitting needs {', '.join(missing)} (or an action: 'adapt predict', 'adapt evaluate').")
+
     from ..adapt._estimator import AdaptGBRT
     from ..core._costs import FeatureCosts
 
@@ -68,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     kw: dict[str, Any] = {}
     if args.valid is not None:
         valid = read_csv(args.valid, "--valid")
-        kw = {"y_valid": valid.pop(args.label).to_numpy(), "X_valid": valid[names].to_numpy(np.float64)}
+        kw = {"y_valid": valid.pop(args.label).to_numpy(), "X_valid": valid[names].astype(np.float64)}
     model = AdaptGBRT(
         f0,
         costs=costs,
@@ -79,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         max_em_iter=args.max_em_iter,
         progress=not args.quiet,
     )
-    model.fit(train.to_numpy(np.float64), y, **kw)
+    model.fit(train.astype(np.float64), y, **kw)  # a DataFrame: the model keeps the column names
     with AtomicOutputs() as out:
         model.save(out.path(args.output))
     summary: dict[str, Any] = {

@@ -54,8 +54,12 @@ def test_q_step_extremes(rng, p_full):
 
 @pytest.mark.parametrize(
     "problem, p_full, n_trees, max_em_iter",
-    [("binary_problem", 0.2, 15, 4), ("binary_problem", 0.6, 15, 4),
-     ("multiclass_problem", 0.2, 10, 3), ("multiclass_problem", 0.5, 10, 3)],
+    [
+        ("binary_problem", 0.2, 15, 4),
+        ("binary_problem", 0.6, 15, 4),
+        ("multiclass_problem", 0.2, 10, 3),
+        ("multiclass_problem", 0.5, 10, 3),
+    ],
 )
 def test_every_q_step_meets_p_full(request, problem, p_full, n_trees, max_em_iter):
     X, y, _, _, f0 = request.getfixturevalue(problem)
@@ -75,9 +79,7 @@ def test_p_full_zero_is_a_cost_penalized_booster(binary_problem):
     from budget_extras.adapt._train import default_lgb_params
 
     params = default_lgb_params()
-    params.update(
-        objective="binary", cegb_tradeoff=1.0, cegb_penalty_feature_coupled=[2 * len(y) * gamma] * X.shape[1]
-    )
+    params.update(objective="binary", cegb_tradeoff=1.0, cegb_penalty_feature_coupled=[2 * len(y) * gamma] * X.shape[1])
     ref = lgb.train(params, lgb.Dataset(X, label=y), num_boost_round=n_trees)
     ours = m.f1_model_.predict(Xt, raw_score=True) + m.f1_bias_
     np.testing.assert_allclose(ours, ref.predict(Xt, raw_score=True), atol=1e-6)
@@ -155,11 +157,7 @@ def test_sklearn_forest_features_against_slow_walk(binary_problem):
             t, node = est.tree_, 0
             while t.children_left[node] != -1:
                 ref.add(t.feature[node])
-                node = (
-                    t.children_left[node]
-                    if x[t.feature[node]] <= t.threshold[node]
-                    else t.children_right[node]
-                )
+                node = t.children_left[node] if x[t.feature[node]] <= t.threshold[node] else t.children_right[node]
         assert set(np.flatnonzero(used[i])) == ref
 
 
@@ -202,12 +200,12 @@ def test_save_load_roundtrip(synthetic2, tmp_path):
 
 def test_budget_sweep_picks_most_accurate_within_budget(binary_problem):
     X, y, Xt, yt, f0 = binary_problem
-    m = AdaptGBRT(
-        f0, budget=4.0, p_full_grid=[0.2, 0.6], gamma_grid=[0.002, 0.02], n_trees=10, max_em_iter=2
-    ).fit(X, y, X_valid=Xt, y_valid=yt)
+    m = AdaptGBRT(f0, budget=4.0, p_full_grid=[0.2, 0.6], gamma_grid=[0.002, 0.02], n_trees=10, max_em_iter=2).fit(
+        X, y, X_valid=Xt, y_valid=yt
+    )
     res = m.sweep_result_
     df = res.results
-    assert len(df) == 4
+    assert df.groupby(["p_full", "gamma"]).ngroups == 4  # x the initializations (column init)
     within = df[df["cost"] <= 4.0]
     if res.success:
         assert df.loc[res.best_index, "accuracy"] == within["accuracy"].max()
@@ -221,10 +219,7 @@ def test_pareto_mask_brute_force(rng):
     cost, acc = rng.integers(0, 5, 40).astype(float), rng.integers(0, 5, 40).astype(float)
     mask = pareto_mask(cost, acc)
     for i in range(40):
-        dom = any(
-            cost[j] <= cost[i] and acc[j] >= acc[i] and (cost[j] < cost[i] or acc[j] > acc[i])
-            for j in range(40)
-        )
+        dom = any(cost[j] <= cost[i] and acc[j] >= acc[i] and (cost[j] < cost[i] or acc[j] > acc[i]) for j in range(40))
         assert mask[i] == (not dom)
 
 
@@ -262,3 +257,153 @@ def test_adapt_lin_q_and_candidates(binary_problem):
     df = m.evaluate(Xt, yt)
     assert df["n_support"].is_monotonic_decreasing
     assert df["n_support"].iloc[-1] == 0
+
+
+# ------------------------------------------------------- issue 16: the gate follows q
+
+
+@pytest.mark.parametrize("p_full", [0.3, 0.7])
+def test_gate_routes_the_share_q_asks_for(two_groups, p_full):
+    """Item 4: the gate's routed share (train and held-out) tracks mean(q) = p_full. Before the
+    fix the gate, fit to soft targets q and routed at g > 0, sent 6% (p_full 0.3) or 66-100%
+    (p_full 0.7) of the rows. (init="greedy": from the A-only start the gate splits on A alone
+    and can route only half or all of the rows, the nearest achievable share.)"""
+    X, y, Xv, _, f0 = two_groups
+    m = AdaptGBRT(
+        f0, p_full=p_full, gamma=0.003, costs=[1.2, 0.8], n_trees=20, max_em_iter=5, f0_features="all", init="greedy"
+    ).fit(X, y)
+    last = m.train_result_.history[-1]
+    assert abs(last["frac_f0"] - last["mean_q"]) < 0.05
+    assert abs(m.route(X).mean() - p_full) < 0.05
+    assert abs(m.route(Xv).mean() - p_full) < 0.05
+
+
+# ------------------------------------------- issue 16: a way out of the all-features f1
+
+
+def test_cheap_init_finds_the_adaptive_system(two_groups):
+    """Item 5: at a small gamma the greedy initial f1 uses both features, q then sees no cost and
+    the fit stayed at cost 2.0 (everything priced as f0). With the cheap initializations
+    (init="auto") the A-only f1 start leads to the 1.6 system at full accuracy."""
+    X, y, Xv, yv, f0 = two_groups
+    kw = dict(p_full=0.7, gamma=0.003, costs=[1.2, 0.8], n_trees=20, max_em_iter=5, f0_features="all")
+    ev = AdaptGBRT(f0, **kw).fit(X, y).evaluate(Xv, yv)
+    assert ev["accuracy"] >= 0.99 and ev["cost"] <= 1.65
+    old = AdaptGBRT(f0, init="greedy", **kw).fit(X, y).evaluate(Xv, yv)
+    assert old["cost"] >= 1.95  # the trap the cheap initializations get out of
+
+
+def test_budget_sweep_warns_when_no_better_than_trivial(two_groups):
+    """Item 5: budget=1.7 with only a chance-level model within budget warns and says so in
+    result_ (status 3); before, it was returned silently with status 0."""
+    X, y, Xv, yv, f0 = two_groups
+    m = AdaptGBRT(
+        f0,
+        budget=1.7,
+        costs=[1.2, 0.8],
+        n_trees=10,
+        max_em_iter=2,
+        f0_features="all",
+        p_full_grid=[0.3, 0.5],
+        gamma_grid=[1.0],
+    )
+    with pytest.warns(UserWarning, match="no better than a constant"):
+        m.fit(X, y, X_valid=Xv, y_valid=yv)
+    assert m.result_.status == 3 and not m.result_.success
+    assert "no useful adaptive system" in m.result_.message
+
+
+def test_budget_sweep_finds_the_adaptive_system(two_groups):
+    """Item 5: budget=1.7 returns the 1.6 system at full accuracy, without a warning."""
+    import warnings
+
+    X, y, Xv, yv, f0 = two_groups
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = AdaptGBRT(
+            f0,
+            budget=1.7,
+            costs=[1.2, 0.8],
+            n_trees=20,
+            max_em_iter=5,
+            f0_features="all",
+            p_full_grid=[0.5, 0.7],
+            gamma_grid=[0.003],
+        ).fit(X, y, X_valid=Xv, y_valid=yv)
+    assert m.result_.status == 0
+    ev = m.evaluate(Xv, yv)
+    assert ev["accuracy"] >= 0.99 and ev["cost"] <= 1.65
+    assert set(m.result_.results["init"]) >= {"greedy", "f1 on Column_0"}
+
+
+# ------------------------------------------------------------- issue 16: scoring=
+
+
+def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
+    """Item 6: on imbalanced data the sweep selects by scoring=; accuracy and AUC pick different
+    configurations, each the best within budget by its own measure, and the score column is the
+    system's validation AUC."""
+    from sklearn.metrics import make_scorer, roc_auc_score
+
+    X, y, Xv, yv, f0 = imbalanced
+    kw = dict(budget=3.0, p_full_grid=[0.1, 0.3], gamma_grid=[0.03], n_trees=15, max_em_iter=3)
+    by_acc = AdaptGBRT(f0, **kw).fit(X, y, X_valid=Xv, y_valid=yv)
+    by_auc = AdaptGBRT(f0, scoring="roc_auc", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
+    for m in (by_acc, by_auc):
+        df = m.result_.results
+        assert m.result_.status == 0
+        assert df.loc[m.result_.best_index, "score"] == df[df["cost"] <= 3.0]["score"].max()
+    np.testing.assert_array_equal(by_acc.result_.results["score"], by_acc.result_.results["accuracy"])
+    auc = roc_auc_score(yv, by_auc.predict_proba(Xv)[:, 1])
+    assert by_auc.result_.results.loc[by_auc.result_.best_index, "score"] == pytest.approx(auc)
+    assert by_acc.result_.best_index != by_auc.result_.best_index
+    assert roc_auc_score(yv, by_acc.predict_proba(Xv)[:, 1]) < auc - 0.005
+    # a callable scorer gives the same choice as the name
+    m = AdaptGBRT(f0, scoring=make_scorer(roc_auc_score, response_method="predict_proba"), **kw)
+    assert m.fit(X, y, X_valid=Xv, y_valid=yv).result_.best_index == by_auc.result_.best_index
+    with pytest.raises(ValueError, match="'scoring' parameter of AdaptGBRT"):
+        AdaptGBRT(f0, scoring="no_such_scorer", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
+
+
+# ------------------------------------------- issue 16: f0 gets what it was fitted on
+
+
+@pytest.mark.parametrize("kind", ["forest", "tree", "knn"])
+def test_f0_fitted_on_dataframe_gets_dataframes(binary_problem, kind, tmp_path):
+    """Item 7: a scikit-learn f0 fitted on a DataFrame is called with DataFrames (no "X does not
+    have valid feature names" warning; run with warnings as errors), also in the budget sweep,
+    cost_report and after save/load. Before, f0 received numpy arrays and warned."""
+    import warnings
+
+    import pandas as pd
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, Xt, yt, _ = binary_problem
+    cols = [f"f{i}" for i in range(X.shape[1])]
+    df, dft = pd.DataFrame(X, columns=cols), pd.DataFrame(Xt, columns=cols)
+    f0 = {
+        "forest": RandomForestClassifier(10, random_state=0),
+        "tree": DecisionTreeClassifier(max_depth=5),
+        "knn": KNeighborsClassifier(5),
+    }[kind].fit(df, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = AdaptGBRT(f0, p_full=0.5, gamma=0.005, n_trees=5, max_em_iter=2).fit(df, y)
+        assert 0 < m.route(dft).mean()
+        m.predict(dft), m.evaluate(dft, yt), m.cost_report(dft), m.predict(Xt)
+        m.save(str(tmp_path / "m.json"))
+        AdaptGBRT.load(str(tmp_path / "m.json"), f0=f0).predict(dft)
+        AdaptGBRT(f0, budget=4.0, p_full_grid=[0.5], gamma_grid=[0.005], n_trees=5, max_em_iter=1).fit(
+            df, y, X_valid=dft, y_valid=yt
+        )
+
+
+def test_single_fit_warns_when_chance_level(two_groups):
+    """Item 5: a single fit whose system is no more accurate than the majority class on its
+    training rows (gamma too high for any feature) warns and sets status 3."""
+    X, y, _, _, f0 = two_groups
+    m = AdaptGBRT(f0, p_full=0.3, gamma=1.0, costs=[1.2, 0.8], n_trees=5, max_em_iter=2, f0_features="all")
+    with pytest.warns(UserWarning, match="no better than predicting the majority class"):
+        m.fit(X, y)
+    assert m.result_.status == 3 and not m.result_.success

@@ -109,3 +109,66 @@ def test_cli_rejects_bad_costs(files):
                 "--quiet",
             ]
         )
+
+
+def _fit_cli(tmp):
+    assert (
+        cli_main(
+            [
+                "adapt",
+                "--train",
+                str(tmp / "train.csv"),
+                "--label",
+                "y",
+                "--f0",
+                str(tmp / "f0.txt"),
+                "--costs",
+                str(tmp / "costs.csv"),
+                "--p-full",
+                "0.3",
+                "--n-trees",
+                "5",
+                "--max-em-iter",
+                "2",
+                "--output",
+                str(tmp / "m.json"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+
+
+def test_cli_predict_and_evaluate(files, capsys):
+    """Issue 16 item 7: the models the CLI writes can be used from the CLI: predict writes the
+    library's predictions, probabilities, route and cost per row; evaluate prints its accuracy
+    and mean cost."""
+    import json
+
+    tmp, X, y, f0 = files
+    _fit_cli(tmp)
+    capsys.readouterr()
+    lib = AdaptGBRT.load(str(tmp / "m.json"), f0=f0)
+    base = ["--model", str(tmp / "m.json"), "--f0", str(tmp / "f0.txt"), "--data", str(tmp / "train.csv")]
+    assert cli_main(["adapt", "predict", *base, "--label", "y", "-o", str(tmp / "p.csv")]) == 0
+    pred = pd.read_csv(tmp / "p.csv")
+    assert list(pred.columns) == ["prediction", "proba_0", "proba_1", "to_f0", "cost"]
+    np.testing.assert_array_equal(pred["prediction"], lib.predict(X))
+    np.testing.assert_allclose(pred[["proba_0", "proba_1"]], lib.predict_proba(X))
+    np.testing.assert_array_equal(pred["to_f0"], lib.route(X))
+    np.testing.assert_allclose(pred["cost"], lib.row_cost(X))
+    assert cli_main(["adapt", "evaluate", *base, "--label", "y"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ev = lib.evaluate(X, y)
+    assert out["accuracy"] == pytest.approx(ev["accuracy"]) and out["mean_cost"] == pytest.approx(ev["cost"])
+    assert out["n_rows"] == len(y)
+    # stdout when no -o; refusing to overwrite the data; a missing column is a one-line error
+    assert cli_main(["adapt", "predict", *base]) == 0
+    assert capsys.readouterr().out.startswith("prediction,proba_0,proba_1,to_f0,cost")
+    assert cli_main(["adapt", "predict", *base, "-o", str(tmp / "train.csv")]) == 2
+    assert "is the input data file" in capsys.readouterr().err
+    pd.read_csv(tmp / "train.csv").drop(columns=["c"]).to_csv(tmp / "bad.csv", index=False)
+    assert cli_main(["adapt", "evaluate", *base[:4], "--data", str(tmp / "bad.csv"), "--label", "y"]) == 2
+    assert "lacks the model's feature columns ['c']" in capsys.readouterr().err
+    assert cli_main(["adapt", "--train", str(tmp / "train.csv")]) == 2
+    assert "fitting needs --label, --f0, --output" in capsys.readouterr().err
