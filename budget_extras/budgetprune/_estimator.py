@@ -594,6 +594,7 @@ class BudgetPrune(BaseEstimator):
     def _solve(self, problem: PruneProblem, lam: float, beta0: np.ndarray | None) -> PruneResult:
         """One lambda; for boosted models re-linearized around the current pruning (``relinearize``)."""
         res = self._solve_once(problem, lam, beta0)
+        self._iterates = [res]  # every pruning solved for this lambda (budget candidates)
         setup = self.setup_
         forest = setup.ensemble
         if forest.average_output or not self.relinearize or setup.train_leaves is None:
@@ -612,6 +613,7 @@ class BudgetPrune(BaseEstimator):
             raw = raw_from_leaves(forest, pmap)
             err = gbdt_surrogate_error(forest, setup.booster, None, y, tr, raw=raw, own=own)
             res = self._solve_once(replace(problem, node_error=err), lam, res.beta)
+            self._iterates.append(res)
             obj = true_objective(res)
             if obj < best_obj:
                 best, best_obj = res, obj
@@ -635,12 +637,14 @@ class BudgetPrune(BaseEstimator):
 
         def run(lam: float, beta0: np.ndarray | None) -> PruneResult:
             r = self._solve(problem, lam, beta0)
-            sc = self._score_of(r.collapsed)
-            self.search_.append({"lam": lam, "cost": cost(r), "score": sc, "status": r.status})
-            if cost(r) <= budget + 1e-12 * max(budget, 1.0):
-                key = (sc, -cost(r), -lam)
-                if self._best is None or key > self._best[0]:
-                    self._best = (key, r)
+            # every iterate of the re-linearization is a feasible pruning: all are candidates
+            for it in {x.collapsed.tobytes(): x for x in self._iterates}.values():
+                sc = self._score_of(it.collapsed)
+                self.search_.append({"lam": lam, "cost": cost(it), "score": sc, "status": it.status})
+                if cost(it) <= budget + 1e-12 * max(budget, 1.0):
+                    key = (sc, -cost(it), -lam)
+                    if self._best is None or key > self._best[0]:
+                        self._best = (key, it)
             return r
 
         self._best: tuple[tuple[float, float, float], PruneResult] | None = None
