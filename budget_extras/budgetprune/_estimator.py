@@ -214,7 +214,11 @@ class _Progress:
             if self.enabled or self.tty or late:
                 from tqdm.auto import tqdm
 
-                self.bar = tqdm(desc=self.desc, unit="it", leave=False, initial=self.count - 1)
+                # not a terminal (a log file): refresh at most every 5 s
+                self.bar = tqdm(
+                    desc=self.desc, unit="it", leave=False, initial=self.count - 1,
+                    mininterval=0.1 if self.tty else 5.0,
+                )
         if self.bar is not None:
             self.bar.update(1)
             self.bar.set_postfix(postfix, refresh=False)
@@ -626,10 +630,10 @@ class BudgetPrune(BaseEstimator):
     def _bisect(self, problem: PruneProblem, budget: float) -> PruneResult:
         """Search lambda for the budget; return the best-scoring pruning within it (``scoring``).
 
-        A bisection on ``log lam`` for the smallest lambda whose cost is within the budget (the
-        cost need not be monotone in lambda for boosted models); every pruning solved on the way
-        is a candidate, and the one with the best validation score within the budget and at or
-        above ``min_score`` is returned.
+        A bisection on ``log lam`` for the smallest lambda whose cost is within the budget, on the
+        first solve of each lambda (the one fixed program, cost monotone in lambda); every pruning
+        solved on the way (re-linearization iterates included) is a candidate, and the one with
+        the best validation score within the budget and at or above ``min_score`` is returned.
         """
 
         def cost(r: PruneResult) -> float:
@@ -645,7 +649,9 @@ class BudgetPrune(BaseEstimator):
                     key = (sc, -cost(it), -lam)
                     if self._best is None or key > self._best[0]:
                         self._best = (key, it)
-            return r
+            # the bisection follows the first solve of each lambda: one fixed program (the
+            # surrogate around the full model), whose exact optimum's cost is monotone in lambda
+            return self._iterates[0]
 
         self._best: tuple[tuple[float, float, float], PruneResult] | None = None
         res = run(0.0, None)
