@@ -38,9 +38,9 @@ from ..core._ensemble import TreeEnsemble
 
 __all__ = [
     "forest_error",
-    "mean_loss",
     "gbdt_surrogate_error",
     "inbag_counts",
+    "mean_loss",
     "objective_name",
     "subtree_sum",
     "train_counts",

@@ -640,7 +640,7 @@ class BudgetPrune(BaseEstimator):
             return r.acquisition_term + r.evaluation_term
 
         def run(lam: float, beta0: np.ndarray | None) -> PruneResult:
-            r = self._solve(problem, lam, beta0)
+            self._solve(problem, lam, beta0)
             # every iterate of the re-linearization is a feasible pruning: all are candidates
             for it in {x.collapsed.tobytes(): x for x in self._iterates}.values():
                 sc = self._score_of(it.collapsed)

@@ -93,9 +93,7 @@ def make_scorer(scoring: Any, forest: TreeEnsemble) -> Any:
                 f"'roc_auc', 'neg_log_loss') or a callable scorer(estimator, X, y). Got {scoring!r}."
             ) from exc
     else:
-        raise ValueError(
-            f"The 'scoring' parameter must be None, a scorer name or a callable. Got {scoring!r} instead."
-        )
+        raise ValueError(f"The 'scoring' parameter must be None, a scorer name or a callable. Got {scoring!r} instead.")
 
     def score(raw: np.ndarray, X: Any, y: np.ndarray) -> float:
         est = _FixedRegressor(raw, scale) if kind == "regression" else _FixedClassifier(raw, kind, scale)

@@ -37,7 +37,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--model", required=True, help="LightGBM model file")
     p.add_argument("--train", required=True, help="training CSV with a label column")
-    p.add_argument("--valid", required=True, help="validation CSV (features; its label column, if any, scores the budget search)")
+    p.add_argument(
+        "--valid",
+        required=True,
+        help="validation CSV (features; its label column, if any, scores the budget search)",
+    )
     p.add_argument("--costs", default=None, help="costs CSV read by FeatureCosts.from_csv (default: uniform)")
     p.add_argument("--label", default="label", help="name of the label column (default: label)")
     target = p.add_mutually_exclusive_group(required=True)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import lightgbm as lgb
 import numpy as np
 import pytest
@@ -24,8 +22,14 @@ def imbalanced():
     X = rng.normal(size=(1500, 5))
     s = 1.5 * X[:, 0] + X[:, 1] + 0.7 * X[:, 2] + rng.normal(size=1500)
     y = (s > 2.6).astype(int)
-    params = {"objective": "binary", "num_leaves": 4, "learning_rate": 0.2, "verbose": -1,
-              "num_threads": 1, "min_data_in_leaf": 5}
+    params = {
+        "objective": "binary",
+        "num_leaves": 4,
+        "learning_rate": 0.2,
+        "verbose": -1,
+        "num_threads": 1,
+        "min_data_in_leaf": 5,
+    }
     model = lgb.train(params, lgb.Dataset(X[:1000], y[:1000]), 20)
     return model, X[:1000], y[:1000], X[1000:], y[1000:]
 
@@ -50,7 +54,7 @@ def test_relinearized_surrogate_is_exact_at_the_pruning_it_is_taken_around(imbal
     # the error term of pruning P under the surrogate taken around P is n_trees x the true
     # training loss of P (the one-shot surrogate around the full model is not: it ignores that
     # the other trees are collapsed too)
-    model, X, y, Xv, yv = imbalanced
+    model, X, y, _Xv, _yv = imbalanced
     bp = BudgetPrune(model, lam=0.02, costs=COSTS, relinearize=0, min_score=None, progress=False).fit(X, y)
     forest, tr = bp.setup_.ensemble, bp.setup_.train_leaves
     pmap = pruned_leaf_map(forest, bp.collapsed_)[tr]
@@ -81,16 +85,17 @@ def test_scoring_auc_and_accuracy_choose_differently_on_imbalanced_data(imbalanc
 
 
 def test_iteration_cap_names_the_lambda(imbalanced):
-    model, X, y, Xv, yv = imbalanced
+    model, X, y, _Xv, _yv = imbalanced
     with pytest.warns(UserWarning, match=r"solve at lam=0\.003 .*max_iter=1"):
-        bp = BudgetPrune(model, lam=0.003, costs=COSTS, max_iter=1, gap_tol=0.0, min_score=None,
-                         relinearize=0, progress=False).fit(X, y)
+        bp = BudgetPrune(
+            model, lam=0.003, costs=COSTS, max_iter=1, gap_tol=0.0, min_score=None, relinearize=0, progress=False
+        ).fit(X, y)
     assert bp.result_.status == 1
     assert "Iteration limit (1) reached at lam=0.003" in bp.result_.message
 
 
 def test_progress_bar_shown_when_asked_or_when_slow_and_not_when_off(imbalanced, capsys, monkeypatch):
-    model, X, y, Xv, yv = imbalanced
+    model, X, y, _Xv, _yv = imbalanced
     kw = dict(lam=0.003, costs=COSTS, min_score=None)
     BudgetPrune(model, progress=False, **kw).fit(X, y)
     assert "BudgetPrune" not in capsys.readouterr().err

@@ -159,8 +159,9 @@ def test_gap_is_measured_on_the_part_of_the_objective_that_depends_on_the_prunin
     # a large error term common to every pruning: relative to the whole objective a 1e-4 gap
     # would be far coarser than the cost term; the solver must compare the gap with the
     # objective minus the smallest error term of any pruning, and say so in its message
-    from budget_extras.budgetprune import _kernels as kern
     from dataclasses import replace
+
+    from budget_extras.budgetprune import _kernels as kern
 
     prob, _ = random_problem(np.random.default_rng(3), n_trees=5, n_leaves=6, n_rows=40)
     # 1000 per original leaf below each node: every pruning covers each original leaf once, so this
