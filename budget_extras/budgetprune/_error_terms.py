@@ -40,6 +40,7 @@ __all__ = [
     "forest_error",
     "gbdt_surrogate_error",
     "inbag_counts",
+    "mean_loss",
     "objective_name",
     "subtree_sum",
     "train_counts",
@@ -193,7 +194,14 @@ def _loss(
 
 
 def gbdt_surrogate_error(
-    forest: TreeEnsemble, booster: Any, X: Any, y: np.ndarray, leaves: np.ndarray
+    forest: TreeEnsemble,
+    booster: Any,
+    X: Any,
+    y: np.ndarray,
+    leaves: np.ndarray,
+    *,
+    raw: np.ndarray | None = None,
+    own: np.ndarray | None = None,
 ) -> np.ndarray:
     """Surrogate error per node for boosted trees (see the module docstring).
 
@@ -208,12 +216,20 @@ def gbdt_surrogate_error(
     leaves : ndarray of int, shape (n_rows, n_trees)
         Global leaves of the training rows.
 
+    raw : ndarray, shape (n_rows,) or (n_rows, n_classes), optional
+        Raw scores of the model to linearize around (default: the full model's). With ``own``
+        this re-linearizes the surrogate around a pruning: ``e_h`` is then the loss of that
+        pruned model with tree ``t`` alone changed to end at ``h``.
+    own : ndarray, shape (n_rows, n_trees), optional
+        Each row's output of each tree in that model (default: the full model's leaves).
+
     Returns
     -------
     ndarray of float64, shape (n_nodes,)
     """
     y = np.asarray(y, dtype=np.float64)
-    raw = np.asarray(booster.predict(X, raw_score=True), dtype=np.float64)
+    if raw is None:
+        raw = np.asarray(booster.predict(X, raw_score=True), dtype=np.float64)
     # a random forest's raw score is the sum of its trees; LightGBM transforms the average
     scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
     n_rows = y.shape[0]
@@ -221,11 +237,11 @@ def gbdt_surrogate_error(
     for t in range(forest.n_trees):
         cls = int(forest.tree_class[t])
         node = leaves[:, t].copy()
-        own = forest.value[node]
+        mine = forest.value[node] if own is None else own[:, t]
         if raw.ndim == 2:
-            base = raw[:, cls] - own
+            base = raw[:, cls] - mine
         else:
-            base = raw - own
+            base = raw - mine
         while True:
             live = node >= 0
             if not np.any(live):
@@ -243,3 +259,12 @@ def gbdt_surrogate_error(
             err += np.bincount(node[live], weights=loss, minlength=forest.n_nodes)
             node[live] = forest.parent[node[live]]
     return err / max(n_rows, 1)
+
+
+def mean_loss(forest: TreeEnsemble, y: np.ndarray, raw: np.ndarray) -> float:
+    """Mean training loss of raw scores ``raw`` (the model's objective; as the surrogate uses it)."""
+    scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
+    raw = np.asarray(raw, dtype=np.float64) / scale
+    if raw.ndim == 2:
+        return float(np.mean(_loss(objective_name(forest), np.asarray(y, dtype=np.float64), raw[:, 0], 0, raw)))
+    return float(np.mean(_loss(objective_name(forest), np.asarray(y, dtype=np.float64), raw, None, None)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,11 +20,13 @@ from ._error_terms import (
     forest_error,
     gbdt_surrogate_error,
     inbag_counts,
+    mean_loss,
     objective_name,
     subtree_sum,
     train_counts,
 )
 from ._problem import PruneProblem, build_problem
+from ._scoring import constant_raw, make_scorer, scoring_name
 from ._solver import PruneResult, solve_primal_dual
 
 __all__ = [
@@ -89,6 +91,8 @@ class BudgetPruneSetup:
     problem: PruneProblem
     valid_leaves: np.ndarray
     counts: np.ndarray | None
+    train_leaves: np.ndarray | None = None
+    y_train: np.ndarray | None = None
 
 
 def prepare(
@@ -172,16 +176,57 @@ def prepare(
         node_eval=node_eval,
     )
     return BudgetPruneSetup(
-        ensemble=forest, booster=booster, problem=problem, valid_leaves=valid, counts=counts
+        ensemble=forest,
+        booster=booster,
+        problem=problem,
+        valid_leaves=valid,
+        counts=counts,
+        train_leaves=None if forest.average_output and error_source == "inbag" else tr,
+        y_train=y,
     )
 
 
-def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
+_PROGRESS_AFTER_S = 2.0  # progress=None: show a bar once a fit has run this long (or on a TTY)
 
-    return tqdm(total=total, desc=desc, leave=False)
+
+class _Progress:
+    """One tqdm bar per fit, over dual iterations, created lazily.
+
+    ``enabled``: True (always), False (never) or None (auto: at once when stderr is a terminal,
+    otherwise as soon as the fit has run ``_PROGRESS_AFTER_S`` seconds).
+    """
+
+    def __init__(self, enabled: bool | None, desc: str) -> None:
+        import sys
+        import time
+
+        self.enabled, self.desc, self.bar = enabled, desc, None
+        self.t0 = time.perf_counter()
+        self.tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.count = 0
+
+    def tick(self, **postfix: Any) -> None:
+        import time
+
+        self.count += 1
+        if self.bar is None and self.enabled is not False:
+            late = time.perf_counter() - self.t0 > _PROGRESS_AFTER_S
+            if self.enabled or self.tty or late:
+                from tqdm.auto import tqdm
+
+                # not a terminal (a log file): refresh at most every 5 s
+                self.bar = tqdm(
+                    desc=self.desc, unit="it", leave=False, initial=self.count - 1,
+                    mininterval=0.1 if self.tty else 5.0,
+                )
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(postfix, refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class BudgetPrune(BaseEstimator):
@@ -218,7 +263,27 @@ class BudgetPrune(BaseEstimator):
     bisect_steps : int, default 30
         Bisection steps on ``log(lam)`` when a budget is given.
     progress : bool, optional
-        Show tqdm progress bars; by default only for large problems (over 10 million triples).
+        Show a tqdm progress bar (dual iterations, with the current lambda and gap). ``None``
+        (default): at once when stderr is a terminal, otherwise once the fit has run 2 s.
+    scoring : None, str or callable, default None
+        Validation metric (greater is better) that chooses among the budget search's prunings
+        within the budget, and that ``min_score`` bounds: ``None`` is accuracy for classifiers
+        (R^2 otherwise); a scikit-learn scorer name (``"roc_auc"``, ``"neg_log_loss"``,
+        ``"balanced_accuracy"``, ...; ``"auc"``, ``"log_loss"`` accepted) or a callable
+        ``scorer(estimator, X, y)``. Scored on ``(X_valid, y_valid)``, or on ``(X, y)`` when
+        ``y_valid`` is not given.
+    min_score : float, "auto" or None, default "auto"
+        Floor on that score. ``"auto"``: the best constant model's score plus half the way to
+        the unpruned model's (a pruning must keep at least half of the model's lift over a
+        constant); ``None``: no floor. With ``budget``, no pruning below the floor is returned
+        (``ValueError`` naming the metric, the floor and what was reached); with ``lam``, a
+        ``UserWarning``.
+    relinearize : int, default 0
+        Boosted models: re-linearize the loss surrogate around the current pruning and re-solve,
+        at most this many times per lambda (until the pruning repeats); the pruning with the
+        smallest true training objective (loss + lam x cost) is kept. 0: the one-shot
+        surrogate around the full model. Off by default: on the measured models it found no
+        better pruning and doubled the time (docs/budgetprune_design.md).
 
     Attributes
     ----------
@@ -238,6 +303,12 @@ class BudgetPrune(BaseEstimator):
         The program and routing, for re-solving at other lambdas.
     path_ : list of tuple
         ``(lam, average cost, error term, status)`` of each solve (bisection history).
+    search_ : list of dict
+        Each candidate pruning (per lambda, after re-linearization): ``lam``, ``cost``,
+        ``score`` (validation, ``scoring``), ``status``.
+    score_ : float
+        Validation score of the returned pruning; ``score_full_``, ``score_constant_`` and
+        ``min_score_`` the unpruned model's, the best constant model's and the floor applied.
     """
 
     def __init__(
@@ -255,6 +326,9 @@ class BudgetPrune(BaseEstimator):
         time_limit: float | None = None,
         bisect_steps: int = 30,
         progress: bool | None = None,
+        scoring: Any = None,
+        min_score: Any = "auto",
+        relinearize: int = 0,
     ) -> None:
         self.model = model
         self.lam = lam
@@ -268,6 +342,9 @@ class BudgetPrune(BaseEstimator):
         self.time_limit = time_limit
         self.bisect_steps = bisect_steps
         self.progress = progress
+        self.scoring = scoring
+        self.min_score = min_score
+        self.relinearize = relinearize
 
     def _lam(self) -> float | None:
         """``lam``, or the number the deprecated form ``BudgetPrune(0.1)`` passed as ``model``."""
@@ -324,7 +401,6 @@ class BudgetPrune(BaseEstimator):
         The form ``fit(model, X_train, y_train, X_valid, costs=None)`` of earlier releases still
         works with a ``FutureWarning``: pass the model and the costs to the constructor.
         """
-        del y_valid
         model, costs = self.model, self.costs
         names = ("X", "y", "X" if X_valid is None else "X_valid")
         if is_model(X) or "model" in kwargs:  # the deprecated fit(model, X_train, y_train, X_valid, costs)
@@ -379,12 +455,38 @@ class BudgetPrune(BaseEstimator):
             costs, n_features=setup.ensemble.n_features, feature_names=setup.ensemble.feature_names
         )
         self.n_features_in_ = setup.ensemble.n_features
-        show = self.progress if self.progress is not None else setup.problem.n_triples > 10_000_000
         self.path_: list[tuple[float, float, float, int]] = []
-        if lam is not None:
-            result = self._solve(setup.problem, float(lam), None, show)
-        else:
-            result = self._bisect(setup.problem, float(self.budget), show)  # type: ignore[arg-type]
+        self.search_: list[dict[str, Any]] = []
+        self._scoring_setup(setup, X, y, X_valid, y_valid)
+        self._bar = _Progress(self.progress, "BudgetPrune")
+        self._capped: list[float] = []
+        try:
+            if lam is not None:
+                result = self._solve(setup.problem, float(lam), None)
+                self.score_ = self._score_of(result.collapsed)
+                if self.min_score_ is not None and self.score_ < self.min_score_:
+                    warnings.warn(
+                        f"BudgetPrune: the pruning at lam={float(lam):.6g} scores {self._metric}="
+                        f"{self.score_:.4g} on validation, below the floor min_score={self.min_score_:.4g} "
+                        f"(unpruned {self.score_full_:.4g}, best constant model {self.score_constant_:.4g}).",
+                        UserWarning,
+                        stacklevel=2,
+                    )
+            else:
+                result = self._bisect(setup.problem, float(self.budget))  # type: ignore[arg-type]
+        finally:
+            self._bar.close()
+        if self._capped:
+            lams = ", ".join(f"{v:.6g}" for v in self._capped[:8])
+            more = f" and {len(self._capped) - 8} more" if len(self._capped) > 8 else ""
+            chosen = " (including the returned one)" if result.status == 1 else ""
+            warnings.warn(
+                f"BudgetPrune: the solve at lam={lams}{more}{chosen} stopped at the iteration cap "
+                f"max_iter={self.max_iter} before certifying gap_tol={self.gap_tol:g}; its pruning is "
+                "feasible and exactly scored but not proven optimal. Raise max_iter to certify it.",
+                UserWarning,
+                stacklevel=2,
+            )
         self.result_ = result
         self.lam_ = result.lam
         self.collapsed_ = result.collapsed
@@ -439,67 +541,175 @@ class BudgetPrune(BaseEstimator):
             return (raw > 0).astype(np.int64)
         return np.asarray(self.booster_.predict(self.setup_.ensemble._X(X)), dtype=np.float64)
 
-    def _solve(self, problem: PruneProblem, lam: float, beta0: np.ndarray | None, show: bool) -> PruneResult:
-        bar = _progress_bar(self.max_iter, f"BudgetPrune lam={lam:.3g}", show)
+    def _scoring_setup(self, setup: BudgetPruneSetup, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+        """Rows, labels and floor of the validation score (``scoring``, ``min_score``)."""
+        forest = setup.ensemble
+        self._score_fn = make_scorer(self.scoring, forest)
+        self._metric = scoring_name(self.scoring, forest)
+        if y_valid is not None or X_valid is None:
+            rows = forest._X(X if X_valid is None else X_valid)
+            labels = np.asarray(y if X_valid is None else y_valid, dtype=np.float64)
+            if labels.shape[0] != rows.shape[0]:
+                raise ValueError(
+                    f"y_valid has {labels.shape[0]} labels but X_valid has {rows.shape[0]} rows."
+                )
+            leaves = setup.valid_leaves
+        else:  # validation rows without labels: score on the training rows
+            rows = forest._X(X)
+            labels = setup.y_train
+            leaves = setup.train_leaves if setup.train_leaves is not None else leaf_nodes(forest, setup.booster, rows)
+        self._score_rows, self._score_y, self._score_leaves = rows, labels, leaves
+        self.score_full_ = self._score_fn(raw_from_leaves(forest, leaves), rows, labels)
+        self.score_constant_ = self._score_fn(constant_raw(forest, setup.y_train, rows.shape[0]), rows, labels)
+        if isinstance(self.min_score, str):
+            if self.min_score != "auto":
+                raise ValueError(
+                    f"The 'min_score' parameter must be a number, 'auto' or None. Got {self.min_score!r}."
+                )
+            lift = max(self.score_full_ - self.score_constant_, 0.0)
+            self.min_score_: float | None = self.score_constant_ + 0.5 * lift
+        elif self.min_score is None:
+            self.min_score_ = None
+        else:
+            self.min_score_ = float(self.min_score)
 
+    def _score_of(self, collapsed: np.ndarray) -> float:
+        forest = self.setup_.ensemble
+        raw = raw_from_leaves(forest, pruned_leaf_map(forest, collapsed)[self._score_leaves])
+        return self._score_fn(raw, self._score_rows, self._score_y)
+
+    def _solve_once(self, problem: PruneProblem, lam: float, beta0: np.ndarray | None) -> PruneResult:
         def tick(it: int, upper: float, lower: float) -> None:
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(gap=f"{(upper - lower) / max(abs(upper), 1e-300):.2e}")
+            self._bar.tick(lam=f"{lam:.3g}", gap=f"{upper - lower:.2e}")
 
-        try:
-            res = solve_primal_dual(
-                problem,
-                lam,
-                gap_tol=self.gap_tol,
-                max_iter=self.max_iter,
-                time_limit=self.time_limit,
-                beta0=beta0,
-                progress=tick,
-            )
-        finally:
-            if bar is not None:
-                bar.close()
+        res = solve_primal_dual(
+            problem,
+            lam,
+            gap_tol=self.gap_tol,
+            max_iter=self.max_iter,
+            time_limit=self.time_limit,
+            beta0=beta0,
+            progress=tick,
+        )
         self.path_.append((lam, res.acquisition_term + res.evaluation_term, res.error_term, res.status))
+        if res.status == 1 and lam not in self._capped:
+            self._capped.append(lam)
         return res
 
-    def _bisect(self, problem: PruneProblem, budget: float, show: bool) -> PruneResult:
-        """Smallest lambda (to ``bisect_steps`` halvings of ``log lam``) whose cost is <= budget."""
+    def _solve(self, problem: PruneProblem, lam: float, beta0: np.ndarray | None) -> PruneResult:
+        """One lambda; for boosted models re-linearized around the current pruning (``relinearize``)."""
+        res = self._solve_once(problem, lam, beta0)
+        self._iterates = [res]  # every pruning solved for this lambda (budget candidates)
+        setup = self.setup_
+        forest = setup.ensemble
+        if forest.average_output or not self.relinearize or setup.train_leaves is None:
+            return res
+        tr, y = setup.train_leaves, setup.y_train
+
+        def true_objective(r: PruneResult) -> float:
+            raw = raw_from_leaves(forest, pruned_leaf_map(forest, r.collapsed)[tr])
+            return mean_loss(forest, y, raw) + lam * (r.acquisition_term + r.evaluation_term)
+
+        best, best_obj = res, true_objective(res)
+        seen = {res.collapsed.tobytes()}
+        for _ in range(int(self.relinearize)):
+            pmap = pruned_leaf_map(forest, res.collapsed)[tr]
+            own = forest.value[pmap]
+            raw = raw_from_leaves(forest, pmap)
+            err = gbdt_surrogate_error(forest, setup.booster, None, y, tr, raw=raw, own=own)
+            res = self._solve_once(replace(problem, node_error=err), lam, res.beta)
+            self._iterates.append(res)
+            obj = true_objective(res)
+            if obj < best_obj:
+                best, best_obj = res, obj
+            key = res.collapsed.tobytes()
+            if key in seen:
+                break
+            seen.add(key)
+        return best
+
+    def _bisect(self, problem: PruneProblem, budget: float) -> PruneResult:
+        """Search lambda for the budget; return the best-scoring pruning within it (``scoring``).
+
+        A bisection on ``log lam`` for the smallest lambda whose cost is within the budget, on the
+        first solve of each lambda (the one fixed program, cost monotone in lambda); every pruning
+        solved on the way (re-linearization iterates included) is a candidate, and the one with
+        the best validation score within the budget and at or above ``min_score`` is returned.
+        """
 
         def cost(r: PruneResult) -> float:
             return r.acquisition_term + r.evaluation_term
 
-        res = self._solve(problem, 0.0, None, show)
-        if cost(res) <= budget:
-            return res
-        total = float(problem.pair_cost.sum() + problem.node_eval.max(initial=0.0))
-        lam_hi = 1.0 / max(total, 1e-12)
-        hi = self._solve(problem, lam_hi, None, show)
-        if cost(hi) <= budget:  # bracket from above: shrink lambda until the budget is missed
-            lam_lo = lam_hi / 4.0
-            for _ in range(60):
-                lo = self._solve(problem, lam_lo, hi.beta, show)
-                if cost(lo) > budget:
+        def run(lam: float, beta0: np.ndarray | None) -> PruneResult:
+            self._solve(problem, lam, beta0)
+            # every iterate of the re-linearization is a feasible pruning: all are candidates
+            for it in {x.collapsed.tobytes(): x for x in self._iterates}.values():
+                sc = self._score_of(it.collapsed)
+                self.search_.append({"lam": lam, "cost": cost(it), "score": sc, "status": it.status})
+                if cost(it) <= budget + 1e-12 * max(budget, 1.0):
+                    key = (sc, -cost(it), -lam)
+                    if self._best is None or key > self._best[0]:
+                        self._best = (key, it)
+            # the bisection follows the first solve of each lambda: one fixed program (the
+            # surrogate around the full model), whose exact optimum's cost is monotone in lambda
+            return self._iterates[0]
+
+        self._best: tuple[tuple[float, float, float], PruneResult] | None = None
+        res = run(0.0, None)
+        if cost(res) > budget:
+            total = float(problem.pair_cost.sum() + problem.node_eval.max(initial=0.0))
+            lam_hi = 1.0 / max(total, 1e-12)
+            hi = run(lam_hi, None)
+            if cost(hi) <= budget:  # bracket from above: shrink lambda until the budget is missed
+                lam_lo = lam_hi / 4.0
+                for _ in range(60):
+                    lo = run(lam_lo, hi.beta)
+                    if cost(lo) > budget:
+                        break
+                    lam_hi, hi, lam_lo = lam_lo, lo, lam_lo / 4.0
+                else:
+                    lam_lo = lam_hi
+            else:  # bracket from below: grow lambda until the budget is met
+                for _ in range(200):
+                    lam_lo, lam_hi = lam_hi, lam_hi * 4.0
+                    hi = run(lam_hi, hi.beta)
+                    if cost(hi) <= budget:
+                        break
+            for _ in range(self.bisect_steps):
+                if lam_hi / max(lam_lo, 1e-300) - 1.0 < 1e-6:
                     break
-                lam_hi, hi, lam_lo = lam_lo, lo, lam_lo / 4.0
-            else:
-                return hi
-        else:  # bracket from below: grow lambda until the budget is met
-            for _ in range(200):
-                lam_lo, lam_hi = lam_hi, lam_hi * 4.0
-                hi = self._solve(problem, lam_hi, hi.beta, show)
-                if cost(hi) <= budget:
-                    break
-        for _ in range(self.bisect_steps):
-            mid = float(np.sqrt(lam_lo * lam_hi))
-            r = self._solve(problem, mid, hi.beta, show)
-            if cost(r) <= budget:
-                lam_hi, hi = mid, r
-            else:
-                lam_lo = mid
-            if lam_hi / lam_lo - 1.0 < 1e-6:
-                break
-        return hi
+                mid = float(np.sqrt(lam_lo * lam_hi))
+                r = run(mid, hi.beta)
+                if cost(r) <= budget:
+                    lam_hi, hi = mid, r
+                else:
+                    lam_lo = mid
+        return self._select(budget)
+
+    def _select(self, budget: float) -> PruneResult:
+        feasible = [c for c in self.search_ if c["cost"] <= budget + 1e-12 * max(budget, 1.0)]
+        if self._best is None:
+            raise ValueError(
+                f"BudgetPrune: no pruning found within budget={budget:.6g} (lowest cost reached "
+                f"{min(c['cost'] for c in self.search_):.6g})."
+            )
+        (score, _, _), r = self._best
+        if self.min_score_ is not None and score < self.min_score_:
+            above = [c for c in self.search_ if c["score"] >= self.min_score_]
+            cheapest = (
+                f"; the cheapest pruning found at or above the floor costs {min(c['cost'] for c in above):.6g}"
+                if above
+                else ""
+            )
+            raise ValueError(
+                f"BudgetPrune refuses the pruning for budget={budget:.6g}: the best of the "
+                f"{len(feasible)} prunings within the budget scores {self._metric}={score:.4g} on "
+                f"validation, below the floor min_score={self.min_score_:.4g} (unpruned model "
+                f"{self.score_full_:.4g}, best constant model {self.score_constant_:.4g}; 'auto' is "
+                f"halfway between them){cheapest}. Raise the budget, or pass min_score=None to accept it."
+            )
+        self.score_ = score
+        return r
 
     def predict_raw(self, X: Any) -> np.ndarray:
         """Raw scores of the pruned model, as ``booster_.predict(X, raw_score=True)``."""

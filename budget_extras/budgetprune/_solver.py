@@ -25,7 +25,10 @@ a handful of iterations where plain subgradient steps need hundreds. When the fa
 continues with projected subgradient steps along ``w^t - w`` (Polyak's step, the factor halved
 when the bound stalls; Held, Wolfe and Crowder, 1974), which converge from anywhere. Because the
 LP is integral (the paper's theorem) the Lagrangian dual has no gap, and the solver stops when
-``(upper - lower) <= gap_tol * |upper|``: the pruning is then optimal to that tolerance.
+``upper - lower <= gap_tol * (upper - E)``, ``E`` the smallest error term of any pruning (a
+constant that is most of the objective, so a gap relative to the whole objective would be far
+coarser than the cost term): the pruning is then optimal to that tolerance on the part of the
+objective that depends on the pruning.
 
 The passes over the triples are compiled (``_budgetprune_kernels``, numba).
 """
@@ -73,7 +76,11 @@ class PruneResult:
     gap : float
         ``objective - dual_bound`` (>= 0 up to rounding).
     rel_gap : float
-        ``gap / max(|objective|, 1e-300)``.
+        ``gap / gap_scale``: the gap relative to the part of the objective that depends on the
+        pruning (what ``gap_tol`` bounds); a gap within rounding (``1e-12 |objective|``) counts as 0.
+    gap_scale : float
+        ``objective`` minus the smallest error term of any pruning (the objective's constant
+        part); ``>= lam * cost``. The solver stops when ``gap <= gap_tol * gap_scale``.
     iterations : int
         Dual iterations done.
     lam : float
@@ -105,6 +112,7 @@ class PruneResult:
     evaluation_term: float
     elapsed: float
     beta: np.ndarray | None = field(default=None, repr=False)
+    gap_scale: float = float("nan")
 
     @property
     def success(self) -> bool:
@@ -210,7 +218,8 @@ def solve_primal_dual(
     lam : float
         Weight of the cost terms (>= 0).
     gap_tol : float, default 1e-4
-        Stop when ``upper - lower <= gap_tol * |upper|``.
+        Stop when ``upper - lower <= gap_tol * (upper - E)``, ``E`` the smallest error term of
+        any pruning (the objective's constant part; ``PruneResult.gap_scale`` is ``upper - E``).
     max_iter : int, default 500
         Dual iterations at most.
     time_limit : float, optional
@@ -293,6 +302,15 @@ def solve_primal_dual(
     mass = np.zeros(problem.n_pairs) if face else slack
     total = np.zeros(problem.n_pairs) if face else slack
     face_upper = np.inf
+    # the part of the objective that depends on the pruning: objective minus the smallest error
+    # term of any pruning (a constant, often most of the objective), >= lam * cost >= 0
+    _, err_floor = kern.best_pruning(parent, is_leaf, problem.node_error)
+    err_floor = float(err_floor)
+
+    def converged(upper: float, low: float) -> bool:
+        scale = max(upper - err_floor, 0.0)
+        return upper - low <= gap_tol * scale + 1e-12 * abs(upper)
+
     reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
     for it in range(1, max_iter + 1):
         kept, tree_value = kern.best_pruning(parent, is_leaf, c - kern.subtree_sums(parent, reward))
@@ -318,7 +336,7 @@ def solve_primal_dual(
                 best_upper, best_leaves = upper, leaves_of(best_kept)
         if progress is not None:
             progress(it, best_upper, lower)
-        if best_upper - lower <= gap_tol * abs(best_upper):
+        if converged(best_upper, lower):
             status = 0
             break
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
@@ -356,13 +374,18 @@ def solve_primal_dual(
         best_kept, upper = polish(best_kept)
         if upper < best_upper:
             best_upper, best_leaves = upper, leaves_of(best_kept)
-        if best_upper - lower <= gap_tol * abs(best_upper):
+        if converged(best_upper, lower):
             status = 0
     gap = max(best_upper - lower, 0.0)
+    scale = max(best_upper - err_floor, 0.0)
+    compared = (
+        f"duality gap {gap:.3g} vs gap_tol {gap_tol:g} x {scale:.3g} (the objective {best_upper:.6g} "
+        f"minus its constant part {err_floor:.6g}, the smallest error term of any pruning)"
+    )
     messages = {
-        0: f"Optimal: duality gap {gap:.3g} within tolerance.",
-        1: f"Iteration limit reached; duality gap {gap:.3g} remains.",
-        2: f"Time limit reached; duality gap {gap:.3g} remains.",
+        0: f"Optimal at lam={lam:.6g}: {compared}.",
+        1: f"Iteration limit ({max_iter}) reached at lam={lam:.6g}: {compared}.",
+        2: f"Time limit reached at lam={lam:.6g}: {compared}.",
     }
     return _finish(
         problem,
@@ -373,7 +396,9 @@ def solve_primal_dual(
         objective=best_upper,
         dual_bound=lower,
         gap=gap,
-        rel_gap=gap / max(abs(best_upper), 1e-300),
+        # gaps within floating-point rounding of the objective (1e-12 of it) count as zero
+        rel_gap=max(gap - 1e-12 * abs(best_upper), 0.0) / max(scale, 1e-300),
+        gap_scale=scale,
         iterations=it,
         elapsed=time.perf_counter() - t0,
         beta=beta,

@@ -37,7 +37,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--model", required=True, help="LightGBM model file")
     p.add_argument("--train", required=True, help="training CSV with a label column")
-    p.add_argument("--valid", required=True, help="validation CSV (features; a label column is ignored)")
+    p.add_argument(
+        "--valid",
+        required=True,
+        help="validation CSV (features; its label column, if any, scores the budget search)",
+    )
     p.add_argument("--costs", default=None, help="costs CSV read by FeatureCosts.from_csv (default: uniform)")
     p.add_argument("--label", default="label", help="name of the label column (default: label)")
     target = p.add_mutually_exclusive_group(required=True)
@@ -47,6 +51,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--eval-cost", action="store_true", help="count split evaluation costs too")
     p.add_argument("--gap-tol", type=float, default=1e-4)
     p.add_argument("--max-iter", type=int, default=500)
+    p.add_argument(
+        "--scoring", default=None, help="validation metric: a scikit-learn scorer name (default: accuracy)"
+    )
+    p.add_argument(
+        "--min-score",
+        default="auto",
+        help="floor on the validation score: a number, 'auto' (halfway from a constant model to the "
+        "unpruned one) or 'none'",
+    )
     p.add_argument("--json", default=None, help="write the solver result summary here")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.add_argument("-o", "--output", required=True, help="pruned model file to write")
@@ -78,7 +91,13 @@ def run(args: argparse.Namespace) -> int:
         gap_tol=args.gap_tol,
         max_iter=args.max_iter,
         progress=False if args.quiet else None,
-    ).fit(X_train, train[args.label].to_numpy(), X_valid=X_valid)
+        scoring=args.scoring,
+        min_score=None if str(args.min_score).lower() == "none" else (
+            "auto" if args.min_score == "auto" else float(args.min_score)
+        ),
+    )
+    y_valid = valid[args.label].to_numpy() if args.label in valid.columns else None
+    est.fit(X_train, train[args.label].to_numpy(), X_valid=X_valid, y_valid=y_valid)  # _main reports errors
     r = est.result_
     summary = {
         "lambda": r.lam,

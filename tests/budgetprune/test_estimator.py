@@ -118,14 +118,22 @@ def test_inbag_refuses_what_it_cannot_recover(rng):
 
 
 @pytest.mark.parametrize("budget", [0.5, 1.5, 3.0])
-def test_budget_is_met_by_the_smallest_lambda_found(rng, budget):
+def test_budget_is_met_by_the_best_scoring_pruning_found(rng, budget):
     booster, X, y, Xv = _model(rng)
-    bp = BudgetPrune(booster, budget=budget, bisect_steps=12).fit(X, y, X_valid=Xv)
+    bp = BudgetPrune(booster, budget=budget, bisect_steps=12, min_score=None).fit(X, y, X_valid=Xv)
     cost = bp.result_.acquisition_term
     assert cost <= budget
+    feasible = [c for c in bp.search_ if c["cost"] <= budget]
+    assert bp.score_ == max(c["score"] for c in feasible)
     over = [lam for lam, c, _, _ in bp.path_ if c > budget]
-    if over:  # bisection brackets the answer: a slightly smaller lambda misses the budget
-        assert max(over) >= bp.lam_ / 1.001
+    if over:  # bisection brackets the smallest feasible lambda
+        assert max(over) >= min(c["lam"] for c in feasible) / 1.001
+
+
+def test_budget_below_the_floor_is_refused_naming_metric_and_floor(rng):
+    booster, X, y, Xv = _model(rng)
+    with pytest.raises(ValueError, match=r"accuracy=.*below the floor min_score=.*constant model"):
+        BudgetPrune(booster, budget=0.5, bisect_steps=12).fit(X, y, X_valid=Xv)
 
 
 def test_feature_groups_and_costs_mapping(rng):

@@ -153,3 +153,32 @@ def test_solver_input_errors(kwargs, match):
     lam = kwargs.pop("lam")
     with pytest.raises(ValueError, match=match):
         solve_primal_dual(prob, lam, **kwargs)
+
+
+def test_gap_is_measured_on_the_part_of_the_objective_that_depends_on_the_pruning():
+    # a large error term common to every pruning: relative to the whole objective a 1e-4 gap
+    # would be far coarser than the cost term; the solver must compare the gap with the
+    # objective minus the smallest error term of any pruning, and say so in its message
+    from dataclasses import replace
+
+    from budget_extras.budgetprune import _kernels as kern
+
+    prob, _ = random_problem(np.random.default_rng(3), n_trees=5, n_leaves=6, n_rows=40)
+    # 1000 per original leaf below each node: every pruning covers each original leaf once, so this
+    # adds the same constant (1000 x leaves) to every pruning's error term
+    from budget_extras.budgetprune._error_terms import subtree_sum
+
+    below = subtree_sum(prob.parent, prob.is_leaf.astype(float))
+    prob = replace(prob, node_error=prob.node_error + 1000.0 * below)
+    assert prob.node_error.sum() > 100 * abs(solve_primal_dual(prob, 0.02, gap_tol=0.5).acquisition_term)
+    lam = 0.02
+    res = solve_primal_dual(prob, lam, gap_tol=1e-4, max_iter=3000)
+    _, floor = kern.best_pruning(prob.parent, prob.is_leaf, prob.node_error)
+    assert res.success
+    assert res.gap_scale == pytest.approx(res.objective - floor)
+    assert res.gap <= 1e-4 * res.gap_scale + 1e-12 * abs(res.objective)
+    assert res.rel_gap <= 1e-4
+    lp, _ = lp_highs(prob, lam)
+    assert res.objective - lp.objective <= 1e-4 * res.gap_scale + 1e-9
+    for text in ("gap_tol 0.0001", f"{res.gap_scale:.3g}", "constant part", f"lam={lam:.6g}"):
+        assert text in res.message

@@ -1,0 +1,119 @@
+"""Validation scores of a pruning from its raw scores: ``scoring=`` and the trivial-model floor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from ..core._ensemble import TreeEnsemble
+from ._error_terms import objective_name
+
+__all__ = ["constant_raw", "make_scorer", "scoring_name"]
+
+_ALIASES = {"auc": "roc_auc", "log_loss": "neg_log_loss", "logloss": "neg_log_loss"}
+
+
+def _kind(forest: TreeEnsemble) -> tuple[str, int]:
+    obj = objective_name(forest)
+    if obj in ("multiclass", "multiclassova", "softmax"):
+        return "multiclass", forest.num_tree_per_iteration
+    if obj in ("binary", "cross_entropy", "xentropy"):
+        return "binary", 2
+    return "regression", 0
+
+
+class _FixedClassifier(ClassifierMixin, BaseEstimator):
+    """Stand-in estimator whose predictions for the scored rows are precomputed from raw scores."""
+
+    def __init__(self, raw: Any = None, kind: str = "binary", scale: float = 1.0) -> None:
+        self.raw = raw
+        self.kind = kind
+        self.scale = scale
+
+    @property
+    def classes_(self) -> np.ndarray:
+        return np.arange(2 if self.raw.ndim == 1 else self.raw.shape[1])
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        return self.raw / self.scale
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        z = self.raw / self.scale
+        if z.ndim == 1:
+            p = 1.0 / (1.0 + np.exp(-z))
+            return np.stack([1 - p, p], axis=1)
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def predict(self, X: Any) -> np.ndarray:
+        return (self.raw > 0).astype(np.int64) if self.raw.ndim == 1 else np.argmax(self.raw, axis=1)
+
+
+class _FixedRegressor(RegressorMixin, BaseEstimator):
+    def __init__(self, raw: Any = None, scale: float = 1.0) -> None:
+        self.raw = raw
+        self.scale = scale
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.raw / self.scale
+
+
+def scoring_name(scoring: Any, forest: TreeEnsemble) -> str:
+    """How a metric is named in messages."""
+    if scoring is None:
+        return "accuracy" if _kind(forest)[0] != "regression" else "r2"
+    if callable(scoring):
+        return getattr(scoring, "__name__", repr(scoring))
+    return _ALIASES.get(str(scoring), str(scoring))
+
+
+def make_scorer(scoring: Any, forest: TreeEnsemble) -> Any:
+    """Return ``score(raw, X, y) -> float`` (greater is better, scikit-learn's convention).
+
+    ``scoring``: None (accuracy for classifiers, R^2 otherwise), a scikit-learn scorer name
+    (``"roc_auc"``, ``"neg_log_loss"``, ``"balanced_accuracy"``, ...; ``"auc"`` and ``"log_loss"``
+    are accepted) or a callable ``scorer(estimator, X, y)`` as scikit-learn's scorers are.
+    """
+    from sklearn.metrics import get_scorer
+
+    kind, _ = _kind(forest)
+    scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
+    if scoring is None:
+        scorer = get_scorer("accuracy" if kind != "regression" else "r2")
+    elif callable(scoring):
+        scorer = scoring
+    elif isinstance(scoring, str):
+        try:
+            scorer = get_scorer(_ALIASES.get(scoring, scoring))
+        except ValueError as exc:
+            raise ValueError(
+                f"The 'scoring' parameter must be None, a scikit-learn scorer name (e.g. 'accuracy', "
+                f"'roc_auc', 'neg_log_loss') or a callable scorer(estimator, X, y). Got {scoring!r}."
+            ) from exc
+    else:
+        raise ValueError(f"The 'scoring' parameter must be None, a scorer name or a callable. Got {scoring!r} instead.")
+
+    def score(raw: np.ndarray, X: Any, y: np.ndarray) -> float:
+        est = _FixedRegressor(raw, scale) if kind == "regression" else _FixedClassifier(raw, kind, scale)
+        yy = np.asarray(y)
+        if kind != "regression":
+            yy = yy.astype(np.int64)
+        return float(scorer(est, X, yy))
+
+    return score
+
+
+def constant_raw(forest: TreeEnsemble, y_train: np.ndarray, n_rows: int) -> np.ndarray:
+    """Raw scores of the best constant model (the training prior) for ``n_rows`` rows."""
+    kind, k = _kind(forest)
+    scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
+    y = np.asarray(y_train, dtype=np.float64)
+    if kind == "binary":
+        p = float(np.clip(np.mean(y > 0.5), 1e-6, 1 - 1e-6))
+        return np.full(n_rows, np.log(p / (1 - p)) * scale)
+    if kind == "multiclass":
+        prior = np.clip(np.bincount(y.astype(np.int64), minlength=k) / max(y.size, 1), 1e-6, None)
+        return np.tile(np.log(prior) * scale, (n_rows, 1))
+    return np.full(n_rows, float(np.mean(y)) * scale)
