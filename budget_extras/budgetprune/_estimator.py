@@ -311,6 +311,8 @@ class BudgetPrune(BaseEstimator):
         ``min_score_`` the unpruned model's, the best constant model's and the floor applied.
     """
 
+    _best: tuple[tuple[float, float, float], PruneResult] | None
+
     def __init__(
         self,
         model: Any = None,
@@ -556,9 +558,11 @@ class BudgetPrune(BaseEstimator):
             leaves = setup.valid_leaves
         else:  # validation rows without labels: score on the training rows
             rows = forest._X(X)
+            assert setup.y_train is not None  # fit always has labels
             labels = setup.y_train
             leaves = setup.train_leaves if setup.train_leaves is not None else leaf_nodes(forest, setup.booster, rows)
         self._score_rows, self._score_y, self._score_leaves = rows, labels, leaves
+        assert setup.y_train is not None
         self.score_full_ = self._score_fn(raw_from_leaves(forest, leaves), rows, labels)
         self.score_constant_ = self._score_fn(constant_raw(forest, setup.y_train, rows.shape[0]), rows, labels)
         if isinstance(self.min_score, str):
@@ -605,6 +609,7 @@ class BudgetPrune(BaseEstimator):
         if forest.average_output or not self.relinearize or setup.train_leaves is None:
             return res
         tr, y = setup.train_leaves, setup.y_train
+        assert y is not None
 
         def true_objective(r: PruneResult) -> float:
             raw = raw_from_leaves(forest, pruned_leaf_map(forest, r.collapsed)[tr])
@@ -654,7 +659,7 @@ class BudgetPrune(BaseEstimator):
             # surrogate around the full model), whose exact optimum's cost is monotone in lambda
             return self._iterates[0]
 
-        self._best: tuple[tuple[float, float, float], PruneResult] | None = None
+        self._best = None
         res = run(0.0, None)
         if cost(res) > budget:
             total = float(problem.pair_cost.sum() + problem.node_eval.max(initial=0.0))
