@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..adapt._estimator import AdaptGBRT
     from ..core._costs import FeatureCosts
+    from ..core._validation import check_model_text
 
     train = pd.read_csv(args.train)
     if args.label not in train.columns:
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.costs is not None
         else FeatureCosts.uniform(len(names), feature_names=names)
     )
+    check_model_text(args.f0, parse=True)  # a broken file: one-line error before LightGBM loads it
     f0 = lgb.Booster(model_file=args.f0)
     kw: dict[str, Any] = {}
     if args.valid is not None:

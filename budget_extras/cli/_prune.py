@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     """Run ``prune`` with parsed arguments; returns the exit status."""
     import lightgbm as lgb
 
+    from ..core._validation import check_model_text
+
+    check_model_text(args.model, parse=True)  # a broken file: one-line error before LightGBM loads it
     booster = lgb.Booster(model_file=args.model)
     names = list(booster.feature_name())
     train = pd.read_csv(args.train)

@@ -70,9 +70,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit QWYC and write the model file; prints a one-line summary."""
-    from ..core._validation import check_booster
+    from ..core._validation import check_booster, check_model_text
     from ..qwyc._estimator import QWYC
 
+    check_model_text(args.model, parse=True)  # a broken file: one-line error before LightGBM loads it
     booster = check_booster(args.model)
     X = _read_calib(args.calib, list(booster.feature_name()))
     q = QWYC(
