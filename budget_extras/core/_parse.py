@@ -191,11 +191,12 @@ def _split_sections(text: str) -> tuple[list[str], list[tuple[int, list[str]]], 
         )
     tail = "\n".join(lines[i:])
     stripped = [t.strip() for t in lines[i:]]
-    if "parameters:" in stripped and "end of parameters" not in stripped[stripped.index("parameters:") :]:
-        raise ModelParseError(
-            "Ill-formed LightGBM model text: the 'parameters:' section has no 'end of parameters' "
-            "line (is the file truncated?)."
-        )
+    for begin, end in (("parameters:", "end of parameters"), ("parser:", "end of parser")):
+        if begin in stripped and end not in stripped[stripped.index(begin) :]:
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: the {begin!r} section has no {end!r} line "
+                "(is the file truncated?)."
+            )
     return header, trees, tail
 
 
@@ -416,6 +417,10 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
     """
     if not isinstance(text, str):
         raise TypeError(f"The model text must be a str. Got {type(text).__name__}.")
+    if "\0" in text:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: a NUL byte at offset {text.index(chr(0))} (not a model text)."
+        )
     header_lines, trees, tail = _split_sections(text)
     if not header_lines or header_lines[0].strip() != "tree":
         raise ModelParseError(
@@ -450,6 +455,11 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
         )
     if not infos:
         infos = ["none"] * n_features
+    if len(trees) % ntpi:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: {len(trees)} trees do not form whole iterations of "
+            f"num_tree_per_iteration={ntpi}."
+        )
     builder = _Builder()
     for pos, (tid, lines) in enumerate(trees):
         if tid != pos:
