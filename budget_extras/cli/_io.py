@@ -203,9 +203,15 @@ def load_booster(path: str | os.PathLike[str], option: str) -> Any:
     """
     import lightgbm as lgb
 
+    from ..core._ensemble import TreeEnsemble
+
     text = read_model_text(path, option)
     if "Tree=" not in text and "tree\n" not in text[:64]:
         raise CLIError(f"{option} {os.fspath(path)!r}: not a LightGBM model text file")
+    try:  # the core's loader first: a broken file is one line here, never a crash inside LightGBM
+        TreeEnsemble.from_model_string(text)
+    except ValueError as exc:
+        raise CLIError(f"{option} {os.fspath(path)!r}: {_describe(exc)}") from exc
     try:
         return lgb.Booster(model_str=text)
     except lgb.basic.LightGBMError as exc:

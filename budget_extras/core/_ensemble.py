@@ -12,7 +12,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from . import _export, _predict
-from ._parse import parse_dump, parse_model_string
+from ._parse import ModelParseError, parse_dump, parse_model_string
 from ._validation import check_array_2d
 
 __all__ = ["TreeEnsemble"]
@@ -431,7 +431,10 @@ class TreeEnsemble:
             raise ValueError(
                 f"The 'path' argument must name a readable LightGBM model file. Got {str(path)!r}: {exc}."
             ) from exc
-        return cls.from_model_string(text)
+        try:
+            return cls.from_model_string(text)
+        except ModelParseError as exc:
+            raise ModelParseError(f"{os.fspath(path)}: {exc}") from None
 
     @classmethod
     def from_dump(cls, dump: Mapping[str, Any]) -> TreeEnsemble:

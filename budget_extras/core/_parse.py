@@ -186,9 +186,17 @@ def _split_sections(text: str) -> tuple[list[str], list[tuple[int, list[str]]], 
             current.append(line)
         i += 1
     else:
-        if trees:
-            raise ModelParseError("Ill-formed LightGBM model text: missing 'end of trees' line.")
+        raise ModelParseError(
+            "Ill-formed LightGBM model text: missing 'end of trees' line (is the file truncated?)."
+        )
     tail = "\n".join(lines[i:])
+    stripped = [t.strip() for t in lines[i:]]
+    for begin, end in (("parameters:", "end of parameters"), ("parser:", "end of parser")):
+        if begin in stripped and end not in stripped[stripped.index(begin) :]:
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: the {begin!r} section has no {end!r} line "
+                "(is the file truncated?)."
+            )
     return header, trees, tail
 
 
@@ -216,6 +224,13 @@ def _num_list(kv: Mapping[str, str], key: str, n: int, tree: int, dtype: type, *
         raise ModelParseError(
             f"Ill-formed LightGBM model text: tree {tree}: {key!r} must have {n} values, got {arr.size}."
         )
+    if np.issubdtype(dtype, np.integer):
+        bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (np.abs(arr) > 2**53)
+        if bad.any():
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: tree {tree}: {key!r} must hold integers, "
+                f"got {raw.split()[int(np.flatnonzero(bad)[0])]!r}."
+            )
     return arr.astype(dtype)
 
 
@@ -268,12 +283,16 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int) -> None:
             f"Unsupported LightGBM model: tree {tree} is a linear tree (is_linear=1, linear_tree=true). "
             "budget_extras represents constant-leaf trees only."
         )
-    n_leaves = int(kv["num_leaves"])
-    if n_leaves < 1:
-        raise ModelParseError(f"Ill-formed LightGBM model text: tree {tree}: num_leaves={n_leaves}.")
+    n_leaves = _tree_number(kv, "num_leaves", tree, "", int)
+    if not 1 <= n_leaves < 2**31:
+        raise ModelParseError(f"Ill-formed LightGBM model text: tree {tree}: 'num_leaves'={n_leaves}.")
     n_int = n_leaves - 1
-    num_cat = int(kv.get("num_cat", "0") or 0)
-    shrinkage = float(kv.get("shrinkage", "1") or 1)
+    num_cat = _tree_number(kv, "num_cat", tree, "0", int)
+    if not 0 <= num_cat <= n_int:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: tree {tree}: 'num_cat'={num_cat}, expected 0..{n_int}."
+        )
+    shrinkage = _tree_number(kv, "shrinkage", tree, "1", float)
     leaf_value = _num_list(kv, "leaf_value", n_leaves, tree, np.float64)
     leaf_weight = _num_list(kv, "leaf_weight", n_leaves, tree, np.float64, default=np.nan)
     leaf_count = _num_list(kv, "leaf_count", n_leaves, tree, np.int64, default=0)
@@ -289,7 +308,20 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int) -> None:
     if num_cat > 0:
         bounds = _num_list(kv, "cat_boundaries", num_cat + 1, tree, np.int64)
         words_raw = kv.get("cat_threshold", "")
-        words = np.array([int(v) for v in words_raw.split()], dtype=np.int64)
+        try:
+            words = np.array([int(v) for v in words_raw.split()], dtype=np.int64)
+        except (ValueError, OverflowError):
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: tree {tree}: 'cat_threshold' must hold 32-bit words."
+            ) from None
+        if words.size and (words.min() < 0 or words.max() >= 2**32):
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: tree {tree}: 'cat_threshold' must hold 32-bit words."
+            )
+        if bounds[0] != 0 or (np.diff(bounds) < 0).any():
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: tree {tree}: 'cat_boundaries' must start at 0 and not decrease."
+            )
         if bounds[-1] != words.size:
             raise ModelParseError(
                 f"Ill-formed LightGBM model text: tree {tree}: cat_boundaries end at {bounds[-1]} but "
@@ -343,6 +375,43 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int) -> None:
         )
 
 
+def _header_int(head: Mapping[str, str], key: str, low: int, *, default: int | None = None) -> int:
+    """Return an integer header value in [low, 2**31); ModelParseError names the key."""
+    raw = head.get(key, "")
+    if raw == "" and default is not None:
+        return default
+    try:
+        v = int(raw)
+    except ValueError:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: header {key!r} must be an integer, got {raw!r}."
+        ) from None
+    if not low <= v < 2**31:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: header {key!r} must be in [{low}, 2**31), got {v}."
+        )
+    return v
+
+
+def _tree_number(kv: Mapping[str, str], key: str, tree: int, default: str, cast: Callable[[str], Any]) -> Any:
+    """Return a scalar tree value; ModelParseError names the tree and the key."""
+    raw = kv.get(key, default) or default
+    try:
+        return cast(raw)
+    except ValueError:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: tree {tree}: {key!r} must be a number, got {raw!r}."
+        ) from None
+
+
+#: The objective names LightGBM writes into model text (``ObjectiveFunction::ToString``); its loader
+#: refuses any other.
+_OBJECTIVES = frozenset(
+    "binary cross_entropy cross_entropy_lambda custom fair gamma huber lambdarank mape multiclass "
+    "multiclassova poisson quantile rank_xendcg regression regression_l1 tweedie".split()
+)
+
+
 def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Parse LightGBM model text (``Booster.model_to_string()`` / a saved model file).
 
@@ -356,6 +425,10 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
     """
     if not isinstance(text, str):
         raise TypeError(f"The model text must be a str. Got {type(text).__name__}.")
+    if "\0" in text:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: a NUL byte at offset {text.index(chr(0))} (not a model text)."
+        )
     header_lines, trees, tail = _split_sections(text)
     if not header_lines or header_lines[0].strip() != "tree":
         raise ModelParseError(
@@ -365,12 +438,23 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
     for key in ("num_class", "max_feature_idx"):
         if key not in head:
             raise ModelParseError(f"Ill-formed LightGBM model text: need {key!r} in the header.")
-    num_class = int(head["num_class"])
-    ntpi = int(head.get("num_tree_per_iteration", num_class) or num_class)
-    max_feature_idx = int(head["max_feature_idx"])
+    objective = head.get("objective", "").split()
+    if objective and objective[0] not in _OBJECTIVES:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: 'objective'={objective[0]!r} is not an objective LightGBM "
+            f"writes (one of {', '.join(sorted(_OBJECTIVES))})."
+        )
+    num_class = _header_int(head, "num_class", 1)
+    ntpi = _header_int(head, "num_tree_per_iteration", 1, default=num_class)
+    max_feature_idx = _header_int(head, "max_feature_idx", 0)
     n_features = max_feature_idx + 1
     names = head.get("feature_names", "").split()
     if not names:
+        if n_features > 1_000_000:
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: 'max_feature_idx'={max_feature_idx} without "
+                "'feature_names'; expected the feature_names line LightGBM writes."
+            )
         names = [f"Column_{i}" for i in range(n_features)]
     if len(names) != n_features:
         raise ModelParseError(
@@ -378,8 +462,18 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
             f"feature_names for max_feature_idx={max_feature_idx}."
         )
     infos = head.get("feature_infos", "").split()
-    if len(infos) != n_features:
+    if infos and len(infos) != n_features:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: header 'feature_infos' has {len(infos)} entries for "
+            f"max_feature_idx={max_feature_idx}, expected {n_features}."
+        )
+    if not infos:
         infos = ["none"] * n_features
+    if len(trees) % ntpi:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: {len(trees)} trees do not form whole iterations of "
+            f"num_tree_per_iteration={ntpi}."
+        )
     builder = _Builder()
     for pos, (tid, lines) in enumerate(trees):
         if tid != pos:
@@ -389,11 +483,15 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
     marker = "pandas_categorical:"
     at = tail.rfind(marker)
     if at >= 0:
-        raw = tail[at + len(marker) :].splitlines()[0] if tail[at + len(marker) :].strip() else "null"
+        rest = tail[at + len(marker) :]
+        raw = rest.splitlines()[0] if rest.strip() else ""
         try:
             pandas_categorical = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ModelParseError("Ill-formed LightGBM model text: bad 'pandas_categorical' line.") from exc
+            raise ModelParseError(
+                f"Ill-formed LightGBM model text: 'pandas_categorical' must be JSON, got {raw[:60]!r} "
+                "(is the file truncated?)."
+            ) from exc
     meta = {
         "version": head.get("version", "v4"),
         "num_class": num_class,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CostReport", "cost_report", "features_used", "path_feature_counts"]
 
-_CHUNK_PAIRS = 1 << 22
+_CHUNK_PAIRS = 1 << 20
 _PERCENTILES = (50, 90, 99)
 
 
@@ -51,16 +52,47 @@ def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
     return m
 
 
-def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_ROW_CHUNK: int | None = None  # rows per chunk; None: _CHUNK_PAIRS // number of trees (tests force tiny ones)
+_MAX_PREALLOC = 1 << 33  # bytes of address space reserved for the output indices before falling back to parts
+
+RowSource = Callable[[int, int], npt.NDArray[np.float64]]
+
+
+def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[RowSource, int, np.ndarray, np.ndarray]:
+    """Check the arguments; X is returned as a source of float64 row chunks (converted on demand).
+
+    A 2-D ndarray, a DataFrame or a sparse matrix is converted chunk by chunk through the one
+    input path (``TreeEnsemble._X``), so the whole float64 copy of the input never exists at once;
+    anything else (lists) is converted once.
+    """
     if not isinstance(ens, TreeEnsemble):
         raise TypeError(
             f"The 'ensemble' argument must be a budget_extras.TreeEnsemble. Got {type(ens).__name__}; "
             "use TreeEnsemble.from_booster(booster)."
         )
-    Xv = ens._X(X)
+    rows: Any = None
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        rows = X
+    elif sp.issparse(X) and X.ndim == 2:
+        rows = X if X.format in ("csr", "csc", "lil", "dok") else X.tocsr()
+    elif type(X).__name__ == "DataFrame" and hasattr(X, "iloc"):
+        rows = X.iloc
+    source: RowSource
+    if rows is None:
+        Xv = ens._X(X)
+        n = int(Xv.shape[0])
+
+        def source(a: int, b: int) -> npt.NDArray[np.float64]:
+            return Xv[a:b]
+    else:
+        n = int(X.shape[0])
+        ens._X(rows[: min(n, 1)])  # column checks once, also for 0 rows
+
+        def source(a: int, b: int) -> npt.NDArray[np.float64]:
+            return ens._X(rows[a:b])
     order = check_tree_order(tree_order, ens.n_trees)
-    nt = check_n_trees(n_trees, n_rows=Xv.shape[0], n_order=order.size)
-    return Xv, order, nt
+    nt = check_n_trees(n_trees, n_rows=n, n_order=order.size)
+    return source, n, order, nt
 
 
 def _leaf_bits(P: sp.csr_matrix) -> npt.NDArray[np.uint64]:
@@ -81,57 +113,106 @@ def _bits_to_bool(bits: npt.NDArray[np.uint64], n_feat: int) -> npt.NDArray[np.b
 
 def _walk(
     ens: TreeEnsemble,
-    Xv: np.ndarray,
+    source: RowSource,
+    n: int,
     order: np.ndarray,
     nt: np.ndarray,
     *,
     split_cost: npt.NDArray[np.float64] | None = None,
     with_counts: bool = False,
-) -> tuple[sp.csr_matrix, sp.csr_matrix | None, np.ndarray, np.ndarray]:
-    """Route the rows through their evaluated trees and account for them.
+    costs: FeatureCosts | None = None,
+) -> tuple[sp.csr_matrix, sp.csr_matrix | None, np.ndarray, np.ndarray, np.ndarray | None, sp.csr_matrix | None]:
+    """Route the rows through their evaluated trees and account for them, one row chunk at a time.
 
-    Returns the used-feature matrix (CSR bool), the split counts per feature (CSR int32, or
-    None without ``with_counts``), the number of splits evaluated per row and the split
-    evaluation cost per row (``sum of split_cost[feature]`` over the evaluated splits).
+    Returns the used-feature matrix (CSR bool), the split counts per feature (CSR int32 with the
+    same sparsity pattern and the same ``indices``/``indptr`` arrays as ``used``, or None without
+    ``with_counts``), the number of splits evaluated per row, the split evaluation cost per row
+    (``sum of split_cost[feature]`` over the evaluated splits) and, with ``costs``, the
+    acquisition cost per row and the acquired-feature matrix.
+
+    Memory: each chunk's float64 rows, leaves and intermediate matrices are freed before the
+    next; the outputs' index arrays are written in place into buffers sized by an upper bound
+    on their length, whose untouched pages never become resident.
     """
-    n = Xv.shape[0]
     n_feat = ens.n_features
     P = path_feature_counts(ens)
     bits = _leaf_bits(P)
     sentinel = ens.n_nodes  # zero row of `bits`
-    used_parts, counts_parts = [], []
     splits = np.zeros(n, dtype=np.int64)
     split_eval = np.zeros(n, dtype=np.float64)
+    acq = np.zeros(n, dtype=np.float64) if costs is not None else None
+    grouped = costs is not None and bool((np.asarray(costs.group) >= 0).any())
+    acquired_parts: list[sp.csr_matrix] = []
     depth = np.append(ens.depth.astype(np.int64), 0)
     sc = np.zeros(n_feat) if split_cost is None else split_cost
     leaf_cost = np.append(np.asarray(P @ sc, dtype=np.float64).ravel(), 0.0)
     width = max(int(order.size), 1)
-    chunk = max(1, _CHUNK_PAIRS // width)
+    chunk = _ROW_CHUNK if _ROW_CHUNK is not None else max(1, _CHUNK_PAIRS // width)
+    n_split_feats = int(np.unique(ens.feature[~ens.is_leaf]).size) if ens.n_nodes else 0
+    cap = n * min(n_feat, max(n_split_feats, 1))
+    prealloc = cap * (8 if with_counts else 4) <= _MAX_PREALLOC
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indices = np.empty(cap if prealloc else 0, dtype=np.int32)
+    counts_data = np.empty(cap if prealloc and with_counts else 0, dtype=np.int32)
+    index_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    pos = 0
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        leaves = apply_prepared(ens, prepare_values(Xv[start:stop]), trees=order, n_eval=nt[start:stop])
+        leaves = apply_prepared(ens, prepare_values(source(start, stop)), trees=order, n_eval=nt[start:stop])
         leaves[leaves < 0] = sentinel
         splits[start:stop] = depth[leaves].sum(axis=1)
         split_eval[start:stop] = leaf_cost[leaves].sum(axis=1)
-        used_parts.append(sp.csr_matrix(_bits_to_bool(np.bitwise_or.reduce(bits[leaves], axis=1), n_feat)))
+        u = sp.csr_matrix(_bits_to_bool(np.bitwise_or.reduce(bits[leaves], axis=1), n_feat))
+        k = int(u.nnz)
         if with_counts:
             mask = leaves != sentinel
             idx = leaves[mask]
-            indptr = np.zeros(stop - start + 1, dtype=np.int64)
-            np.cumsum(nt[start:stop], out=indptr[1:])
-            L = sp.csr_matrix(
-                (np.ones(idx.size, dtype=np.int32), idx, indptr), shape=(stop - start, ens.n_nodes)
-            )
-            counts_parts.append(L @ P)
-    empty = sp.csr_matrix((0, n_feat))
-    used = sp.vstack(used_parts, format="csr") if used_parts else sp.csr_matrix(empty, dtype=bool)
-    counts = None
-    if with_counts:
-        counts = sp.vstack(counts_parts, format="csr") if counts_parts else empty
-        counts = sp.csr_matrix(counts, dtype=np.int32)
-        counts.eliminate_zeros()
-        counts.sort_indices()
-    return sp.csr_matrix(used, dtype=bool), counts, splits, split_eval
+            ip = np.zeros(stop - start + 1, dtype=np.int64)
+            np.cumsum(nt[start:stop], out=ip[1:])
+            L = sp.csr_matrix((np.ones(idx.size, dtype=np.int32), idx, ip), shape=(stop - start, ens.n_nodes))
+            cnt = sp.csr_matrix(L @ P, dtype=np.int32)
+            cnt.eliminate_zeros()
+            cnt.sort_indices()
+            # a feature is used exactly when it has a positive count: one sparsity pattern
+            if not (np.array_equal(cnt.indptr, u.indptr) and np.array_equal(cnt.indices, u.indices)):
+                raise AssertionError("cost_report: split counts and used features disagree")  # pragma: no cover
+            if prealloc:
+                counts_data[pos : pos + k] = cnt.data
+            else:
+                count_parts.append(cnt.data)
+        if prealloc:
+            indices[pos : pos + k] = u.indices
+        else:
+            index_parts.append(u.indices.astype(np.int32))
+        indptr[start + 1 : stop + 1] = pos + u.indptr[1:]
+        if costs is not None and acq is not None:
+            acq[start:stop] = costs.row_cost(u)
+            if grouped:
+                acquired_parts.append(sp.csr_matrix(costs.acquired_features(u)))
+        pos += k
+    if prealloc:
+        indices = indices[:pos]
+        counts_data = counts_data[:pos]
+    else:
+        indices = np.concatenate(index_parts) if index_parts else np.zeros(0, np.int32)
+        counts_data = np.concatenate(count_parts) if count_parts else np.zeros(0, np.int32)
+    if pos < 2**31:
+        indptr = indptr.astype(np.int32)
+    else:  # pragma: no cover - more than 2**31 used (row, feature) pairs
+        indices = indices.astype(np.int64)
+    shape = (n, n_feat)
+    used = sp.csr_matrix((np.ones(pos, dtype=bool), indices, indptr), shape=shape)
+    counts = sp.csr_matrix((counts_data, indices, indptr), shape=shape) if with_counts else None
+    acquired: sp.csr_matrix | None = None
+    if costs is not None:
+        if grouped:
+            acquired = (sp.vstack(acquired_parts, format="csr") if acquired_parts
+                        else sp.csr_matrix(shape, dtype=bool))
+            acquired = sp.csr_matrix(acquired, dtype=bool)
+        else:  # no groups: a row acquires exactly what it uses (same arrays, no copy)
+            acquired = sp.csr_matrix((used.data, used.indices, used.indptr), shape=shape)
+    return used, counts, splits, split_eval, acq, acquired
 
 
 def features_used(
@@ -155,8 +236,8 @@ def features_used(
     -------
     scipy.sparse.csr_matrix of bool, shape (n_rows, n_features)
     """
-    Xv, order, nt = _iv(ensemble, X, tree_order, n_trees)
-    return _walk(ensemble, Xv, order, nt)[0]
+    source, n, order, nt = _iv(ensemble, X, tree_order, n_trees)
+    return _walk(ensemble, source, n, order, nt)[0]
 
 
 @dataclass(frozen=True, eq=False)
@@ -310,12 +391,13 @@ def cost_report(
     -------
     CostReport
     """
-    Xv, order, nt = _iv(ensemble, X, tree_order, n_trees)
+    source, n, order, nt = _iv(ensemble, X, tree_order, n_trees)
     c = _costs_iv(ensemble, costs)
-    used, counts, splits, split_eval = _walk(
-        ensemble, Xv, order, nt, split_cost=np.asarray(c.split), with_counts=feature_counts
+    used, counts, splits, split_eval, acq_or_none, acquired = _walk(
+        ensemble, source, n, order, nt, split_cost=np.asarray(c.split), with_counts=feature_counts, costs=c
     )
-    acq = c.row_cost(used)
+    assert acq_or_none is not None and acquired is not None
+    acq = acq_or_none
     eval_cost = split_eval + c.tree * nt
     reached = order[: int(nt.max())] if nt.size else order[:0]
     in_trees = np.isin(ensemble.node_tree, reached) & ~ensemble.is_leaf
@@ -325,7 +407,7 @@ def cost_report(
         a.flags.writeable = False
     return CostReport(
         used=used,
-        acquired=sp.csr_matrix(c.acquired_features(used)),
+        acquired=acquired,
         feature_counts=counts,
         acquisition_cost=acq,
         splits_evaluated=splits,

@@ -412,7 +412,7 @@ def check_bool_matrix(used: Any, *, name: str, n_features: int) -> Any:
     return arr.astype(bool)
 
 
-def check_model_text(model: Any, *, owner: str | None = None) -> str:
+def check_model_text(model: Any, *, owner: str | None = None, parse: bool = False) -> str:
     """Return the LightGBM model text of ``model``.
 
     Parameters
@@ -422,6 +422,11 @@ def check_model_text(model: Any, *, owner: str | None = None) -> str:
         path or model text.
     owner : str, optional
         Function name for the messages ("The 'model' argument of BudgetPrune.fit ...").
+    parse : bool, default False
+        Also parse the text with the core loader (``core._parse``), so a truncated, cyclic or
+        otherwise broken model is refused with ``ModelParseError`` before LightGBM's own
+        loader (which can crash the process on such files) ever sees it. The CLI does this
+        for every model file it reads.
 
     Returns
     -------
@@ -429,11 +434,28 @@ def check_model_text(model: Any, *, owner: str | None = None) -> str:
 
     Raises
     ------
+    ModelParseError
+        If ``parse`` and the text is not a well-formed LightGBM model (the message names the
+        file when ``model`` is a path).
     ValueError
         If a string is neither model text nor an existing file.
     TypeError
         If ``model`` is of another type.
     """
+    text = _model_text(model, owner)
+    if parse:
+        from ._parse import ModelParseError, parse_model_string
+
+        try:
+            parse_model_string(text)
+        except ModelParseError as exc:
+            if isinstance(model, str | os.PathLike) and "\n" not in os.fspath(model):
+                raise ModelParseError(f"{os.fspath(model)}: {exc}") from None
+            raise
+    return text
+
+
+def _model_text(model: Any, owner: str | None) -> str:
     what = "The 'model' argument" + (f" of {owner}" if owner else "")
     if isinstance(model, str | os.PathLike):
         s = os.fspath(model)

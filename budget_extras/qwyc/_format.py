@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["QWYCPlan", "read_qwyc_plan", "write_qwyc_plan"]
+from ..core._parse import ModelParseError
+
+__all__ = ["QWYCPlan", "read_qwyc_plan", "validate_plan", "write_qwyc_plan"]
 
 FORMAT_VERSION = 1
 MODES = ("binary_two_sided", "binary_negative_only", "multiclass_margin")
@@ -101,6 +103,7 @@ def write_qwyc_plan(text: str, plan: QWYCPlan) -> str:
         )
     if sorted(plan.order.tolist()) != list(range(n_iter)):
         raise ValueError("The plan's order must be a permutation of the model's iterations.")
+    validate_plan(plan, num_tree_per_iteration=k, num_trees=len(blocks))
     new_blocks = []
     for pos, it in enumerate(plan.order.tolist()):
         for c in range(k):
@@ -138,56 +141,211 @@ def write_qwyc_plan(text: str, plan: QWYCPlan) -> str:
     return "\n".join(out_header) + "".join(new_blocks) + tail
 
 
-def _floats(value: str, name: str, n: int) -> npt.NDArray[np.float64]:
-    toks = value.split()
+# Tokens exactly as the fork's reader takes them (qwyc_plan.hpp): an integer is an optional sign and
+# decimal digits, 18 characters at most; a number is a token std::strtod consumes completely.
+_INT = re.compile(r"^[+-]?\d+$")
+_DEC = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_HEX = re.compile(r"^[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?$")
+_INF = re.compile(r"^[+-]?(?:inf|infinity)$", re.IGNORECASE)
+_NAN = re.compile(r"^[+-]?nan(?:\([0-9A-Za-z_]*\))?$", re.IGNORECASE)
+_COMMON_KEYS = ("qwyc_version", "qwyc_mode", "qwyc_num_positions", "qwyc_decision_threshold", "qwyc_alpha",
+                "qwyc_original_iteration")
+_MODE_KEYS = {"multiclass_margin": ("qwyc_eps_margin",), "binary_two_sided": ("qwyc_eps_neg", "qwyc_eps_pos"),
+              "binary_negative_only": ("qwyc_eps_neg", "qwyc_eps_pos")}
+
+
+def _bad(key: str, what: str) -> ModelParseError:
+    return ModelParseError(f"Ill-formed QWYC plan: '{key}' {what}.")
+
+
+def _int(token: str, key: str) -> int:
+    if len(token) > 18 or not _INT.match(token):
+        raise _bad(key, f"must hold integers (optional sign, decimal digits), got {token!r}")
+    return int(token)
+
+
+def _double(token: str, key: str, *, allow_nan: bool = False) -> float:
+    """Read one number as ``std::strtod`` does when it must consume the whole token."""
+    if _NAN.match(token):
+        if allow_nan:
+            return math.nan
+        raise _bad(key, "contains NaN")
+    if _DEC.match(token):
+        return float(token)
+    if _HEX.match(token):
+        return float.fromhex(token)
+    if _INF.match(token):
+        return -math.inf if token.startswith("-") else math.inf
+    raise _bad(key, f"has {token!r}, which is not a number (decimal or exponent notation, inf or -inf)")
+
+
+def _tokens(value: str, key: str, n: int) -> list[str]:
+    toks = [t.strip() for t in value.split(" ")]
+    toks = [t for t in toks if t]
     if len(toks) != n:
-        raise ValueError(f"Ill-formed QWYC plan: '{name}' has {len(toks)} values, expected {n}.")
+        raise _bad(key, f"has {len(toks)} values, expected {n} (one per position, qwyc_num_positions)")
+    return toks
+
+
+def _floats(value: str, name: str, n: int) -> npt.NDArray[np.float64]:
+    return np.array([_double(t, name) for t in _tokens(value, name, n)], dtype=np.float64)
+
+
+def _header_values(header: list[str]) -> dict[str, str]:
+    """Return the header's ``qwyc_*`` keys as LightGBM's header reader splits them; a repeated key is refused."""
+    out: dict[str, str] = {}
+    for line in header:
+        if not line.startswith("qwyc_"):
+            continue
+        parts = [part for part in line.split("=") if part]
+        key = parts[0]
+        if key in out:
+            raise _bad(key, f"appears twice in the model header; expected at most one {key}= line")
+        if len(parts) > 2:
+            raise _bad(key, f"has more than one '=' in its line {line[:60]!r}")
+        out[key] = parts[1] if len(parts) == 2 else ""
+    return out
+
+
+def _model_shape(header: list[str], model_text: str) -> tuple[int, int]:
+    """(trees per iteration, number of trees) of the model text."""
+    raw = _header_get(header, "num_tree_per_iteration") or _header_get(header, "num_class") or "1"
     try:
-        arr = np.array([float(t) for t in toks], dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(
-            f"Ill-formed QWYC plan: '{name}' has a value that is not a number ({exc})."
+        k = int(raw.strip())
+    except ValueError:
+        raise ModelParseError(
+            f"Ill-formed LightGBM model text: header 'num_tree_per_iteration' must be an integer, got {raw!r}."
         ) from None
-    if np.isnan(arr).any():
-        raise ValueError(f"Ill-formed QWYC plan: '{name}' contains NaN.")
-    return arr
+    end = model_text.find("\nend of trees")
+    n_trees = len(_TREE_LINE.findall(model_text[: end if end >= 0 else len(model_text)]))
+    return k, n_trees
+
+
+def validate_plan(plan: QWYCPlan, *, num_tree_per_iteration: int, num_trees: int) -> None:
+    """Check a plan against its model: rules 5-10 of docs/qwyc_model_format.md, "What a valid plan is".
+
+    Parameters
+    ----------
+    plan : QWYCPlan
+        The plan.
+    num_tree_per_iteration : int
+        ``K`` of the model.
+    num_trees : int
+        Number of trees of the model.
+
+    Raises
+    ------
+    ModelParseError
+        Naming the ``qwyc_*`` key that breaks the rule.
+    """
+    k, r = num_tree_per_iteration, plan.n_positions
+    if plan.mode not in MODES:
+        raise _bad("qwyc_mode", f"must be one of {MODES}, got {plan.mode!r}")
+    multiclass = plan.mode == "multiclass_margin"
+    if multiclass and k < 2:
+        raise _bad("qwyc_mode", f"is multiclass_margin, which needs num_tree_per_iteration >= 2; the model has {k}")
+    if not multiclass and k != 1:
+        raise _bad("qwyc_mode", f"is {plan.mode}, which needs num_tree_per_iteration=1; the model has {k}")
+    if r < 1 or r * k != num_trees:
+        raise _bad(
+            "qwyc_num_positions",
+            f"must be the model's number of iterations, {num_trees // max(k, 1)} ({num_trees} trees / {k} per "
+            f"iteration), got {r}",
+        )
+    if not math.isfinite(plan.decision_threshold):
+        raise _bad("qwyc_decision_threshold", f"must be a finite number, got {plan.decision_threshold!r}")
+    if sorted(np.asarray(plan.order).tolist()) != list(range(r)):
+        raise _bad("qwyc_original_iteration", f"must be a permutation of 0..{r - 1} (each iteration once)")
+    t = plan.decision_threshold
+    if multiclass:
+        margin = plan.eps_margin
+        if margin is None or np.shape(margin) != (r,):
+            raise _bad("qwyc_eps_margin", f"must have {r} values (qwyc_num_positions)")
+        bad = ~(np.asarray(margin) >= 0.0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _bad("qwyc_eps_margin", f"must be >= 0 (inf = never stop), got {margin[i]!r} at position {i}")
+        return
+    for key, arr in (("qwyc_eps_neg", plan.eps_neg), ("qwyc_eps_pos", plan.eps_pos)):
+        if np.shape(arr) != (r,):
+            raise _bad(key, f"must have {r} values (qwyc_num_positions)")
+    for i in range(r):
+        if not plan.eps_neg[i] <= t:
+            raise _bad("qwyc_eps_neg", f"must be <= qwyc_decision_threshold {t!r} (-inf = never stop), "
+                       f"got {plan.eps_neg[i]!r} at position {i}")
+        if not t <= plan.eps_pos[i]:
+            raise _bad("qwyc_eps_pos", f"must be >= qwyc_decision_threshold {t!r} (inf = never stop), "
+                       f"got {plan.eps_pos[i]!r} at position {i}")
+        if plan.mode == "binary_negative_only" and not math.isinf(plan.eps_pos[i]):
+            raise _bad("qwyc_eps_pos", f"must be inf at every position for binary_negative_only, "
+                       f"got {plan.eps_pos[i]!r} at position {i}")
 
 
 def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
-    """Read the QWYC plan from model text; ``None`` when the model has none."""
+    """Read the QWYC plan from model text; ``None`` when the model has none.
+
+    The plan is checked field by field against the model in the text, by exactly the rule of
+    the fork's C++ reader (docs/qwyc_model_format.md, section 6 "What a valid plan is"), so both
+    readers accept and refuse the same files.
+
+    Raises
+    ------
+    ModelParseError
+        A ``ValueError`` naming the ``qwyc_*`` key of an ill-formed plan.
+    """
     m = _TREE_LINE.search(model_text)
     header = (model_text[: m.start()] if m else model_text).split("\n")
-    if _header_get(header, "qwyc_version") is None:
+    kv = _header_values(header)
+    if "qwyc_version" not in kv:  # rule 1
+        if kv:
+            key = next(iter(kv))
+            raise _bad(key, "is in the model header, but there is no qwyc_version line")
         return None
-    version = int(_header_get(header, "qwyc_version") or 0)
-    if version != FORMAT_VERSION:
-        raise ValueError(
-            f"Unsupported QWYC plan version {version}; this reader knows version {FORMAT_VERSION}."
+    if kv["qwyc_version"].strip() != str(FORMAT_VERSION):  # rule 2
+        raise ModelParseError(
+            f"Unsupported QWYC plan version {kv['qwyc_version'].strip()}; 'qwyc_version' must be {FORMAT_VERSION}."
         )
-    mode = _header_get(header, "qwyc_mode") or ""
-    if mode not in MODES:
-        raise ValueError(f"Ill-formed QWYC plan: 'qwyc_mode' must be one of {MODES}, got {mode!r}.")
 
     def need(key: str) -> str:
-        v = _header_get(header, key)
-        if v is None:
-            raise ValueError(f"Ill-formed QWYC plan: missing '{key}'.")
-        return v
+        if key not in kv:
+            raise _bad(key, f"is missing: expected a {key}= line (the model header has qwyc_version)")
+        return kv[key].strip()
 
-    n = int(need("qwyc_num_positions"))
-    order = np.array([int(t) for t in need("qwyc_original_iteration").split()], dtype=np.int64)
-    if order.size != n:
-        raise ValueError(
-            f"Ill-formed QWYC plan: 'qwyc_original_iteration' has {order.size} values, expected {n}."
-        )
-    thr = float(need("qwyc_decision_threshold"))
-    alpha = float(_header_get(header, "qwyc_alpha") or "nan")
-    if mode == "multiclass_margin":
+    mode = need("qwyc_mode")  # rule 3
+    if mode not in MODES:
+        raise _bad("qwyc_mode", f"must be one of {MODES}, got {mode!r}")
+    for key in kv:  # rule 4
+        if key in ("qwyc_eps_neg", "qwyc_eps_pos", "qwyc_eps_margin"):
+            if key not in _MODE_KEYS[mode]:
+                raise _bad(key, f"is not a key of qwyc_mode={mode} (expected {' and '.join(_MODE_KEYS[mode])})")
+        elif key not in _COMMON_KEYS:
+            raise _bad(key, "is not a key of QWYC plan version 1")
+    k, n_trees = _model_shape(header, model_text)
+    if mode == "multiclass_margin" and k < 2:  # rule 5
+        raise _bad("qwyc_mode", f"is multiclass_margin, which needs num_tree_per_iteration >= 2; the model has {k}")
+    if mode != "multiclass_margin" and k != 1:
+        raise _bad("qwyc_mode", f"is {mode}, which needs num_tree_per_iteration=1; the model has {k}")
+    n = _int(need("qwyc_num_positions"), "qwyc_num_positions")  # rule 6
+    if n < 1 or n * k != n_trees:
+        raise _bad("qwyc_num_positions", f"must be the model's number of iterations, {n_trees // k} "
+                   f"({n_trees} trees / {k} per iteration), got {n}")
+    thr = _double(need("qwyc_decision_threshold"), "qwyc_decision_threshold")  # rule 7
+    if not math.isfinite(thr):
+        raise _bad("qwyc_decision_threshold", f"must be a finite number, got {thr!r}")
+    alpha = _double(kv["qwyc_alpha"].strip(), "qwyc_alpha", allow_nan=True) if "qwyc_alpha" in kv else math.nan
+    toks = _tokens(need("qwyc_original_iteration"), "qwyc_original_iteration", n)  # rule 9
+    order = np.array([_int(t, "qwyc_original_iteration") for t in toks], dtype=np.int64)
+    if sorted(order.tolist()) != list(range(n)):
+        raise _bad("qwyc_original_iteration", f"must be a permutation of 0..{n - 1} (each iteration once)")
+    if mode == "multiclass_margin":  # rule 10
         margin = _floats(need("qwyc_eps_margin"), "qwyc_eps_margin", n)
-        return QWYCPlan(order, np.full(n, -np.inf), np.full(n, np.inf), margin, thr, mode, alpha)
-    eps_neg = _floats(need("qwyc_eps_neg"), "qwyc_eps_neg", n)
-    eps_pos = _floats(need("qwyc_eps_pos"), "qwyc_eps_pos", n)
-    return QWYCPlan(order, eps_neg, eps_pos, None, thr, mode, alpha)
+        plan = QWYCPlan(order, np.full(n, -np.inf), np.full(n, np.inf), margin, thr, mode, alpha)
+    else:
+        eps_neg = _floats(need("qwyc_eps_neg"), "qwyc_eps_neg", n)
+        eps_pos = _floats(need("qwyc_eps_pos"), "qwyc_eps_pos", n)
+        plan = QWYCPlan(order, eps_neg, eps_pos, None, thr, mode, alpha)
+    validate_plan(plan, num_tree_per_iteration=k, num_trees=n_trees)
+    return plan
 
 
 def original_model_text(model_text: str) -> str:
