@@ -166,7 +166,7 @@ def test_cli_predict_and_evaluate(files, capsys):
     assert cli_main(["adapt", "predict", *base]) == 0
     assert capsys.readouterr().out.startswith("prediction,proba_0,proba_1,to_f0,cost")
     assert cli_main(["adapt", "predict", *base, "-o", str(tmp / "train.csv")]) == 2
-    assert "is the input data file" in capsys.readouterr().err
+    assert "refusing to overwrite an input" in capsys.readouterr().err
     pd.read_csv(tmp / "train.csv").drop(columns=["c"]).to_csv(tmp / "bad.csv", index=False)
     assert cli_main(["adapt", "evaluate", *base[:4], "--data", str(tmp / "bad.csv"), "--label", "y"]) == 2
     assert "lacks the model's feature columns ['c']" in capsys.readouterr().err

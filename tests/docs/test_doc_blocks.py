@@ -92,6 +92,12 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "the full benchmark (minutes); tests/benchmarks runs the benchmarks' smoke versions"
     ),
     ("docs/qwyc_model_format.md", 'qwyc-line      = key "=" value'): "a grammar",
+    ("docs/cost_report_speed.md", "python benchmarks/cost_report_memory.py"): (
+        "the memory benchmark (1,000,000 rows, minutes); its chunking is tested by test_cost_report_chunks.py"
+    ),
+    ("docs/distributed.md", "pip uninstall -y lightgbm"): (
+        "replaces the installed lightgbm with the fork's wheel: what run.sh install already did here"
+    ),
     ("docs/qwyc_design.md", 'booster = lgb.Booster(model_file="fast_model.txt")      # wr'): (
         "the fork's predict calls on a saved plan; tests/fork/test_qwyc_native.py runs each of them"
     ),
