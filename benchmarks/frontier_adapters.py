@@ -529,7 +529,7 @@ class TrainToBudget(Adapter):
         res = booster.budget_result_
         out = []
         for c, b in zip(res.frontier, res.boosters, strict=True):
-            knobs = {"family": c.family, "k": c.k, "tradeoff": c.tradeoff}
+            knobs = {"family": c.family, "k": c.k, "tradeoff": c.tradeoff, "num_leaves": c.params.get("num_leaves")}
             out.append(lgb_candidate(ctx, self.name, b, knobs))
         return out
 

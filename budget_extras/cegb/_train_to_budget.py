@@ -108,6 +108,34 @@ def _default_k_grid(n_used: int) -> list[int]:
     return [int(k) for k in ks if k < n_used][:5]
 
 
+def _leaves_aliases() -> set[str]:
+    from lightgbm.basic import _ConfigAliases
+
+    return set(_ConfigAliases.get("num_leaves")) | {"num_leaves"}
+
+
+def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
+    bad = f"The 'num_leaves_grid' argument must be 'auto', a sequence of int or None. Got {grid!r}."
+    if grid is None:
+        return []
+    if isinstance(grid, str):
+        if grid != "auto":
+            raise ValueError(bad)
+        user = next((params[k] for k in sorted(_leaves_aliases()) if k in params), 31)
+        try:
+            n = int(user)
+        except (TypeError, ValueError):
+            return []
+        return [v for v in (n // 2, n // 4) if v >= 2]
+    try:
+        vals = list(grid)
+    except TypeError:
+        raise ValueError(bad) from None
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 2 for v in vals):
+        raise ValueError(f"The 'num_leaves_grid' argument must hold integers >= 2. Got {grid!r}.")
+    return sorted({int(v) for v in vals}, reverse=True)
+
+
 def _has_tradeoff_scale() -> bool:
     """Return True if the fork knows ``cegb_tradeoff_scale`` (older builds do not)."""
     try:
@@ -218,6 +246,7 @@ def train_to_budget(
     greedy: bool = True,
     budgets: Any = None,
     keep_boosters: bool = False,
+    num_leaves_grid: Any = "auto",
 ) -> lgb.Booster:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
@@ -242,7 +271,10 @@ def train_to_budget(
       features by gain / cost, up to 8 steps); every prefix refit at full size;
     * ``lazy_topk`` / ``lazy_greedy``: CEGB lazy inside the cheapest top-k or greedy subset
       that misses the budget (each budget of ``budgets`` too);
-    * ``lazy_coupled``: lazy plus coupled costs (the lazy costs, or ``costs.coupled`` if set).
+    * ``lazy_coupled``: lazy plus coupled costs (the lazy costs, or ``costs.coupled`` if set);
+    * smaller trees: at each budget, the best candidate so far refit with each ``num_leaves``
+      of ``num_leaves_grid`` (same family, ``num_leaves`` added to its ``params``). Smaller
+      trees regularize on small data and read fewer features per row.
 
     Parameters
     ----------
@@ -283,6 +315,10 @@ def train_to_budget(
     keep_boosters : bool, default False
         Keep every candidate's booster in ``budget_result_.boosters`` (aligned with
         ``frontier``; ``budget_result_.booster_at(b)`` reads one off).
+    num_leaves_grid : "auto", sequence of int or None, default "auto"
+        Tree sizes for the smaller-trees refits. ``"auto"``: half and a quarter of the
+        ``num_leaves`` in ``params`` (default 31: 15 and 7), sizes below 2 dropped; None or
+        an empty sequence: no refits.
 
     Returns
     -------
@@ -316,6 +352,7 @@ def train_to_budget(
         if any(not math.isfinite(v) or v < 0 for v in extra_budgets):
             raise ValueError(f"The 'budgets' argument must hold finite numbers >= 0. Got {budgets!r}.")
     targets = sorted({budget_f, *extra_budgets})
+    leaves_grid = _leaves_grid(num_leaves_grid, params)
     score_name, score_fn = resolve_scoring(scoring, base)
     fork = is_fork()
     base.setdefault("seed", random_state)
@@ -334,6 +371,9 @@ def train_to_budget(
 
     def fit(family: str, extra: dict[str, Any], k: int | None, t: float | None) -> Candidate:
         p = {**base, **extra}
+        if "num_leaves" in extra:  # the refit's size replaces the user's, under any alias
+            for alias in _leaves_aliases() - {"num_leaves"}:
+                p.pop(alias, None)
         b = lgb.train(p, train_set, num_boost_round=rounds)
         ens = TreeEnsemble.from_booster(b)
         rep = cost_report(ens, Xv, state["fc"], feature_counts=False) if "fc" in state else None
@@ -447,6 +487,22 @@ def train_to_budget(
             sweep(fam, {**cegb, "interaction_constraints": [sub]}, k, np.array([-1.5, 0.0, 1.5]), 2)
         coupled = [float(v) for v in fc.coupled] if np.any(np.asarray(fc.coupled) > 0) else lazy
         sweep("lazy_coupled", {**cegb, "cegb_penalty_feature_coupled": coupled}, None, np.array([-1.5, 0.0, 1.5]), 2)
+        # smaller trees: refit the best candidate at each budget with fewer leaves
+        refit: set[int] = set()
+        for b in targets:
+            tb = 1e-9 * max(1.0, b)
+            within = [
+                i
+                for i, c in enumerate(frontier)
+                if c.cost <= b + tb and not c.constant and i not in refit and "num_leaves" not in c.params
+            ]
+            if not within or not leaves_grid:
+                continue
+            i = max(within, key=lambda j: (frontier[j].score, -frontier[j].cost))
+            refit.add(i)
+            c = frontier[i]
+            for nl in leaves_grid:
+                fit(c.family, {**c.params, "num_leaves": nl}, c.k, c.tradeoff)
     finally:
         bar.close()
 

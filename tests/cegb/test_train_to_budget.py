@@ -50,7 +50,7 @@ def test_budget_respected_on_validation(data, budget):
 def test_monotone_in_budget_same_candidates(data):
     # no bisection and a fixed k grid: the candidate set does not depend on the budget
     budgets = [1.0, 2.0, 3.0, 4.5, 8.0]
-    scores = [run(data, B, n_bisect=0, k_grid=[1, 2, 3]).budget_result_.score for B in budgets]
+    scores = [run(data, B, n_bisect=0, k_grid=[1, 2, 3], num_leaves_grid=None).budget_result_.score for B in budgets]
     assert all(a <= b + 1e-12 for a, b in itertools.pairwise(scores)), scores
 
 
@@ -204,7 +204,7 @@ def test_greedy_candidates_use_their_subset_only(multi):
         assert len(sub) == c.k
         assert set(np.flatnonzero(b.feature_importance("split"))) <= set(sub)
     # prefixes: each greedy subset extends the previous one
-    subs = [set(c.params["interaction_constraints"][0]) for c, _ in greedy]
+    subs = [set(c.params["interaction_constraints"][0]) for c, _ in greedy if "num_leaves" not in c.params]
     assert all(a < b for a, b in itertools.pairwise(subs))
 
 
@@ -250,3 +250,51 @@ def test_upstream_fallback_keeps_greedy(data, monkeypatch):
 def test_budgets_errors(data, bad):
     with pytest.raises(ValueError, match="'budgets'"):
         run(data, 3.0, budgets=bad)
+
+
+# ---------------------------------------------------------------- smaller-trees refits
+def test_smaller_trees_refit_the_best_candidate_at_each_budget(data, multi):
+    refits = [(c, b) for c, b in zip(multi.frontier, multi.boosters, strict=True) if "num_leaves" in c.params]
+    # PARAMS has num_leaves=7: "auto" gives 7 // 2 = 3 (7 // 4 = 1 is dropped); one refit per budget at most
+    assert refits and all(c.params["num_leaves"] == 3 for c, _ in refits)
+    assert len(refits) <= 4
+    for c, b in refits:
+        leaves = [t["num_leaves"] for t in b.dump_model()["tree_info"]]
+        assert max(leaves) <= 3
+        # the refit keeps its origin's family and knobs: some candidate has the same params without the size
+        origin = {k: v for k, v in c.params.items() if k != "num_leaves"}
+        assert any(o.params == origin and o.family == c.family for o in multi.frontier if o is not c)
+
+
+def test_num_leaves_grid_under_an_alias_and_off(data):
+    Xt, yt, Xv, yv = data
+    params = {k: v for k, v in PARAMS.items() if k != "num_leaves"} | {"num_leaf": 12}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # LightGBM warns when an alias and the main name disagree
+        r = train_to_budget(
+            params,
+            lgb.Dataset(Xt, yt),
+            budget=3.0,
+            valid_set=(Xv, yv),
+            costs=COSTS,
+            num_boost_round=10,
+            progress=False,
+            greedy=False,
+            n_bisect=0,
+            keep_boosters=True,
+        ).budget_result_
+    sizes = {c.params.get("num_leaves") for c in r.frontier} - {None}
+    assert sizes == {6, 3}
+    for c, b in zip(r.frontier, r.boosters, strict=True):
+        cap = c.params.get("num_leaves", 12)
+        assert max(t["num_leaves"] for t in b.dump_model()["tree_info"]) <= cap
+    off = run(data, 3.0, n_bisect=0, num_leaves_grid=None).budget_result_
+    assert all("num_leaves" not in c.params for c in off.frontier)
+    grid = run(data, 3.0, n_bisect=0, num_leaves_grid=[4, 2]).budget_result_
+    assert {c.params.get("num_leaves") for c in grid.frontier} - {None} == {4, 2}
+
+
+@pytest.mark.parametrize("bad", ["small", [1], [2.5], 5, [True]])
+def test_num_leaves_grid_errors(data, bad):
+    with pytest.raises(ValueError, match="'num_leaves_grid'"):
+        run(data, 3.0, num_leaves_grid=bad)
