@@ -1,11 +1,12 @@
 """cegb_tradeoff_scale: ``none`` (default) is today's CEGB exactly; ``gain`` multiplies every
-penalty of a tree by G_root / (N * mean lazy cost), G_root the tree's best unpenalized root gain.
+penalty of a tree by max_f (G_f / lazy[f]) / N, G_f the tree's best unpenalized root gain on f.
 
 Oracles: the default gives the same trees as not passing the parameter; the penalties recovered
 from the stored split gains (L2 loss, lambda = 0: the unpenalized gain from the children) equal
-tradeoff * lazy[f] * unpaid rows * G_root / (N * mean lazy), with G_root of the first tree read
-off an unpenalized model's first root split; within every later tree one G_root explains every
-charged split.
+tradeoff * lazy[f] * unpaid rows * max_f (G_f / lazy[f]) / N, with each G_f of the first tree read
+off an unpenalized one-round model allowed only feature f; within every later tree one scale
+explains every charged split. Below tradeoff 1 the first tree always splits its root, at 1 and
+above it cannot (a constructed cliff: the plain scale makes a constant model there).
 """
 
 from __future__ import annotations
@@ -61,29 +62,37 @@ def test_default_none_is_identical(lgb, data):
     assert "cegb_tradeoff_scale" not in a.model_to_string()  # [no-save]: model files unchanged
 
 
+def _root_gain_per_cost(lgb, data):
+    """max_f G_f / LAZY[f] of the first tree, each G_f from a one-round model allowed only f."""
+    gains = []
+    for f in range(len(LAZY)):
+        root = _train(lgb, data, rounds=1, interaction_constraints=[[f]]).dump_model()["tree_info"][0]
+        gains.append(root["tree_structure"].get("split_gain", 0.0))
+    return max(g / c for g, c in zip(gains, LAZY, strict=True)), gains
+
+
 def test_gain_mode_penalty_is_exact(lgb, data):
-    t, n, mean = 0.05, len(data[1]), float(np.mean(LAZY))
-    plain = _train(lgb, data, rounds=1)
-    g_root = plain.dump_model()["tree_info"][0]["tree_structure"]["split_gain"]
+    t, n = 0.05, len(data[1])
+    ratio, _ = _root_gain_per_cost(lgb, data)
     booster = _train(lgb, data, rounds=12, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=t, cegb_tradeoff_scale="gain")
     splits = _splits(booster)
     first = [s for s in splits if s["tree"] == 0]
     assert first
     for s in first:  # the first tree: every row is fresh for a feature not on its path
-        want = t * LAZY[s["feature"]] * (s["count"] if s["fresh"] else 0) * g_root / (n * mean)
+        want = t * LAZY[s["feature"]] * (s["count"] if s["fresh"] else 0) * ratio / n
         assert s["penalty"] == pytest.approx(want, abs=s["tol"]), s
-    # later trees: on features no earlier tree used (no row has paid them), one G_root per tree
-    # explains every charged split, and it is at least the root split's unpenalized gain
+    # later trees: on features no earlier tree used (no row has paid them), one scale per tree
+    # explains every charged split, and it is at least the root split's gain per unit cost
     checked = 0
     for tree in range(1, booster.num_trees()):
         seen = {s["feature"] for s in splits if s["tree"] < tree}
-        implied = [s["penalty"] * n * mean / (t * LAZY[s["feature"]] * s["count"])
+        implied = [s["penalty"] * n / (t * LAZY[s["feature"]] * s["count"])
                    for s in splits if s["tree"] == tree and s["fresh"] and s["feature"] not in seen]
         if implied:
             checked += 1
             assert max(implied) == pytest.approx(min(implied), rel=1e-3), implied
             root = next(s for s in splits if s["tree"] == tree and s["root"])
-            assert min(implied) >= root["raw"] * (1 - 1e-3) - 1e-3
+            assert min(implied) >= root["raw"] / LAZY[root["feature"]] * (1 - 1e-3) - 1e-3
     assert checked >= 1
 
 
@@ -129,10 +138,9 @@ def test_scaled_modes_refuse_quantized_gradients(lgb, data, mode):
 
 
 def test_first_gain_keeps_the_first_trees_scale(lgb, data):
-    # every split on a feature no earlier tree used is charged with the FIRST tree's G_root
-    t, n, mean = 0.02, len(data[1]), float(np.mean(LAZY))
-    plain = _train(lgb, data, rounds=1)
-    g0 = plain.dump_model()["tree_info"][0]["tree_structure"]["split_gain"]
+    # every split on a feature no earlier tree used is charged with the FIRST tree's scale
+    t, n = 0.02, len(data[1])
+    ratio, _ = _root_gain_per_cost(lgb, data)
     booster = _train(lgb, data, rounds=12, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=t,
                      cegb_tradeoff_scale="first_gain")
     splits = _splits(booster)
@@ -141,10 +149,27 @@ def test_first_gain_keeps_the_first_trees_scale(lgb, data):
         seen = {x["feature"] for x in splits if x["tree"] < s["tree"]}
         if s["feature"] in seen:
             continue
-        want = t * LAZY[s["feature"]] * (s["count"] if s["fresh"] else 0) * g0 / (n * mean)
+        want = t * LAZY[s["feature"]] * (s["count"] if s["fresh"] else 0) * ratio / n
         assert s["penalty"] == pytest.approx(want, abs=s["tol"]), s
         checked += s["tree"] > 0 and s["fresh"]
     assert checked >= 1
     # and it differs from rescaling every tree
     every = _train(lgb, data, rounds=12, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=t, cegb_tradeoff_scale="gain")
     assert _tree_signatures(every) != _tree_signatures(booster)
+
+
+@pytest.mark.parametrize("mode", ["gain", "first_gain"])
+def test_no_cliff_below_one_and_no_root_split_from_one(lgb, data, mode):
+    # costs where the best feature by gain is the dearest: with the plain scale (best gain over
+    # the MEAN cost) a tradeoff below 1 already leaves the root unsplit, with the per-cost scale
+    # the best gain-per-cost feature always pays below 1 and never at 1 or above
+    ratio, gains = _root_gain_per_cost(lgb, data)
+    costs = [10.0 if g == max(gains) else 0.5 for g in gains]
+    per_cost = [g / c for g, c in zip(gains, costs, strict=True)]
+    best = int(np.argmax(per_cost))
+    for t, splits in ((0.9, True), (0.999, True), (1.0, False), (2.0, False)):
+        b = _train(lgb, data, rounds=1, cegb_penalty_feature_lazy=costs, cegb_tradeoff=t, cegb_tradeoff_scale=mode)
+        root = b.dump_model()["tree_info"][0]["tree_structure"]
+        assert ("split_feature" in root) == splits, (t, root)
+        if splits and t > 0.99:
+            assert root["split_feature"] == best

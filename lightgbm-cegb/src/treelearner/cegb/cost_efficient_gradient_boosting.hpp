@@ -12,12 +12,16 @@
  * and, for monotone splits, LightGBM's monotone penalty factor multiplies gain'(s). With
  * cegb_tradeoff_scale=gain, every penalty of a tree is further multiplied by
  *
- *   scale = G_root / (N * mean lazy cost)
+ *   scale = max_f (G_f / lazy[g(f)]) / N
  *
- * where G_root is the best unpenalized gain of a split of the tree's root (over the features the
- * root may use), N the number of training rows and the mean runs over the groups with a positive
- * lazy cost (1 without lazy costs): the root penalty of a feature no row has paid for is then
- * tradeoff * (its cost / mean cost) * G_root, the same meaning on every dataset and iteration.
+ * where G_f is the best unpenalized gain of a split of the tree's root on feature f, the max runs
+ * over the features the root may use whose group has a positive lazy cost, and N is the number of
+ * training rows (without lazy costs: scale = max_f G_f / N). The root penalty of a feature no row
+ * has paid for is then tradeoff * lazy[g(f)] * max_f (G_f / lazy[g(f)]): for the feature with the
+ * best gain per unit of cost it is tradeoff times its own gain, so below tradeoff 1 that feature's
+ * root split keeps a positive penalized gain (no cliff to a constant model from the lazy
+ * penalty), and at tradeoff 1 or more no first purchase pays for itself. The same meaning on
+ * every dataset and iteration; with uniform costs the scale is G_root / N.
  * With cegb_tradeoff_scale=first_gain the scale is computed once, at the first tree grown after
  * the parameters were set, and kept for every later tree (gains shrink as boosting converges,
  * the penalties do not). A group's
@@ -103,14 +107,6 @@ class CostEfficientGradientBoosting {
     }
     scale_mode_ = mode;
     scale_by_root_gain_ = mode != 0;
-    {
-      double sum = 0.0;
-      int cnt = 0;
-      for (double c : costs_.group_lazy) {
-        if (c > 0.0) { sum += c; ++cnt; }
-      }
-      mean_lazy_cost_ = cnt > 0 ? sum / cnt : 1.0;
-    }
     inner_group_.assign(num_features_, 0);
     for (int f = 0; f < num_features_; ++f) {
       inner_group_[f] = costs_.group[full_data_->RealFeatureIndex(f)];
@@ -208,24 +204,27 @@ class CostEfficientGradientBoosting {
   bool ScalesByRootGain() const { return scale_by_root_gain_ && !scale_fixed_; }
 
   /*!
-   * \brief cegb_tradeoff_scale=gain: the best unpenalized gain of a root split of the tree being
-   *        grown (over the features the root may use; <= 0: no split, no penalty).
+   * \brief cegb_tradeoff_scale=gain / first_gain: set the scale from BestRootGain's value, the best
+   *        unpenalized root gain per unit of lazy cost (<= 0: no split, no penalty).
    */
-  void SetRootGain(double best_gain) {
+  void SetRootGain(double best_gain_per_cost) {
     const double n = static_cast<double>(std::max<data_size_t>(1, full_data_->num_data()));
-    scale_ = best_gain > 0.0 && std::isfinite(best_gain) ? best_gain / (n * mean_lazy_cost_) : 0.0;
+    scale_ = best_gain_per_cost > 0.0 && std::isfinite(best_gain_per_cost) ? best_gain_per_cost / n : 0.0;
     scale_fixed_ = scale_mode_ == 2;  // first_gain: kept for every later tree
   }
 
   /*!
-   * \brief The best unpenalized gain of a root split: LightGBM's threshold search on the root's
-   *        histograms, before any CEGB penalty (numerical and categorical features alike).
+   * \brief max_f G_f / lazy[g(f)] over the root-usable features with a positive lazy cost, where
+   *        G_f is the best unpenalized gain of a root split on f (LightGBM's threshold search on the
+   *        root's histograms, before any CEGB penalty; numerical and categorical alike). Without
+   *        a feature of positive lazy cost: max_f G_f.
    */
   double BestRootGain(const std::vector<int8_t>& is_feature_used, const std::vector<int8_t>& node_used,
                       double parent_output) const {
     const SerialTreeLearner* tl = tree_learner_;
     const LeafSplits* leaf = tl->smaller_leaf_splits_.get();
     double best = kMinScore;
+    double best_per_cost = kMinScore;
     for (int f = 0; f < num_features_; ++f) {
       if (!is_feature_used[f] || !node_used[f]) continue;
       tl->train_data_->FixHistogram(f, leaf->sum_gradients(), leaf->sum_hessians(),
@@ -235,8 +234,10 @@ class CostEfficientGradientBoosting {
           leaf->sum_gradients(), leaf->sum_hessians(), leaf->num_data_in_leaf(),
           tl->constraints_->GetFeatureConstraint(leaf->leaf_index(), f), parent_output, &split);
       best = std::max(best, split.gain);
+      const double lazy = costs_.group_lazy.empty() ? 0.0 : costs_.group_lazy[inner_group_[f]];
+      if (lazy > 0.0) best_per_cost = std::max(best_per_cost, split.gain / lazy);
     }
-    return best;
+    return best_per_cost > kMinScore ? best_per_cost : best;
   }
 
   /*! \brief Penalty subtracted from the gain of a split of `leaf_index` on `feature_index`. */
@@ -693,8 +694,7 @@ class CostEfficientGradientBoosting {
   bool scale_by_root_gain_ = false;
   int scale_mode_ = 0;            // cegb_tradeoff_scale: 0 none, 1 gain (every tree), 2 first_gain
   bool scale_fixed_ = false;      // first_gain: the scale of the first tree is set
-  double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's G_root / (N * mean lazy cost)
-  double mean_lazy_cost_ = 1.0;
+  double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's max_f G_f / (N * lazy cost of f)
   // distributed training
   bool rows_partitioned_ = false;    // data / voting parallel: rows split over the machines
   bool splits_partitioned_ = false;  // any distributed learner: features' splits found by owners
