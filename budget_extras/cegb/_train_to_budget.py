@@ -263,9 +263,10 @@ def train_to_budget(
       in ``k_grid`` (restricted with ``interaction_constraints=[subset]``);
     * ``lazy``: CEGB lazy costs, ``n_tradeoffs`` tradeoffs over four decades around a
       data-derived scale, then ``n_bisect`` geometric bisections of the budget crossing;
-    * ``lazy_scaled`` (fork with ``cegb_tradeoff_scale``): CEGB lazy with
-      ``cegb_tradeoff_scale="gain"`` (the tradeoff a share of each tree's best root gain),
-      ``n_tradeoffs - 1`` tradeoffs from 10^-2.5 to 10^-0.5, then the same bisections;
+    * ``lazy_first`` (fork with ``cegb_tradeoff_scale``): CEGB lazy with
+      ``cegb_tradeoff_scale="first_gain"`` (the tradeoff a share of the first tree's best root
+      gain per unit of cost; below 1 the first tree always splits), ``n_tradeoffs - 1``
+      tradeoffs from 10^-2.5 to 10^-0.1, then the same bisections;
     * ``greedy``: forward selection on validation (each step adds the feature with the best
       validation gain per unit of added cost, searched with cheap proxy models over the 16 best
       features by gain / cost, up to 8 steps); every prefix refit at full size;
@@ -470,9 +471,9 @@ def train_to_budget(
 
         sweep("lazy", cegb, None, np.linspace(-2.0, 2.0, n_tradeoffs) if n_tradeoffs else np.array([]), n_bisect)
         if fork and _has_tradeoff_scale():
-            # scale-free lazy CEGB: the tradeoff is a share of each tree's best root gain
-            exps = np.linspace(-2.5, -0.5, max(2, n_tradeoffs - 1)) if n_tradeoffs else np.array([])
-            sweep("lazy_scaled", {**cegb, "cegb_tradeoff_scale": "gain"}, None, exps, n_bisect, unit=1.0)
+            # scale-free lazy CEGB: the tradeoff is a share of the first tree's best root gain per unit cost
+            exps = np.linspace(-2.5, -0.1, max(2, n_tradeoffs - 1)) if n_tradeoffs else np.array([])
+            sweep("lazy_first", {**cegb, "cegb_tradeoff_scale": "first_gain"}, None, exps, n_bisect, unit=1.0)
         # lazy inside the cheapest subset (top-k or greedy) that misses each budget
         done: set[frozenset[int]] = set()
         for b in targets:
