@@ -416,7 +416,7 @@ def _nodes(
         coef[k, trees] = r.numbers(node["weights"], f"{f}.weights", len(trees))
     if not active[0]:
         raise r.fail("nodes", "an array that lists the root (id 0)", sorted(np.flatnonzero(active).tolist()))
-    for k in np.flatnonzero(active[1:]) + 1:
+    for k in (np.flatnonzero(active[1:]) + 1).tolist():
         parent, sibling = (k - 1) // 2, k + 1 if k % 2 else k - 1
         if not active[parent]:
             raise r.fail("nodes", f"a tree: node {k} is listed, its parent {parent} is not",
