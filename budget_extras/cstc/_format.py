@@ -416,11 +416,13 @@ def _nodes(
         coef[k, trees] = r.numbers(node["weights"], f"{f}.weights", len(trees))
     if not active[0]:
         raise r.fail("nodes", "an array that lists the root (id 0)", sorted(np.flatnonzero(active).tolist()))
-    for k in (np.flatnonzero(active[1:]) + 1).tolist():
-        parent, sibling = (k - 1) // 2, k + 1 if k % 2 else k - 1
-        if not active[parent]:
-            raise r.fail("nodes", f"a tree: node {k} is listed, its parent {parent} is not",
+    listed = (np.flatnonzero(active[1:]) + 1).tolist()
+    for k in listed:
+        if not active[(k - 1) // 2]:
+            raise r.fail("nodes", f"a tree: node {k} is listed, its parent {(k - 1) // 2} is not",
                          sorted(np.flatnonzero(active).tolist()))
+    for k in listed:
+        sibling = k + 1 if k % 2 else k - 1
         if not active[sibling]:
             raise r.fail("nodes", f"a tree of nodes with 0 or 2 children: node {k} is listed, its sibling "
                          f"{sibling} is not", sorted(np.flatnonzero(active).tolist()))
