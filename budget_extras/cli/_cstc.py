@@ -1,5 +1,9 @@
 r"""``budget-extras cstc``: train a Cost-Sensitive Tree of Classifiers, predict with it, evaluate it.
 
+Train a CSTC tree (Xu et al., ICML 2013) on the outputs of a LightGBM ensemble (trained here
+with squared loss, or read with --model), then report the test metric and the exact per-row
+prediction cost: each row pays the features and trees used on its own path.
+
 Example::
 
     budget-extras cstc --train train.csv --valid valid.csv --label y --task binary --output cstc.json
@@ -36,13 +40,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "cstc",
         help="train CSTC (cost-sensitive tree of classifiers) and report accuracy and per-row cost",
-        description=(
-            "Train a CSTC tree (Xu et al., ICML 2013) on the outputs of a LightGBM ensemble (trained "
-            "here with squared loss, or read with --model), then report the test metric and the exact "
-            "per-row prediction cost: each row pays the features and trees used on its own path. "
-            "'cstc predict' and 'cstc evaluate' use a model written with --output."
-        ),
-        epilog=__doc__,
+        description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--train", type=Path, default=None, help="training CSV with a header row (required to train)")
