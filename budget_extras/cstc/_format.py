@@ -77,6 +77,16 @@ def _jsonable(v: Any) -> bool:
     return True
 
 
+def _finite(v: Any) -> bool:
+    """Return whether ``v`` is an int or float that is a finite double (huge integers are not)."""
+    if not isinstance(v, int | float):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def _finite_or_none(v: Any) -> float | None:
     f = float(v)
     return f if math.isfinite(f) else None
@@ -84,7 +94,7 @@ def _finite_or_none(v: Any) -> float | None:
 
 def _json_scalar(v: Any, what: str) -> Any:
     v = _plain(v)
-    if isinstance(v, bool | str) or (isinstance(v, int | float) and math.isfinite(v)):
+    if isinstance(v, bool | str) or _finite(v):
         return v
     raise TypeError(
         f"CSTC.save cannot store {what} {v!r} ({type(v).__name__}): a model file holds strings, integers, "
@@ -233,7 +243,7 @@ class _Reader:
     def number(self, v: Any, field: str, *, nullable: bool = False) -> float:
         if v is None and nullable:
             return math.nan
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        if isinstance(v, bool) or not _finite(v):
             raise self.fail(field, "a finite number" + (" or null" if nullable else ""), v)
         return float(v)
 
@@ -254,7 +264,7 @@ class _Reader:
         return v
 
     def scalar(self, v: Any, field: str) -> Any:
-        if isinstance(v, bool | str) or (isinstance(v, int | float) and math.isfinite(v)):
+        if isinstance(v, bool | str) or _finite(v):
             return v
         raise self.fail(field, "a string, an integer, a finite number or a boolean", v)
 
@@ -296,7 +306,7 @@ def _classes(r: _Reader, values: Any, dtype: Any, task: str) -> npt.NDArray[Any]
             raise r.fail("classes", "null for params.task='regression'", values if values is not None else dtype)
         return None
     items = [r.scalar(x, f"classes[{i}]") for i, x in enumerate(r.array(values, "classes", 2))]
-    if items[0] == items[1] and type(items[0]) is type(items[1]):
+    if items[0] == items[1]:
         raise r.fail("classes", "two different classes", items)
     if dtype not in _CLASS_DTYPES:
         raise r.fail("classes_dtype", f"one of {list(_CLASS_DTYPES)}", dtype)
@@ -479,7 +489,7 @@ def parse_model(text: str, source: str) -> ParsedModel:
     r = _Reader(source)
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or an integer of more digits than Python converts
         raise ValueError(f"{source}: not a CSTC model file (invalid JSON: {exc}).") from None
     except RecursionError:
         raise ValueError(f"{source}: not a CSTC model file (JSON nested too deeply).") from None

@@ -183,6 +183,7 @@ def test_truncated_empty_and_not_json(tmp_path, saved):
     for cut in (0, 1, len(text) // 3, len(text) - 2):
         _refused(tmp_path, text[:cut], "not a CSTC model file (invalid JSON")
     _refused(tmp_path, "[1, 2]", "a JSON object is expected")
+    _refused(tmp_path, '{"format": ' + "9" * 10_000 + "}", "not a CSTC model file (invalid JSON")
     _refused(tmp_path, "[" * 100_000 + "]" * 100_000, "not a CSTC model file")
     bad = tmp_path / "bin.json"
     bad.write_bytes(b"\xff\xfe" + bytes(range(256)))
@@ -247,6 +248,9 @@ HOSTILE = [
     ("classes", ["sick", "sick"], "field 'classes'"),
     ("classes", None, "field 'classes'"),
     ("classes.0", [1], "field 'classes[0]'"),
+    ("classes", [1, True], "field 'classes'"),
+    ("nodes.0.intercept", 10**400, "field 'nodes[0].intercept'"),
+    ("costs.tree", -(10**400), "field 'costs.tree'"),
     ("classes_dtype", "complex128", "field 'classes_dtype'"),
     ("classes_dtype", "int64", "field 'classes[0]'"),
     ("costs", None, "field 'costs'"),
