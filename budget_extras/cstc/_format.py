@@ -515,6 +515,9 @@ def parse_model(text: str, source: str) -> ParsedModel:
     cats = _pandas_categorical(r, doc["pandas_categorical"])
     classes = _classes(r, doc["classes"], doc["classes_dtype"], params["task"])
     costs = _costs(r, doc["costs"], n)
+    if names is not None and costs.feature_names is not None and costs.feature_names != names:
+        raise r.fail("costs.feature_names", "null or the model's feature_names, in their order",
+                     list(costs.feature_names))
     ens = _ensemble(r, doc["weak_learners"], n)
     coef, intercept, threshold, active = _nodes(r, doc["nodes"], depth, ens.n_trees)
     result = _result(r, doc["result"])

@@ -255,6 +255,7 @@ HOSTILE = [
     ("classes_dtype", "int64", "field 'classes[0]'"),
     ("costs", None, "field 'costs'"),
     ("costs.lazy", [1.0, 2.0], "field 'costs.lazy'"),
+    ("costs.feature_names", ["b", "a", "c", "d"], "field 'costs.feature_names'"),
     ("costs.lazy.0", NAN, "field 'costs.lazy[0]'"),
     ("costs.lazy.0", INF, "field 'costs.lazy[0]'"),
     ("costs.lazy.0", -1.0, "field 'costs'"),
@@ -334,3 +335,64 @@ def test_weak_learners_of_another_width_are_refused(tmp_path, saved):
     other = lgb.train({"verbose": -1, "num_leaves": 3}, lgb.Dataset(rng.normal(size=(100, 5)), rng.normal(size=100)),
                       num_boost_round=3)
     _refused(tmp_path, {**saved[1], "weak_learners": other.model_to_string()}, "field 'weak_learners'")
+
+
+def _leaves(doc, prefix=""):
+    """Dotted paths of every scalar in ``doc`` (the LightGBM text excepted)."""
+    if isinstance(doc, dict):
+        items = doc.items()
+    elif isinstance(doc, list):
+        items = enumerate(doc)
+    else:
+        return [prefix[:-1]]
+    return [p for k, v in items if k != "weak_learners" for p in _leaves(v, f"{prefix}{k}.")]
+
+
+HOSTILE_VALUES = [None, "x", -1, 10**30, 1e308, NAN, -INF, True, [], {}, [1, 2], ...]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # a cost of 1e308 is finite; sums overflow
+def test_any_field_replaced_gives_a_model_or_a_value_error(tmp_path, saved, fitted):
+    """Every scalar replaced by every hostile value: a loaded model that answers, or ValueError."""
+    doc = saved[1]
+    X = fitted[1].iloc[:20]
+    rng = np.random.default_rng(0)
+    paths = _leaves(doc)
+    assert len(paths) > 50
+    n_loaded = 0
+    for where in rng.choice(paths, size=min(len(paths), 80), replace=False):
+        for value in HOSTILE_VALUES:
+            path = _write(tmp_path, _set(doc, str(where), value))
+            try:
+                m = CSTC.load(path)
+            except ValueError as exc:
+                assert path in str(exc), exc
+                continue
+            n_loaded += 1  # a change the format allows (e.g. a weight or a message): the model still answers
+            m.predict(X)
+            m.cost_report(X)
+    assert n_loaded < 80 * len(HOSTILE_VALUES)
+
+
+def test_weak_learner_text_mutations_give_a_model_or_a_value_error(tmp_path, saved, fitted):
+    """Tokens of the embedded LightGBM text replaced: the core's parser or LightGBM refuses, never a crash."""
+    doc = saved[1]
+    X = fitted[1].iloc[:20]
+    lines = doc["weak_learners"].split("\n")
+    rng = np.random.default_rng(1)
+    candidates = [i for i, ln in enumerate(lines) if "=" in ln and ln.split("=", 1)[1].strip()]
+    for _ in range(120):
+        i = int(rng.choice(candidates))
+        key, val = lines[i].split("=", 1)
+        tokens = val.split(" ")
+        j = int(rng.integers(len(tokens)))
+        tokens[j] = str(rng.choice(["-1", "0", "7", "999999", "nan", "inf", "", "x", "-2147483648", "1e400"]))
+        mutated = [*lines[:i], f"{key}={' '.join(tokens)}", *lines[i + 1:]]
+        path = _write(tmp_path, {**doc, "weak_learners": "\n".join(mutated)})
+        try:
+            m = CSTC.load(path)
+        except ValueError as exc:
+            assert path in str(exc) and "weak_learners" in str(exc), exc
+            continue
+        m.predict(X)
+        m.cost_report(X)
