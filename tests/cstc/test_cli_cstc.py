@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -188,3 +189,19 @@ def test_training_output_may_not_be_an_input(csvs, capsys):
     assert main(_train_argv(d, "--output", str(d / "valid.csv"))) == 2
     assert "refusing to overwrite an input" in _one_line(capsys)
     assert (d / "valid.csv").read_bytes() == before
+
+
+def test_predict_with_a_model_fitted_on_arrays(csvs, capsys, tmp_path):
+    """A model without feature names reads the data's columns by position (the label dropped)."""
+    d, df = csvs
+    cols = ["cheap", "mid", "dear"]
+    X, y = df[cols].to_numpy(), df["label"].to_numpy()
+    m = CSTC(depth=2, task="binary", n_weak=10, random_state=0).fit(X[:200], y[:200])
+    m.save(tmp_path / "arr.json")
+    assert main(["cstc", "predict", "--model-file", str(tmp_path / "arr.json"), "--data", str(d / "test.csv"),
+                 "--label", "label"]) == 0
+    pred = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    np.testing.assert_array_equal(pred["prediction"], m.predict(X[250:]))
+    # without --label the label column is one feature too many
+    assert main(["cstc", "predict", "--model-file", str(tmp_path / "arr.json"), "--data", str(d / "test.csv")]) == 2
+    assert "has 4 feature columns; the model expects 3" in _one_line(capsys)
