@@ -63,7 +63,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--output", type=Path, default=None, metavar="JSON",
                    help="where to write the fitted model (CSTC.save; read by 'cstc predict' and 'cstc evaluate')")
     p.add_argument("--predictions", type=Path, default=None, metavar="CSV",
-                   help="write per-row prediction, leaf and costs of the report data")
+                   help="write the per-row table of the report data (the table 'cstc predict' writes)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
     sub = p.add_subparsers(dest="cstc_action", metavar="ACTION")

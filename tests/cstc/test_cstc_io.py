@@ -95,6 +95,8 @@ def test_round_trip_binary_string_classes(fitted, saved):
     assert isinstance(loaded.booster_, lgb.Booster)
     np.testing.assert_array_equal(loaded.booster_.predict(X), m.booster_.predict(X))
     assert saved[1]["format"] == "budget_extras.CSTC/1"
+    loaded.save(saved[0].with_name("again.json"))  # saving the loaded model writes the same bytes
+    assert saved[0].with_name("again.json").read_bytes() == saved[0].read_bytes()
 
 
 def test_round_trip_regression_pruned_numpy(tmp_path):
