@@ -319,9 +319,12 @@ def _classes(r: _Reader, values: Any, dtype: Any, task: str) -> npt.NDArray[Any]
         if not isinstance(x, want) or (want is not bool and isinstance(x, bool)):
             raise r.fail(f"classes[{i}]", f"a value of dtype {dtype}", x)
     try:
-        arr = np.array(items, dtype=dtype)
-    except (OverflowError, ValueError) as exc:
+        with np.errstate(over="raise"):
+            arr = np.array(items, dtype=dtype)
+    except (OverflowError, ValueError, FloatingPointError) as exc:
         raise r.fail("classes", f"values that fit dtype {dtype}", items) from exc
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise r.fail("classes", f"values that fit dtype {dtype}", items)
     if arr[0] == arr[1]:
         raise r.fail("classes", "two different classes", items)
     return arr

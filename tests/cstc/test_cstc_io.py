@@ -255,6 +255,7 @@ HOSTILE = [
     ("costs.tree", -(10**400), "field 'costs.tree'"),
     ("classes_dtype", "complex128", "field 'classes_dtype'"),
     ("classes_dtype", "int64", "field 'classes[0]'"),
+    ("classes_dtype", "uint8", "field 'classes[0]'"),
     ("costs", None, "field 'costs'"),
     ("costs.lazy", [1.0, 2.0], "field 'costs.lazy'"),
     ("costs.feature_names", ["b", "a", "c", "d"], "field 'costs.feature_names'"),
@@ -398,3 +399,16 @@ def test_weak_learner_text_mutations_give_a_model_or_a_value_error(tmp_path, sav
             continue
         m.predict(X)
         m.cost_report(X)
+
+
+@pytest.mark.parametrize(("classes", "dtype"), [([1e300, 0.5], "float32"), ([300, 1], "uint8"), ([-1, 1], "uint8"),
+                                                ([2**64, 1], "int64"), ([1, 1.0], "float64")])
+def test_classes_that_do_not_fit_their_dtype_are_refused(tmp_path, saved, classes, dtype):
+    _refused(tmp_path, {**saved[1], "classes": classes, "classes_dtype": dtype}, "field 'classes'")
+
+
+@pytest.mark.parametrize(("classes", "dtype"), [([0, 1], "int8"), ([0.5, 1.5], "float32"), ([False, True], "bool"),
+                                                (["no", 1], "object")])
+def test_classes_of_every_dtype_load(tmp_path, saved, classes, dtype):
+    m = CSTC.load(_write(tmp_path, {**saved[1], "classes": classes, "classes_dtype": dtype}))
+    assert m.classes_.dtype == np.dtype(dtype) and m.classes_.tolist() == classes
