@@ -1,9 +1,27 @@
-"""``budget-extras cstc``: train a Cost-Sensitive Tree of Classifiers and report its cost."""
+r"""``budget-extras cstc``: train a Cost-Sensitive Tree of Classifiers, predict with it, evaluate it.
+
+Train a CSTC tree (Xu et al., ICML 2013) on the outputs of a LightGBM ensemble (trained here
+with squared loss, or read with --model), then report the test metric and the exact per-row
+prediction cost: each row pays the features and trees used on its own path.
+
+Example::
+
+    budget-extras cstc --train train.csv --valid valid.csv --label y --task binary --output cstc.json
+    budget-extras cstc predict --model-file cstc.json --data new.csv -o preds.csv
+    budget-extras cstc evaluate --model-file cstc.json --data test.csv --label y
+
+Training prints the metric and the per-row cost on ``--test`` (default: the training CSV) and
+writes the model with ``--output`` (``CSTC.save``). ``predict`` writes one row per input row:
+``row``, ``prediction``, ``proba_<class>`` per class (binary), ``leaf`` and the row's
+``acquisition_cost``, ``eval_cost`` and ``total_cost``; ``evaluate`` prints what training prints
+for its ``--test`` data.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +30,21 @@ import pandas as pd
 
 from ..core._costs import FeatureCosts
 from ..cstc._estimator import CSTC
-from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
+from ._io import AtomicOutputs, CLIError, check_paths, read_csv, read_ensemble
 
 __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``cstc`` subcommand."""
+    """Add the ``cstc`` subcommand and its ``predict`` and ``evaluate`` actions."""
     p = subparsers.add_parser(
         "cstc",
         help="train CSTC (cost-sensitive tree of classifiers) and report accuracy and per-row cost",
-        description=(
-            "Train a CSTC tree (Xu et al., ICML 2013) on the outputs of a LightGBM ensemble (trained "
-            "here with squared loss, or read with --model), then report the test metric and the exact "
-            "per-row prediction cost: each row pays the features and trees used on its own path."
-        ),
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--train", required=True, type=Path, help="training CSV with a header row")
-    p.add_argument("--label", required=True, help="name of the label column")
+    p.add_argument("--train", type=Path, default=None, help="training CSV with a header row (required to train)")
+    p.add_argument("--label", default=None, help="name of the label column (required to train)")
     p.add_argument("--valid", type=Path, default=None, help="validation CSV (pruning, fine-tuning checks)")
     p.add_argument("--test", type=Path, default=None, help="CSV to report on (default: the training CSV)")
     p.add_argument(
@@ -45,21 +60,42 @@ def register(subparsers: Any) -> None:
     p.add_argument("--n-weak", type=int, default=100, help="trees of the feature map (without --model)")
     p.add_argument("--weak-max-depth", type=int, default=1, help="their depth (without --model; default stumps)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output", type=Path, default=None, metavar="JSON",
+                   help="where to write the fitted model (CSTC.save; read by 'cstc predict' and 'cstc evaluate')")
     p.add_argument("--predictions", type=Path, default=None, metavar="CSV",
-                   help="write per-row prediction, leaf and costs of the report data")
+                   help="write the per-row table of the report data (the table 'cstc predict' writes)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
+    sub = p.add_subparsers(dest="cstc_action", metavar="ACTION")
+    for action, text in (
+        ("predict", "predict with a saved model: prediction, probabilities, leaf and cost per row"),
+        ("evaluate", "print the metric and the per-row cost of a saved model on labelled data"),
+    ):
+        q = sub.add_parser(action, help=text, description=text)
+        q.add_argument("--model-file", required=True, type=Path,
+                       help="model file written by 'budget-extras cstc --output' (CSTC.save)")
+        q.add_argument("--data", required=True, type=Path,
+                       help="CSV with a header row and the model's feature columns")
+        q.add_argument("--costs", type=Path, default=None, help="costs CSV (default: the costs saved with the model)")
+        if action == "predict":
+            q.add_argument("--label", default=None, help="label column to drop from --data, if present")
+            q.add_argument("-o", "--output", type=Path, default=None, help="predictions CSV (default: standard output)")
+        else:
+            q.add_argument("--label", required=True, help="name of the label column in --data")
+            q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
 
 
-def _read(
-    path: Path, label: str, columns: list[str] | None, option: str = "CSV"
-) -> tuple[pd.DataFrame, np.ndarray]:
+def _read_features(
+    path: Path, label: str | None, columns: list[str] | None, option: str, *, label_required: bool = False
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """Return the feature columns (``columns``, or all but ``label``) as float64 and the labels, if present."""
     df = read_csv(path, option)
-    if label not in df.columns:
+    if label_required and label not in df.columns:
         raise ValueError(
             f"CSV {str(path)!r} has no label column {label!r} (it has {list(df.columns)[:6]!r}...)"
         )
-    y = df.pop(label).to_numpy()
+    y = df.pop(label).to_numpy() if label is not None and label in df.columns else None
     cols = columns if columns is not None else list(df.columns)
     missing = [c for c in cols if c not in df.columns]
     if missing:
@@ -69,6 +105,11 @@ def _read(
     if text:
         raise ValueError(f"CSV {str(path)!r} has non-numeric feature columns {text[:6]!r}")
     return X.astype(np.float64), y
+
+
+def _read(path: Path, label: str, columns: list[str] | None, option: str = "CSV") -> tuple[pd.DataFrame, np.ndarray]:
+    X, y = _read_features(path, label, columns, option, label_required=True)
+    return X, np.asarray(y)
 
 
 def result_dict(model: CSTC, X: pd.DataFrame, y: np.ndarray) -> dict[str, Any]:
@@ -93,12 +134,46 @@ def result_dict(model: CSTC, X: pd.DataFrame, y: np.ndarray) -> dict[str, Any]:
     }
 
 
+def prediction_table(model: CSTC, X: pd.DataFrame) -> pd.DataFrame:
+    """Per-row prediction, class probabilities (binary), leaf and costs of ``model`` on ``X``."""
+    rep = model.cost_report(X)
+    table = pd.DataFrame({"prediction": model.predict(X)})
+    if model.task == "binary":
+        proba = model.predict_proba(X)
+        for k, c in enumerate(model.classes_):
+            table[f"proba_{c}"] = proba[:, k]
+    table["leaf"] = model.apply(X)
+    table["acquisition_cost"] = rep.acquisition_cost
+    table["eval_cost"] = rep.eval_cost
+    table["total_cost"] = rep.total_cost
+    return table
+
+
+def _print_result(out: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return
+    metric = "mse" if "mse" in out else "accuracy"
+    c = out["cost"]
+    print(f"{metric}: {out[metric]:.6g}   nodes: {out['n_nodes']} ({out['n_leaves']} leaves)")
+    print(f"cost per row: mean {c['mean_total_cost']:.6g} (acquisition {c['mean_acquisition_cost']:.6g}, "
+          f"evaluation {c['mean_eval_cost']:.6g}), p50 {c['p50_total_cost']:.6g}, "
+          f"p90 {c['p90_total_cost']:.6g}, max {c['max_total_cost']:.6g}")
+    print(f"trees evaluated per row: {c['mean_trees_evaluated']:.4g}   "
+          f"rows per leaf: {out['rows_per_leaf']}")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Execute ``cstc``."""
+    """Execute ``cstc`` (training)."""
+    missing = [opt for opt, v in (("--train", args.train), ("--label", args.label)) if v is None]
+    if missing:
+        raise CLIError(
+            f"training needs {', '.join(missing)} (or an action: 'cstc predict', 'cstc evaluate')"
+        )
     check_paths(
         {"--train": args.train, "--valid": args.valid, "--test": args.test, "--costs": args.costs,
          "--model": args.model},
-        {"--predictions": args.predictions},
+        {"--output": args.output, "--predictions": args.predictions},
     )
     booster = None
     columns = None
@@ -120,22 +195,56 @@ def run(args: argparse.Namespace) -> int:
     model.fit(X, y, X_valid=Xv, y_valid=yv)
     Xr, yr = (X, y) if args.test is None else _read(args.test, args.label, columns, "--test")
     out = result_dict(model, Xr, yr)
-    if args.predictions is not None:
-        rep = model.cost_report(Xr)
-        table = pd.DataFrame({"prediction": model.predict(Xr), "leaf": model.apply(Xr),
-                      "acquisition_cost": rep.acquisition_cost, "eval_cost": rep.eval_cost,
-                      "total_cost": rep.total_cost})
-        with AtomicOutputs() as outputs:
-            table.to_csv(outputs.path(args.predictions), index_label="row")
-    if args.json:
-        print(json.dumps(out, indent=2))
+    with AtomicOutputs() as outputs:
+        if args.output is not None:
+            model.save(outputs.path(args.output))
+        if args.predictions is not None:
+            prediction_table(model, Xr).to_csv(outputs.path(args.predictions), index_label="row")
+    _print_result(out, args.json)
+    return 0
+
+
+def _load(args: argparse.Namespace) -> tuple[CSTC, pd.DataFrame, np.ndarray | None]:
+    """Return the saved model (with ``--costs`` when given), the data's features in model order and the labels."""
+    path = args.model_file
+    try:
+        model = CSTC.load(path)
+    except OSError as exc:
+        raise CLIError(f"--model-file {os.fspath(path)!r}: cannot read the model file: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise CLIError(f"--model-file {exc}") from exc
+    names = model.feature_names_in_
+    named = names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names))
+    cols = list(names) if named and names is not None else None
+    X, y = _read_features(args.data, args.label, cols, "--data", label_required=args.cstc_action == "evaluate")
+    if X.shape[1] != model.n_features_in_:
+        raise CLIError(
+            f"--data {os.fspath(args.data)!r} has {X.shape[1]} feature columns; the model expects "
+            f"{model.n_features_in_}"
+        )
+    if args.costs is not None:
+        costs = FeatureCosts.from_csv(args.costs, feature_names=list(X.columns))
+        model = CSTC.load(path, costs=costs)
+    return model, X, y
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    """``budget-extras cstc predict``: write prediction, probabilities, leaf and cost per row."""
+    check_paths({"--model-file": args.model_file, "--data": args.data, "--costs": args.costs},
+                {"-o/--output": args.output})
+    model, X, _ = _load(args)
+    table = prediction_table(model, X)
+    if args.output is None:
+        print(table.to_csv(index_label="row"), end="")
     else:
-        metric = "mse" if "mse" in out else "accuracy"
-        c = out["cost"]
-        print(f"{metric}: {out[metric]:.6g}   nodes: {out['n_nodes']} ({out['n_leaves']} leaves)")
-        print(f"cost per row: mean {c['mean_total_cost']:.6g} (acquisition {c['mean_acquisition_cost']:.6g}, "
-              f"evaluation {c['mean_eval_cost']:.6g}), p50 {c['p50_total_cost']:.6g}, "
-              f"p90 {c['p90_total_cost']:.6g}, max {c['max_total_cost']:.6g}")
-        print(f"trees evaluated per row: {c['mean_trees_evaluated']:.4g}   "
-              f"rows per leaf: {out['rows_per_leaf']}")
+        with AtomicOutputs() as outputs:
+            table.to_csv(outputs.path(args.output), index_label="row")
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    """``budget-extras cstc evaluate``: print the metric and the per-row cost on labelled data."""
+    check_paths({"--model-file": args.model_file, "--data": args.data, "--costs": args.costs}, {})
+    model, X, y = _load(args)
+    _print_result(result_dict(model, X, np.asarray(y)), args.json)
     return 0

@@ -12,6 +12,7 @@ zero-weight dimensions clamped.
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ from ._features import (
     _tree_outputs,
     _WeakLearners,
 )
+from ._format import dump_model, parse_model, read_text
 from ._objective import (
     _aux_update,
     _evaluate,
@@ -834,6 +836,95 @@ class CSTC(BaseEstimator):
                         continue
             self.coef_[leaf] = coef
             self.intercept_[leaf] = inter
+
+    # -- save and load ----------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fitted model to ``path`` as one JSON document (format ``budget_extras.CSTC/1``).
+
+        The file holds everything :meth:`predict`, :meth:`predict_proba`,
+        :meth:`decision_function`, :meth:`apply`, :meth:`path` and :meth:`cost_report` need:
+        the nodes' weights, intercepts and thresholds, the weak learners (LightGBM model text),
+        the costs, the classes, the feature names and the hyperparameters (docs/cstc.md,
+        "Model file"). The text is built before the file is opened: a model that cannot be
+        saved leaves ``path`` untouched.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write (replaced if it exists).
+
+        Raises
+        ------
+        NotFittedError
+            If the model is not fitted.
+        TypeError
+            If the costs are a custom object with ``row_cost`` (not a ``FeatureCosts``), or a
+            class label or pandas category is not a string, integer, finite float or boolean.
+        """
+        self._check_fitted()
+        text = dump_model(self)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, costs: Any = None) -> CSTC:
+        """Read a model written by :meth:`save`.
+
+        Every field is validated before the model is built (docs/cstc.md, "Model file"); the
+        loaded model predicts and reports cost exactly as the saved one, without the training
+        data.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by :meth:`save`.
+        costs : FeatureCosts, list, dict, pandas.Series, CSV path or None, default=None
+            Costs to report with instead of the saved ones (the one cost input of
+            docs/costs.md); None: the saved costs.
+
+        Returns
+        -------
+        CSTC
+            A fitted CSTC; ``booster_`` is a ``lightgbm.Booster`` read from the saved text.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a version-1 CSTC model file or a field is missing, of the wrong
+            type or shape, not finite, out of range or inconsistent; the message names the
+            file and the field.
+        OSError
+            If the file cannot be read.
+        """
+        source = repr(os.fspath(path))
+        pm = parse_model(read_text(path), source)
+        est = cls(**pm.params)
+        try:
+            _cstc_iv(est)
+        except ValueError as exc:
+            raise ValueError(f"{source}: field 'params': {exc}") from None
+        import lightgbm as lgb
+
+        try:
+            est.booster_ = lgb.Booster(model_str=pm.model_text)
+        except lgb.basic.LightGBMError as exc:
+            raise ValueError(f"{source}: field 'weak_learners': LightGBM cannot load it: {exc}") from None
+        est.costs = pm.costs if costs is None else costs
+        est._wl = _read_weak_learners(pm.ensemble)
+        est._feature_names = pm.feature_names
+        est._pandas_categorical = pm.pandas_categorical
+        est.n_features_in_ = pm.n_features
+        est.feature_names_in_ = None if pm.feature_names is None else list(pm.feature_names)
+        if pm.classes is not None:
+            est.classes_ = pm.classes
+        est._cm = _costs_iv(est.costs, pm.n_features, est.feature_names_in_)
+        est._leaf_eval, est.tree_costs_ = _tree_eval_costs(est._wl, est._cm)
+        est.tree_features_ = est._wl.tree_features.copy()
+        est.coef_, est.intercept_, est.threshold_ = pm.coef, pm.intercept, pm.threshold
+        est.active_ = pm.active
+        est.is_leaf_ = _Structure(int(est.depth), est.active_).is_leaf
+        est.result_ = CSTCResult(**pm.result)
+        return est
 
     # -- prediction -------------------------------------------------------------------------
     def _check_fitted(self) -> None:

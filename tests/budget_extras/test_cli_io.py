@@ -75,9 +75,9 @@ COMMANDS: dict[str, dict] = {
     },
     "cstc": {
         "argv": ["cstc", "--train", "{data}", "--label", "y", "--model", "{model}", "--costs", "{costs}",
-                 "--depth", "1", "--predictions", "{out}"],
+                 "--depth", "1", "--predictions", "{out}", "--output", "{json}"],
         "inputs": {"--train": "data", "--model": "model", "--costs": "costs"},
-        "outputs": {"--predictions": "out"},
+        "outputs": {"--predictions": "out", "--output": "json"},
     },
     "train": {
         "argv": ["train", "--config", "{conf}", "--budget", "10", "--valid", "{data}", "--costs", "{costs}",
