@@ -525,7 +525,7 @@ class QWYC(BaseEstimator):
     def _calibrated(
         self, scores: npt.NDArray[np.float64], labels: npt.NDArray[Any], done: npt.NDArray[np.int64]
     ) -> npt.NDArray[np.float64]:
-        """Exited rows' scores through ``score_maps_`` (identity without maps)."""
+        """Return the scores with exited rows mapped through ``score_maps_`` (unchanged without maps)."""
         maps = getattr(self, "score_maps_", None)
         if maps is None:
             return scores

@@ -72,7 +72,7 @@ def fit_score_maps(
     min_rows: int = 100,
 ) -> ScoreMaps:
     """Fit the per-position maps on calibration outputs ``F`` (n_rows, n_iterations)."""
-    n, n_pos = F.shape[0], order.size
+    n_pos = order.size
     C = np.cumsum(F[:, order], axis=1)
     full = C[:, -1]
     reached = early_exit(F, order, eps_neg, eps_pos, threshold=threshold).n_evaluated  # positions reached
