@@ -13,6 +13,7 @@ pairs), and an exited row returns ``m_r(s_r)``:
 * ``m_r`` interpolates the knots linearly and extrapolates with slope 1 beyond the first and
   last knot (partial score + mean remainder of the end block): strictly increasing, so the
   order of rows exiting at one position is kept, without ties;
+* positions where no row can exit (both thresholds infinite, and the last one) get no map;
 * a position reached by fewer than ``min_rows`` calibration rows pools the pairs of the
   preceding positions ``r - 1, r - 2, ...`` (each with its own partial score) until it has
   ``min_rows`` pairs or reaches position 0.
@@ -82,8 +83,14 @@ def fit_score_maps(
     xs: list[F64] = []
     ys: list[F64] = []
     used = np.zeros(n_pos, np.int64)
+    can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
+    can_exit[-1] = False  # rows reaching the last position return the full score
     for r in range(n_pos):
         lo, total = r, int(reach_count[r])
+        if not can_exit[r]:  # no row exits here: no map
+            xs.append(np.zeros(0))
+            ys.append(np.zeros(0))
+            continue
         while total < min_rows and lo > 0:
             lo -= 1
             total += int(reach_count[lo])
