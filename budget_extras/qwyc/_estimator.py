@@ -56,7 +56,9 @@ class QWYCPrediction:
     ----------
     scores : ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
         Partial raw score at the position where the row stopped (the full raw score
-        for rows that went to the end).
+        for rows that went to the end); with ``QWYC(scores="calibrated")`` the stopped rows'
+        partial scores mapped to the expected full raw score, and LightGBM's full raw score
+        for rows that went to the end.
     labels : ndarray, shape (n_rows,)
         Decided label: bool for binary (``True`` = positive), class index for multiclass.
     trees_evaluated : ndarray of int64, shape (n_rows,)
@@ -712,7 +714,7 @@ class QWYC(BaseEstimator):
         return QWYCPrediction(scores, labels, done * k, done)
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
-        """Early-exit raw scores (``predict(X).scores``)."""
+        """Early-exit raw scores (``predict(X).scores``: partial or calibrated, see ``scores``)."""
         return self.predict(X).scores
 
     def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
