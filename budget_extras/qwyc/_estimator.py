@@ -19,6 +19,7 @@ from ..core._predict import apply_prepared, prepare_values
 from ..core._validation import check_booster, check_model_text, is_model
 from . import _kernels as core
 from . import _multiclass as multi
+from . import _scores
 from ._format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
 
 __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
@@ -26,6 +27,7 @@ __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
+_SCORES = ("partial", "calibrated")
 _CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
 
 
@@ -54,7 +56,9 @@ class QWYCPrediction:
     ----------
     scores : ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
         Partial raw score at the position where the row stopped (the full raw score
-        for rows that went to the end).
+        for rows that went to the end); with ``QWYC(scores="calibrated")`` the stopped rows'
+        partial scores mapped to the expected full raw score, and LightGBM's full raw score
+        for rows that went to the end.
     labels : ndarray, shape (n_rows,)
         Decided label: bool for binary (``True`` = positive), class index for multiclass.
     trees_evaluated : ndarray of int64, shape (n_rows,)
@@ -194,6 +198,14 @@ class QWYC(BaseEstimator):
         ``r`` (the rows that set the base threshold); an array: one positive scale per
         iteration. Computed from the order rows only, never from the held-out rows.
         On Adult none of the shapes beat the constant one (docs/qwyc_design.md).
+    scores : {"partial", "calibrated"}, default="partial"
+        Score a row that exits early returns (binary models only; labels and exits do not
+        depend on it). ``"partial"``: its partial raw score, as the fork's native predictor.
+        ``"calibrated"``: a monotone map of the partial score to the expected full raw score,
+        fit per position on the calibration rows that reach it (isotonic regression); rows
+        that evaluate every tree return the full raw score of ``Booster.predict`` bit for bit.
+        Restores the ranking (AUC) and calibration of the full model that partial scores lose
+        (docs/qwyc_design.md).
 
     Attributes
     ----------
@@ -211,6 +223,8 @@ class QWYC(BaseEstimator):
         ``sigma_r`` per plan position (see ``shift``).
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
+    score_maps_ : ScoreMaps or None
+        Per-position knots of the calibrated score maps (``scores="calibrated"``), else None.
     """
 
     def __init__(
@@ -228,6 +242,7 @@ class QWYC(BaseEstimator):
         margin: float = 0.0,
         alpha_fit: float | None = None,
         shift: Any = "constant",
+        scores: str = "partial",
     ) -> None:
         self.model = model
         self.alpha = alpha
@@ -241,6 +256,7 @@ class QWYC(BaseEstimator):
         self.margin = margin
         self.alpha_fit = alpha_fit
         self.shift = shift
+        self.scores = scores
 
     # ------------------------------------------------------------------ fitting
     def _X(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
@@ -406,7 +422,14 @@ class QWYC(BaseEstimator):
                 f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
                 f"scales. Got {self.shift!r} instead."
             )
+        if self.scores not in _SCORES:
+            raise ValueError(f"The 'scores' parameter of QWYC must be one of {_SCORES}. Got {self.scores!r} instead.")
         self._load(model)
+        if self.scores == "calibrated" and self.num_tree_per_iteration_ > 1:
+            raise ValueError(
+                "The 'scores' parameter 'calibrated' applies to binary models only; this model is "
+                "multiclass: use scores='partial' (partial raw scores of the exit position)."
+            )
         X = self._X(X)
         F3 = self._outputs(X)
         if X_holdout is not None:
@@ -479,6 +502,7 @@ class QWYC(BaseEstimator):
         self.shift_scale_ = self._shift_scale(FA)
         self._correct(F3[idx_b] if idx_b.size else None)
         self.n_holdout_ = int(idx_b.size)
+        self._fit_score_maps(F3)
         res = self.predict_outputs(F3)
         full = self.full_labels_outputs(F3)
         self.calibration_disagreement_ = float(np.mean(res.labels != full))
@@ -489,6 +513,25 @@ class QWYC(BaseEstimator):
         self.n_features_in_ = self.ensemble_.n_features
         self.result_ = self._result()
         return self
+
+    def _fit_score_maps(self, F3: npt.NDArray[np.float64]) -> None:
+        """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
+        if getattr(self, "scores", "partial") != "calibrated":
+            self.score_maps_ = None
+            return
+        p = self.plan_
+        self.score_maps_ = _scores.fit_score_maps(
+            F3[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold
+        )
+
+    def _calibrated(
+        self, scores: npt.NDArray[np.float64], labels: npt.NDArray[Any], done: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float64]:
+        """Return the scores with exited rows mapped through ``score_maps_`` (unchanged without maps)."""
+        maps = getattr(self, "score_maps_", None)
+        if maps is None:
+            return scores
+        return _scores.calibrate_exits(maps, scores, labels, done, self.plan_.decision_threshold)
 
     def _result(self) -> QWYCResult:
         if math.isinf(self.lambda_):
@@ -589,6 +632,7 @@ class QWYC(BaseEstimator):
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
             self.alpha = self.alpha_ = alpha
         self._correct(F3b)
+        self._fit_score_maps(F3b)
         self.n_holdout_ = len(F3b)
         res = self.predict_outputs(F3b)
         self.holdout_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(F3b)))
@@ -618,7 +662,12 @@ class QWYC(BaseEstimator):
         else:
             assert p.eps_margin is not None
             tr = multi.early_exit_multiclass(F3, p.order, p.eps_margin)
-        return QWYCPrediction(tr.scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
+        scores = tr.scores
+        if getattr(self, "score_maps_", None) is not None:
+            scores = self._calibrated(scores, tr.labels, tr.n_evaluated)
+            end = tr.n_evaluated == p.n_positions  # the full score, summed in training order
+            scores[end] = np.cumsum(F3[end, :, 0], axis=1)[:, -1]
+        return QWYCPrediction(scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
 
     def predict(self, X: Any) -> QWYCPrediction:
         """Early-exit prediction: each row walks only the trees of the positions it reaches."""
@@ -654,13 +703,18 @@ class QWYC(BaseEstimator):
         if k == 1:
             scores = s[:, 0]
             labels: npt.NDArray[Any] = scores > p.decision_threshold
+            if getattr(self, "score_maps_", None) is not None:
+                scores = self._calibrated(scores, labels, done)
+                end = np.flatnonzero(done == p.n_positions)
+                if end.size:  # LightGBM's full raw score (summed in training order)
+                    scores[end] = np.asarray(self.booster_.predict(X[end], raw_score=True), dtype=np.float64)
         else:
             scores = s
             labels = np.argmax(s, axis=1)
         return QWYCPrediction(scores, labels, done * k, done)
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
-        """Early-exit raw scores (``predict(X).scores``)."""
+        """Early-exit raw scores (``predict(X).scores``: partial or calibrated, see ``scores``)."""
         return self.predict(X).scores
 
     def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
@@ -717,6 +771,7 @@ class QWYC(BaseEstimator):
             alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
             mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
             decision_threshold=plan.decision_threshold,
+            scores="partial",
         )
         est._load(text)
         est.plan_ = plan
@@ -731,6 +786,7 @@ class QWYC(BaseEstimator):
             alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
             mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
             decision_threshold=plan.decision_threshold,
+            scores="partial",
         )
         est._load(model)
         n_iter = est.ensemble_.n_trees // est.num_tree_per_iteration_

@@ -1,0 +1,159 @@
+"""QWYC(scores="calibrated"): exit scores mapped to the expected full score, exits and labels unchanged."""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.metrics import log_loss, roc_auc_score
+
+from budget_extras.qwyc import _scores
+from budget_extras.qwyc._estimator import QWYC
+
+N_ITER = 200
+
+
+@pytest.fixture(scope="module")
+def case():
+    """Noisy binary task, 200 trees: partial exit scores lose AUC against the full model."""
+    X, y = make_classification(
+        n_samples=7000, n_features=10, n_informative=6, flip_y=0.1, random_state=0
+    )
+    params = dict(objective="binary", num_leaves=15, learning_rate=0.05, verbose=-1, num_threads=1, seed=0)
+    b = lgb.train(params, lgb.Dataset(X[:3000], y[:3000]), N_ITER)
+    Xc, Xt, yt = X[3000:5000], X[5000:], y[5000:]
+    qp = QWYC(b, alpha=0.01, scores="partial").fit(Xc)
+    qc = QWYC(b, alpha=0.01, scores="calibrated").fit(Xc)
+    return b, Xc, Xt, yt, qp, qc
+
+
+def test_calibrated_scores_close_the_auc_gap(case):
+    b, _, Xt, yt, qp, qc = case
+    full = b.predict(Xt, raw_score=True)
+    auc_full = roc_auc_score(yt, full)
+    rp, rc = qp.predict(Xt), qc.predict(Xt)
+    auc_p, auc_c = roc_auc_score(yt, rp.scores), roc_auc_score(yt, rc.scores)
+    assert rc.trees_evaluated.mean() < 0.4 * N_ITER  # a real early exit
+    assert auc_full - auc_p > 0.02  # partial scores lose ranking quality
+    assert auc_full - auc_c < 0.2 * (auc_full - auc_p)  # calibrated scores close >= 80% of the gap
+    ll = [log_loss(yt, r.probabilities) for r in (rp, rc)]
+    assert ll[1] < ll[0]
+    assert ll[1] < log_loss(yt, 1 / (1 + np.exp(-full))) + 0.01
+    # closer to the full score on average
+    assert np.mean((rc.scores - full) ** 2) < 0.5 * np.mean((rp.scores - full) ** 2)
+    np.testing.assert_array_equal(qc.decision_function(Xt), rc.scores)
+    np.testing.assert_array_equal(qc.predict_proba(Xt)[:, 1], rc.probabilities)
+
+
+def test_exits_and_labels_unchanged_by_the_option(case):
+    _, Xc, Xt, _, qp, qc = case
+    for name in ("order", "eps_neg", "eps_pos"):
+        np.testing.assert_array_equal(getattr(qp.plan_, name), getattr(qc.plan_, name))
+    assert qp.score_maps_ is None and qc.score_maps_ is not None
+    for X in (Xc, Xt):
+        rp, rc = qp.predict(X), qc.predict(X)
+        np.testing.assert_array_equal(rp.labels, rc.labels)
+        np.testing.assert_array_equal(rp.trees_evaluated, rc.trees_evaluated)
+        np.testing.assert_array_equal(rc.labels, rc.scores > 0)  # the score still implies the label
+        outs = qc.predict_outputs(qc._outputs(X))
+        np.testing.assert_array_equal(outs.scores, rc.scores)
+        np.testing.assert_array_equal(outs.labels, rc.labels)
+    assert qc.result_ == qp.result_
+
+
+def test_full_length_rows_are_lightgbm_raw_scores_bit_for_bit(case):
+    b, _, Xt, _, _, qc = case
+    raw = b.predict(Xt, raw_score=True)
+    res = qc.predict(Xt)
+    end = res.positions_evaluated == N_ITER
+    assert 0 < end.sum() < len(Xt)
+    np.testing.assert_array_equal(res.scores[end], raw[end])
+    np.testing.assert_array_equal(qc.predict_outputs(qc._outputs(Xt)).scores[end], raw[end])
+    # an estimator whose plan never exits returns LightGBM's scores for every row
+    never = QWYC(b, alpha=0.0, holdout=None, scores="calibrated").fit(Xt[:5])
+    never.plan_ = never.plan_.__class__(
+        never.plan_.order,
+        np.full(N_ITER, -np.inf),
+        np.full(N_ITER, np.inf),
+        None,
+        0.0,
+        never.plan_.mode,
+        never.plan_.alpha,
+    )
+    np.testing.assert_array_equal(never.predict(Xt).scores, raw)
+
+
+def test_calibrated_scores_are_monotone_within_each_exit_position(case):
+    _, _, Xt, _, qp, qc = case
+    rp, rc = qp.predict(Xt), qc.predict(Xt)
+    exited = rc.positions_evaluated < N_ITER
+    checked = 0
+    for r in np.unique(rc.positions_evaluated[exited]):
+        rows = np.flatnonzero(rc.positions_evaluated == r)
+        for lab in (False, True):
+            sub = rows[rc.labels[rows] == lab]
+            if sub.size < 2:
+                continue
+            o = np.argsort(rp.scores[sub], kind="stable")
+            sp, sc = rp.scores[sub][o], rc.scores[sub][o]
+            assert np.all(np.diff(sc) >= 0)
+            strict = np.diff(sp) > 0
+            # strictly increasing maps: ties only where the label clip binds
+            clipped = (sc[1:] == 0) | (sc[1:] == np.nextafter(0, 1))
+            assert np.all((np.diff(sc) > 0) | ~strict | clipped)
+            checked += 1
+    assert checked >= 5
+    # every fitted map is strictly increasing, with slope 1 beyond its end knots
+    maps = qc.score_maps_
+    grid = np.linspace(-15, 15, 2001)
+    for r in range(N_ITER - 1):
+        kx, ky = maps.knots(r)
+        if kx.size:
+            v = _scores._apply_one(kx, ky, grid)
+            assert np.all(np.diff(v) > 0)
+            assert np.all(np.diff(kx) > 0) and np.all(np.diff(ky) > 0)
+
+
+def test_knots_are_isotonic_block_means():
+    s = np.array([0.0, 1.0, 2.0, 3.0, 3.0, 4.0])
+    f = np.array([1.0, 0.0, 2.0, 5.0, 3.0, 6.0])
+    kx, ky = _scores._knots(s, f)
+    # blocks {0, 1} (violator pooled: mean 0.5), {2}, {3, 3} (tie averaged: 4), {4}
+    np.testing.assert_allclose(kx, [0.5, 2.0, 3.0, 4.0])
+    np.testing.assert_allclose(ky, [0.5, 2.0, 4.0, 6.0])
+    np.testing.assert_allclose(_scores._apply_one(kx, ky, np.array([-1.0, 1.25, 10.0])), [-1.0, 1.25, 12.0])
+
+
+def test_recalibrate_refits_maps_and_keeps_labels(case):
+    b, Xc, Xt, _, _, _ = case
+    qp = QWYC(b, alpha=0.01, scores="partial").fit(Xc[:1000])
+    qc = QWYC(b, alpha=0.01, scores="calibrated").fit(Xc[:1000])
+    before = qc.score_maps_
+    qp.recalibrate(Xc[1000:], alpha=0.02)
+    qc.recalibrate(Xc[1000:], alpha=0.02)
+    assert qc.score_maps_ is not before
+    rp, rc = qp.predict(Xt), qc.predict(Xt)
+    np.testing.assert_array_equal(rp.labels, rc.labels)
+    np.testing.assert_array_equal(rp.trees_evaluated, rc.trees_evaluated)
+
+
+def test_model_file_carries_the_plan_not_the_maps(case, tmp_path):
+    _, _, Xt, _, qp, qc = case
+    path = tmp_path / "m.txt"
+    qc.save_model(path)
+    loaded = QWYC.from_model_file(path)
+    assert loaded.scores == "partial"
+    np.testing.assert_array_equal(loaded.predict(Xt).scores, qp.predict(Xt).scores)
+
+
+def test_scores_parameter_validation():
+    X, y = make_classification(n_samples=600, n_features=5, n_informative=3, n_classes=3, random_state=0)
+    params = dict(objective="multiclass", num_class=3, num_leaves=7, verbose=-1, num_threads=1)
+    mc = lgb.train(params, lgb.Dataset(X, y), 10)
+    with pytest.raises(ValueError, match=r"binary models only.*scores='partial'"):
+        QWYC(mc, scores="calibrated").fit(X)
+    assert QWYC(mc, scores="partial").fit(X).score_maps_ is None
+    with pytest.raises(ValueError, match="'scores' parameter of QWYC must be one of"):
+        QWYC(mc, scores="isotonic").fit(X)
+    assert QWYC(mc).get_params()["scores"] == "partial"
