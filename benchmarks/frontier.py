@@ -98,20 +98,20 @@ def run(args: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------- choosing on validation
-#: train_to_budget's candidate families before greedy selection was added (an ablation read off the same run)
-BASE_FAMILIES = ("all", "topk_gain", "topk_gain_cost", "lazy", "lazy_topk", "lazy_coupled")
+#: train_to_budget's greedy-selection families, left out by the ``train_to_budget_nogreedy`` ablation
+GREEDY_FAMILIES = ("greedy", "lazy_greedy")
 
 
 def load_records(out_dir: Path, quick: bool | None = None) -> list[dict[str, Any]]:
-    """Checkpoints; a train_to_budget record also gives ``train_to_budget_nogreedy`` (its candidates of
-    the BASE_FAMILIES only: the search without the greedy and lazy-in-greedy families)."""
+    """Checkpoints; a train_to_budget record also gives ``train_to_budget_nogreedy`` (its candidates
+    outside GREEDY_FAMILIES: the search without the greedy and lazy-in-greedy families)."""
     recs = []
     for p in sorted(out_dir.glob("*.json")):
         r = json.loads(p.read_text())
         if quick is None or r.get("quick") == quick:
             recs.append(r)
             if r["method"] == "train_to_budget" and r.get("candidates"):
-                cands = [c for c in r["candidates"] if c.get("knobs", {}).get("family") in BASE_FAMILIES]
+                cands = [c for c in r["candidates"] if c.get("knobs", {}).get("family") not in GREEDY_FAMILIES]
                 if cands:
                     recs.append(dict(r, method="train_to_budget_nogreedy", candidates=cands))
     return recs
