@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..core._costs import FeatureCosts
 from ..cstc._estimator import CSTC
+from ._args import add_costs, add_label, add_model, add_seed, add_test, add_train, add_valid
 from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
 
 __all__ = ["register", "run"]
@@ -28,23 +29,19 @@ def register(subparsers: Any) -> None:
             "per-row prediction cost: each row pays the features and trees used on its own path."
         ),
     )
-    p.add_argument("--train", required=True, type=Path, help="training CSV with a header row")
-    p.add_argument("--label", required=True, help="name of the label column")
-    p.add_argument("--valid", type=Path, default=None, help="validation CSV (pruning, fine-tuning checks)")
-    p.add_argument("--test", type=Path, default=None, help="CSV to report on (default: the training CSV)")
-    p.add_argument(
-        "--costs", type=Path, default=None,
-        help="costs CSV with columns feature,cost and optional group,group_cost,split,tree "
-        "(default: every feature costs 1)",
-    )
-    p.add_argument("--model", type=Path, default=None, help="LightGBM model text file to use as phi")
+    add_train(p)
+    add_label(p)
+    add_valid(p, note="pruning, fine-tuning checks")
+    add_test(p, note="default: the training CSV")
+    add_costs(p)
+    add_model(p, required=False, note="its trees' outputs are phi; default: trained here")
     p.add_argument("--task", choices=("regression", "binary"), default="regression")
     p.add_argument("--depth", type=int, default=3)
     p.add_argument("--lam", type=float, default=0.01, help="weight of the expected cost")
     p.add_argument("--rho", type=float, default=1e-3, help="weight of the l1 regularization")
     p.add_argument("--n-weak", type=int, default=100, help="trees of the feature map (without --model)")
     p.add_argument("--weak-max-depth", type=int, default=1, help="their depth (without --model; default stumps)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p)
     p.add_argument("--predictions", type=Path, default=None, metavar="CSV",
                    help="write per-row prediction, leaf and costs of the report data")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -52,7 +49,7 @@ def register(subparsers: Any) -> None:
 
 
 def _read(
-    path: Path, label: str, columns: list[str] | None, option: str = "CSV"
+    path: str | Path, label: str, columns: list[str] | None, option: str = "CSV"
 ) -> tuple[pd.DataFrame, np.ndarray]:
     df = read_csv(path, option)
     if label not in df.columns:
