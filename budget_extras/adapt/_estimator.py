@@ -760,9 +760,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
             est.feature_names_in_ = np.asarray(names, dtype=object)
         est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
-        est.costs_ = as_feature_costs(
-            costs if costs is not None else est.cost_vec_, est.n_features_in_, est._feature_names
-        )
+        est._price(costs)
         est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]
         fb = doc["f1_bias"]
         est.g_bias_, est.f1_bias_ = doc["g_bias"], (np.asarray(fb, dtype=np.float64) if isinstance(fb, list) else fb)
@@ -775,6 +773,12 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est._leaf_cache = {}
         est.sweep_result_ = None
         return est
+
+    def _price(self, costs: Any) -> None:
+        """Charge a loaded model's features ``costs`` (None: the costs saved with the model)."""
+        self.costs_ = as_feature_costs(
+            costs if costs is not None else self.cost_vec_, self.n_features_in_, self._feature_names
+        )
 
 
 class _FixedProba(ClassifierMixin, BaseEstimator):

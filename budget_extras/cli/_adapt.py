@@ -86,11 +86,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
         raise ValueError(
             f"'{args.data}' has {data.shape[1]} feature columns; the model expects {model.n_features_in_}."
         )
-    if args.costs is not None:
-        cols = [str(c) for c in data.columns]
-        model = AdaptGBRT.load(
-            args.model, f0=model.f0_.model, costs=FeatureCosts.from_csv(args.costs, feature_names=cols)
-        )
+    if args.costs is not None:  # the costs CSV is read against the data's columns, known only now
+        model._price(FeatureCosts.from_csv(args.costs, feature_names=[str(c) for c in data.columns]))
     return model, data
 
 
