@@ -21,6 +21,7 @@ from sklearn.exceptions import NotFittedError
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
+from ..core._scoring import resolve_scoring
 from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._f0 import F0Model
 from ._heads import F1Head, make_head
@@ -507,7 +508,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             from tqdm.auto import tqdm
 
             it = tqdm(configs, desc="AdaptGBRT sweep")
-        scorer = _make_scorer(self.scoring)
+        score_name, scorer = _make_scorer(self.scoring)
         for p, g in it:
             for name, raw in self._inits(ctx, g, init_cache):
                 self._fit_one(ctx, p, g, raw, name)
@@ -523,7 +524,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         df = pd.DataFrame(rows)
         df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["score"].to_numpy())
         ok = df["cost"] <= float(self.budget)  # type: ignore[arg-type]
-        what = "Most accurate" if self.scoring is None else f"Best-scoring (scoring={self._scoring_name()!r})"
+        what = "Most accurate" if self.scoring is None else f"Best-scoring (scoring={score_name!r})"
         if ok.any():
             best = int(df[ok].sort_values(["score", "cost"], ascending=[False, True], kind="stable").index[0])
             status, msg = 0, f"{what} validation configuration within budget {self.budget}."
@@ -545,7 +546,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if status == 0 and chosen <= const + tol and tscore == const:
             status = 3
             msg = (
-                f"The best configuration within budget {self.budget} (validation {self._scoring_name()} "
+                f"The best configuration within budget {self.budget} (validation {score_name} "
                 f"{chosen:.4f}, cost {df.loc[best, 'cost']:.3g}) is no better than a constant predicting the "
                 f"training class shares ({const:.4f} at cost 0; f0 alone costs {f0_cost:.3g}): the search found "
                 "no useful adaptive system within the budget (try other p_full_grid / gamma_grid, a larger "
@@ -555,7 +556,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         elif status == 0 and chosen < tscore - tol:
             status = 3
             msg = (
-                f"The best configuration within budget {self.budget} (validation {self._scoring_name()} "
+                f"The best configuration within budget {self.budget} (validation {score_name} "
                 f"{chosen:.4f}, cost {df.loc[best, 'cost']:.3g}) is worse than the trivial system "
                 f"'{tname}' ({tscore:.4f} at cost {tcost:.3g}) by more than {tol}: the search found no useful "
                 "adaptive system within the budget (try other p_full_grid / gamma_grid, larger n_trees, "
@@ -564,11 +565,6 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=3)
         self.sweep_result_ = AdaptSweepResult(status, status == 0, msg, df, best)
         self.trivial_ = {k: {"score": v[0], "cost": v[1]} for k, v in trivial.items()}
-
-    def _scoring_name(self) -> str:
-        if self.scoring is None:
-            return "accuracy"
-        return self.scoring if isinstance(self.scoring, str) else getattr(self.scoring, "__name__", "score")
 
     def _state(self) -> dict[str, Any]:
         return {
@@ -764,9 +760,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
             est.feature_names_in_ = np.asarray(names, dtype=object)
         est.cost_vec_ = np.asarray(doc["cost_vec"], dtype=np.float64)
-        est.costs_ = as_feature_costs(
-            costs if costs is not None else est.cost_vec_, est.n_features_in_, est._feature_names
-        )
+        est._price(costs)
         est.p_full_, est.gamma_ = doc["p_full"], doc["gamma"]
         fb = doc["f1_bias"]
         est.g_bias_, est.f1_bias_ = doc["g_bias"], (np.asarray(fb, dtype=np.float64) if isinstance(fb, list) else fb)
@@ -779,6 +773,12 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         est._leaf_cache = {}
         est.sweep_result_ = None
         return est
+
+    def _price(self, costs: Any) -> None:
+        """Charge a loaded model's features ``costs`` (None: the costs saved with the model)."""
+        self.costs_ = as_feature_costs(
+            costs if costs is not None else self.cost_vec_, self.n_features_in_, self._feature_names
+        )
 
 
 class _FixedProba(ClassifierMixin, BaseEstimator):
@@ -809,33 +809,20 @@ class _FixedProba(ClassifierMixin, BaseEstimator):
         return p[:, 1] if p.shape[1] == 2 else p
 
 
-def _make_scorer(scoring: Any) -> Any:
-    """``(proba, y, classes) -> float`` (greater is better) for ``scoring`` (None: accuracy)."""
-    if scoring is None:
-        return lambda proba, y, classes: float(np.mean(np.asarray(classes)[np.argmax(proba, axis=1)] == y))
-    from sklearn.metrics import get_scorer
+def _accuracy(view: _FixedProba, X: Any, y: np.ndarray) -> float:
+    return float(np.mean(view.predict(X) == y))
 
-    if isinstance(scoring, str):
-        try:
-            sc = get_scorer(scoring)
-        except ValueError as exc:
-            raise ValueError(
-                f"The 'scoring' parameter of AdaptGBRT must be None, a scikit-learn scorer name or a callable. "
-                f"Got {scoring!r}: {exc}"
-            ) from None
-    elif callable(scoring):
-        sc = scoring
-    else:
-        raise ValueError(
-            f"The 'scoring' parameter of AdaptGBRT must be None, a scikit-learn scorer name or a callable. "
-            f"Got {scoring!r} instead."
-        )
+
+def _make_scorer(scoring: Any) -> tuple[str, Any]:
+    """``(name, score(proba, y, classes) -> float)`` (greater is better) for ``scoring`` (None: accuracy)."""
+    name, score_view = resolve_scoring(
+        scoring, owner="AdaptGBRT", default=("accuracy", _accuracy), view=lambda pc: _FixedProba(*pc)
+    )
 
     def score(proba: np.ndarray, y: np.ndarray, classes: np.ndarray) -> float:
-        Xd = np.zeros((len(y), 1))
-        return float(sc(_FixedProba(proba, classes), Xd, y))
+        return score_view((proba, classes), np.zeros((len(y), 1)), y)
 
-    return score
+    return name, score
 
 
 def _positional(costs: FeatureCosts) -> FeatureCosts:

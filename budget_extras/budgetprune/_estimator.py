@@ -26,7 +26,7 @@ from ._error_terms import (
     train_counts,
 )
 from ._problem import PruneProblem, build_problem
-from ._scoring import constant_raw, make_scorer, scoring_name
+from ._scoring import constant_raw, resolve_scoring
 from ._solver import PruneResult, solve_primal_dual
 
 __all__ = [
@@ -546,8 +546,7 @@ class BudgetPrune(BaseEstimator):
     def _scoring_setup(self, setup: BudgetPruneSetup, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
         """Rows, labels and floor of the validation score (``scoring``, ``min_score``)."""
         forest = setup.ensemble
-        self._score_fn = make_scorer(self.scoring, forest)
-        self._metric = scoring_name(self.scoring, forest)
+        self._metric, self._score_fn = resolve_scoring(self.scoring, forest)
         if y_valid is not None or X_valid is None:
             rows = forest._X(X if X_valid is None else X_valid)
             labels = np.asarray(y if X_valid is None else y_valid, dtype=np.float64)

@@ -8,11 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from ..core._ensemble import TreeEnsemble
+from ..core._scoring import resolve_scoring as resolve_scoring_core
 from ._error_terms import objective_name
 
-__all__ = ["constant_raw", "make_scorer", "scoring_name"]
-
-_ALIASES = {"auc": "roc_auc", "log_loss": "neg_log_loss", "logloss": "neg_log_loss"}
+__all__ = ["constant_raw", "resolve_scoring"]
 
 
 def _kind(forest: TreeEnsemble) -> tuple[str, int]:
@@ -60,49 +59,30 @@ class _FixedRegressor(RegressorMixin, BaseEstimator):
         return self.raw / self.scale
 
 
-def scoring_name(scoring: Any, forest: TreeEnsemble) -> str:
-    """How a metric is named in messages."""
-    if scoring is None:
-        return "accuracy" if _kind(forest)[0] != "regression" else "r2"
-    if callable(scoring):
-        return getattr(scoring, "__name__", repr(scoring))
-    return _ALIASES.get(str(scoring), str(scoring))
+def resolve_scoring(scoring: Any, forest: TreeEnsemble) -> tuple[str, Any]:
+    """Return ``(name, score(raw, X, y) -> float)`` (greater is better, scikit-learn's convention).
 
-
-def make_scorer(scoring: Any, forest: TreeEnsemble) -> Any:
-    """Return ``score(raw, X, y) -> float`` (greater is better, scikit-learn's convention).
-
-    ``scoring``: None (accuracy for classifiers, R^2 otherwise), a scikit-learn scorer name
-    (``"roc_auc"``, ``"neg_log_loss"``, ``"balanced_accuracy"``, ...; ``"auc"`` and ``"log_loss"``
-    are accepted) or a callable ``scorer(estimator, X, y)`` as scikit-learn's scorers are.
+    ``scoring``: None (accuracy for classifiers, R^2 otherwise) or any value
+    :func:`budget_extras.core._scoring.resolve_scoring` accepts. A scorer receives an estimator
+    whose ``predict``, ``predict_proba`` and ``decision_function`` answer from the raw scores
+    of the scored rows.
     """
-    from sklearn.metrics import get_scorer
-
     kind, _ = _kind(forest)
     scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
-    if scoring is None:
-        scorer = get_scorer("accuracy" if kind != "regression" else "r2")
-    elif callable(scoring):
-        scorer = scoring
-    elif isinstance(scoring, str):
-        try:
-            scorer = get_scorer(_ALIASES.get(scoring, scoring))
-        except ValueError as exc:
-            raise ValueError(
-                f"The 'scoring' parameter must be None, a scikit-learn scorer name (e.g. 'accuracy', "
-                f"'roc_auc', 'neg_log_loss') or a callable scorer(estimator, X, y). Got {scoring!r}."
-            ) from exc
-    else:
-        raise ValueError(f"The 'scoring' parameter must be None, a scorer name or a callable. Got {scoring!r} instead.")
+
+    def view(raw: np.ndarray) -> BaseEstimator:
+        return _FixedRegressor(raw, scale) if kind == "regression" else _FixedClassifier(raw, kind, scale)
+
+    default = "accuracy" if kind != "regression" else "r2"
+    name, score_view = resolve_scoring_core(scoring, owner="BudgetPrune", default=default, view=view)
 
     def score(raw: np.ndarray, X: Any, y: np.ndarray) -> float:
-        est = _FixedRegressor(raw, scale) if kind == "regression" else _FixedClassifier(raw, kind, scale)
         yy = np.asarray(y)
         if kind != "regression":
             yy = yy.astype(np.int64)
-        return float(scorer(est, X, yy))
+        return score_view(raw, X, yy)
 
-    return score
+    return name, score
 
 
 def constant_raw(forest: TreeEnsemble, y_train: np.ndarray, n_rows: int) -> np.ndarray:

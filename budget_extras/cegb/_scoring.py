@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.metrics import accuracy_score, get_scorer, mean_squared_error, roc_auc_score
+from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
+
+from ..core._scoring import Scorer
+from ..core._scoring import resolve_scoring as resolve_scoring_core
 
 __all__ = ["objective_kind", "resolve_scoring"]
 
 _OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
 _MULTICLASS = {"multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"}
-
-Scorer = Callable[[Any, Any, npt.NDArray[Any]], float]
-
 
 def objective_kind(params: Mapping[str, Any]) -> str:
     """``"binary"``, ``"multiclass"`` or ``"regression"`` from LightGBM parameters."""
@@ -71,23 +71,32 @@ class _Classifier(ClassifierMixin, _BoosterModel):
         return np.asarray(self.predict_proba(X).argmax(axis=1), dtype=np.int64)
 
 
-def _default(kind: str) -> tuple[str, Scorer]:
-    if kind == "binary":
-        return "roc_auc", lambda b, X, y: float(roc_auc_score(y, b.predict(X)))
-    if kind == "multiclass":
-        return "accuracy", lambda b, X, y: float(
-            accuracy_score(y, np.asarray(b.predict(X)).reshape(len(y), -1).argmax(axis=1))
-        )
-    return "neg_l2", lambda b, X, y: -float(mean_squared_error(y, b.predict(X)))
+def _neg_l2(est: Any, X: Any, y: npt.NDArray[Any]) -> float:
+    return -float(mean_squared_error(y, est.predict(X)))
+
+
+def _auc(est: Any, X: Any, y: npt.NDArray[Any]) -> float:
+    return float(roc_auc_score(y, est.predict_proba(X)[:, 1]))
+
+
+def _accuracy(est: Any, X: Any, y: npt.NDArray[Any]) -> float:
+    return float(accuracy_score(y, est.predict(X)))
+
+
+_DEFAULTS: dict[str, tuple[str, Scorer]] = {
+    "binary": ("roc_auc", _auc),
+    "multiclass": ("accuracy", _accuracy),
+    "regression": ("neg_l2", _neg_l2),
+}
 
 
 def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Scorer]:
     """Return ``(name, score(booster, X, y))`` for the ``scoring`` argument.
 
     ``None`` gives AUC for ``binary``, accuracy for multiclass objectives and minus the mean
-    squared error otherwise. A string is an sklearn scorer name (``sklearn.metrics.get_scorer``);
-    a callable is called as ``scoring(estimator, X, y)`` like an sklearn scorer, where
-    ``estimator`` wraps the booster (``predict``; for classification also ``predict_proba``,
+    squared error (``"neg_l2"``) otherwise; other values are resolved by
+    :func:`budget_extras.core._scoring.resolve_scoring`. A scorer receives an estimator that
+    wraps the booster (``predict``; for classification also ``predict_proba``,
     ``decision_function`` and ``classes_ = 0..n_classes-1``).
 
     Raises
@@ -98,31 +107,11 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
         If ``scoring`` is neither None, a string nor callable.
     """
     kind = objective_kind(params)
-    if scoring is None:
-        return _default(kind)
-    if isinstance(scoring, str):
-        try:
-            sk = get_scorer(scoring)
-        except ValueError as exc:
-            raise ValueError(
-                f"The 'scoring' argument must be None, a callable or an sklearn scorer name. Got {scoring!r}."
-            ) from exc
-        name = scoring
-    elif callable(scoring):
-        sk = scoring
-        name = getattr(scoring, "__name__", type(scoring).__name__)
-    else:
-        raise TypeError(
-            f"The 'scoring' argument must be None, a callable or an sklearn scorer name. Got {type(scoring).__name__}."
-        )
     n_classes = int(params.get("num_class", params.get("num_classes", 2))) if kind == "multiclass" else 2
 
-    def score(booster: Any, X: Any, y: npt.NDArray[Any]) -> float:
-        est: _BoosterModel
+    def view(booster: Any) -> _BoosterModel:
         if kind == "regression":
-            est = _Regressor(booster, kind)
-        else:
-            est = _Classifier(booster, kind, n_classes)
-        return float(sk(est, X, y))
+            return _Regressor(booster, kind)
+        return _Classifier(booster, kind, n_classes)
 
-    return name, score
+    return resolve_scoring_core(scoring, owner="train_to_budget", default=_DEFAULTS[kind], view=view)

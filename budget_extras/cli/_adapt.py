@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._args import add_costs, add_data, add_label, add_model, add_output, add_quiet, add_train, add_valid
 from ._io import AtomicOutputs, check_paths, load_booster, read_csv
 
 __all__ = ["register", "run"]
@@ -35,18 +36,18 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--train", help="training CSV with a header row (required to fit)")
-    p.add_argument("--valid", help="validation CSV (required with --budget)")
-    p.add_argument("--label", help="name of the label column (two or more classes; required to fit)")
+    add_train(p, required=False, note="required to fit")
+    add_valid(p, note="required with --budget")
+    add_label(p, required=False, note="two or more classes; required to fit")
     p.add_argument("--f0", help="LightGBM model file of the expensive model (binary or multiclass; required to fit)")
-    p.add_argument("--costs", help="costs CSV (FeatureCosts.from_csv: feature, cost[, group, ...]; default 1 each)")
+    add_costs(p)
     p.add_argument("--p-full", type=float, default=0.5, help="fraction routed to f0 (default 0.5)")
     p.add_argument("--gamma", type=float, default=0.01, help="feature-cost penalty (default 0.01)")
     p.add_argument("--budget", type=float, help="target mean cost per row: sweep (p_full, gamma)")
     p.add_argument("--n-trees", type=int, default=100)
     p.add_argument("--max-em-iter", type=int, default=10)
-    p.add_argument("--output", help="where to write the fitted model (JSON; required to fit)")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
+    add_output(p, "where to write the fitted model (JSON; required to fit)", required=False, short=False)
+    add_quiet(p)
     p.set_defaults(func=run)
     sub = p.add_subparsers(dest="adapt_action", metavar="ACTION")
     for action, text in (
@@ -54,15 +55,15 @@ def register(subparsers: Any) -> None:
         ("evaluate", "print accuracy, mean cost per row and the share sent to f0 on labelled data"),
     ):
         q = sub.add_parser(action, help=text, description=text)
-        q.add_argument("--model", required=True, help="model file written by 'budget-extras adapt'")
+        add_model(q, what="model file written by 'budget-extras adapt'")
         q.add_argument("--f0", required=True, help="LightGBM model file of the expensive model used to fit")
-        q.add_argument("--data", required=True, help="CSV with a header row and the model's feature columns")
-        q.add_argument("--costs", help="costs CSV (default: the costs saved with the model)")
+        add_data(q)
+        add_costs(q, default="the costs saved with the model")
         if action == "predict":
-            q.add_argument("--label", help="label column to drop from --data, if present")
-            q.add_argument("-o", "--output", help="predictions CSV (default: standard output)")
+            add_label(q, required=False, note="dropped from --data if present")
+            add_output(q, "predictions CSV (default: standard output)", required=False)
         else:
-            q.add_argument("--label", required=True, help="name of the label column in --data")
+            add_label(q)
         q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
 
 
@@ -85,11 +86,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
         raise ValueError(
             f"'{args.data}' has {data.shape[1]} feature columns; the model expects {model.n_features_in_}."
         )
-    if args.costs is not None:
-        cols = [str(c) for c in data.columns]
-        model = AdaptGBRT.load(
-            args.model, f0=model.f0_.model, costs=FeatureCosts.from_csv(args.costs, feature_names=cols)
-        )
+    if args.costs is not None:  # the costs CSV is read against the data's columns, known only now
+        model._price(FeatureCosts.from_csv(args.costs, feature_names=[str(c) for c in data.columns]))
     return model, data
 
 

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ..core._costs import FeatureCosts
 from ..cstc._estimator import CSTC
+from ._args import add_costs, add_data, add_label, add_model, add_output, add_seed, add_test, add_train, add_valid
 from ._io import AtomicOutputs, CLIError, check_paths, read_csv, read_ensemble
 
 __all__ = ["register", "run"]
@@ -43,23 +44,19 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--train", type=Path, default=None, help="training CSV with a header row (required to train)")
-    p.add_argument("--label", default=None, help="name of the label column (required to train)")
-    p.add_argument("--valid", type=Path, default=None, help="validation CSV (pruning, fine-tuning checks)")
-    p.add_argument("--test", type=Path, default=None, help="CSV to report on (default: the training CSV)")
-    p.add_argument(
-        "--costs", type=Path, default=None,
-        help="costs CSV with columns feature,cost and optional group,group_cost,split,tree "
-        "(default: every feature costs 1)",
-    )
-    p.add_argument("--model", type=Path, default=None, help="LightGBM model text file to use as phi")
+    add_train(p, required=False, note="required to train")
+    add_label(p, required=False, note="required to train")
+    add_valid(p, note="pruning, fine-tuning checks")
+    add_test(p, note="default: the training CSV")
+    add_costs(p)
+    add_model(p, required=False, note="its trees' outputs are phi; default: trained here")
     p.add_argument("--task", choices=("regression", "binary"), default="regression")
     p.add_argument("--depth", type=int, default=3)
     p.add_argument("--lam", type=float, default=0.01, help="weight of the expected cost")
     p.add_argument("--rho", type=float, default=1e-3, help="weight of the l1 regularization")
     p.add_argument("--n-weak", type=int, default=100, help="trees of the feature map (without --model)")
     p.add_argument("--weak-max-depth", type=int, default=1, help="their depth (without --model; default stumps)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p)
     p.add_argument("--output", type=Path, default=None, metavar="JSON",
                    help="where to write the fitted model (CSTC.save; read by 'cstc predict' and 'cstc evaluate')")
     p.add_argument("--predictions", type=Path, default=None, metavar="CSV",
@@ -74,20 +71,19 @@ def register(subparsers: Any) -> None:
         q = sub.add_parser(action, help=text, description=text)
         q.add_argument("--model-file", required=True, type=Path,
                        help="model file written by 'budget-extras cstc --output' (CSTC.save)")
-        q.add_argument("--data", required=True, type=Path,
-                       help="CSV with a header row and the model's feature columns")
-        q.add_argument("--costs", type=Path, default=None, help="costs CSV (default: the costs saved with the model)")
+        add_data(q)
+        add_costs(q, default="the costs saved with the model")
         if action == "predict":
-            q.add_argument("--label", default=None, help="label column to drop from --data, if present")
-            q.add_argument("-o", "--output", type=Path, default=None, help="predictions CSV (default: standard output)")
+            add_label(q, required=False, note="dropped from --data if present")
+            add_output(q, "predictions CSV (default: standard output)", required=False)
         else:
-            q.add_argument("--label", required=True, help="name of the label column in --data")
+            add_label(q)
             q.add_argument("--json", action="store_true", help="print JSON instead of a table")
         q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
 
 
 def _read_features(
-    path: Path, label: str | None, columns: list[str] | None, option: str, *, label_required: bool = False
+    path: str | Path, label: str | None, columns: list[str] | None, option: str, *, label_required: bool = False
 ) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Return the feature columns (``columns``, or all but ``label``) as float64 and the labels, if present."""
     df = read_csv(path, option)

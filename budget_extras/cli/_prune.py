@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..budgetprune._estimator import BudgetPrune
 from ..core._costs import FeatureCosts
+from ._args import add_costs, add_label, add_model, add_output, add_quiet, add_scoring, add_train, add_valid
 from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv
 
 __all__ = ["register", "run"]
@@ -35,15 +36,11 @@ def register(subparsers: Any) -> None:
         help="prune a LightGBM forest to a feature-cost budget (BudgetPrune)",
         description="Prune a LightGBM random forest (or GBDT) with BudgetPrune (Nan, Wang, Saligrama 2016).",
     )
-    p.add_argument("--model", required=True, help="LightGBM model file")
-    p.add_argument("--train", required=True, help="training CSV with a label column")
-    p.add_argument(
-        "--valid",
-        required=True,
-        help="validation CSV (features; its label column, if any, scores the budget search)",
-    )
-    p.add_argument("--costs", default=None, help="costs CSV read by FeatureCosts.from_csv (default: uniform)")
-    p.add_argument("--label", default="label", help="name of the label column (default: label)")
+    add_model(p)
+    add_train(p)
+    add_valid(p, required=True, note="features; its label column, if any, scores the budget search")
+    add_costs(p)
+    add_label(p, required=False, default="label")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--lambda", dest="lam", type=float, help="error/cost trade-off")
     target.add_argument("--budget", type=float, help="average validation cost to meet")
@@ -51,9 +48,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--eval-cost", action="store_true", help="count split evaluation costs too")
     p.add_argument("--gap-tol", type=float, default=1e-4)
     p.add_argument("--max-iter", type=int, default=500)
-    p.add_argument(
-        "--scoring", default=None, help="validation metric: a scikit-learn scorer name (default: accuracy)"
-    )
+    add_scoring(p, default="accuracy for classifiers, r2 otherwise")
     p.add_argument(
         "--min-score",
         default="auto",
@@ -61,8 +56,8 @@ def register(subparsers: Any) -> None:
         "unpruned one) or 'none'",
     )
     p.add_argument("--json", default=None, help="write the solver result summary here")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    p.add_argument("-o", "--output", required=True, help="pruned model file to write")
+    add_quiet(p, short=True)
+    add_output(p, "pruned model file to write")
     p.set_defaults(func=run)
 
 

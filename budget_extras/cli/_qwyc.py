@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ._args import add_model, add_output, add_seed
 from ._io import AtomicOutputs, check_paths, load_booster, read_csv
 
 __all__ = ["register", "run"]
@@ -42,7 +43,7 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--model", required=True, help="LightGBM model text file (binary or multiclass)")
+    add_model(p, note="binary or multiclass")
     p.add_argument(
         "--calib",
         required=True,
@@ -76,8 +77,8 @@ def register(subparsers: Any) -> None:
         default=0.0,
         help="binary raw-score threshold of the label (0 = probability 0.5; log(p/(1-p)) for probability p)",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-o", "--output", required=True, help="output model file (loads in upstream LightGBM)")
+    add_seed(p)
+    add_output(p, "output model file (loads in upstream LightGBM)")
     p.set_defaults(func=run)
 
 

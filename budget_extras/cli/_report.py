@@ -13,6 +13,7 @@ import pandas as pd
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
+from ._args import add_costs, add_data, add_model
 from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
 
 __all__ = ["load_data", "register", "report_dict", "run"]
@@ -30,21 +31,13 @@ def register(subparsers: Any) -> None:
             "0, 1-7 or more than 7 times)."
         ),
     )
-    p.add_argument("--model", required=True, type=Path, help="LightGBM model text file (Booster.save_model)")
-    p.add_argument(
-        "--data",
-        required=True,
-        type=Path,
-        help="CSV with a header row; every model feature must be a column (extra columns are ignored). "
-        "Text columns are used as pandas categoricals when the model was trained on a DataFrame.",
+    add_model(p, note="Booster.save_model")
+    add_data(
+        p,
+        note="extra columns are ignored; text columns are used as pandas categoricals when the model was "
+        "trained on a DataFrame",
     )
-    p.add_argument(
-        "--costs",
-        type=Path,
-        default=None,
-        help="costs CSV with columns feature,cost and optional group,group_cost,coupled,split,tree "
-        "(default: every feature costs 1)",
-    )
+    add_costs(p)
     p.add_argument(
         "--json", action="store_true", help="print JSON (summary and feature usage) instead of tables"
     )
@@ -57,7 +50,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def load_data(path: Path, ens: TreeEnsemble) -> pd.DataFrame:
+def load_data(path: str | Path, ens: TreeEnsemble) -> pd.DataFrame:
     """Read the data CSV and return the model's feature columns, in model order.
 
     Raises
@@ -92,13 +85,13 @@ def report_dict(rep: CostReport) -> dict[str, Any]:
     }
 
 
-def _text(rep: CostReport, ens: TreeEnsemble, model: Path) -> str:
+def _text(rep: CostReport, ens: TreeEnsemble, model: str | Path) -> str:
     s = rep.summary()
     rows = {k: v for k, v in s.items() if isinstance(v, dict)}
     table = pd.DataFrame(rows).T
     usage = rep.feature_usage()
     lines = [
-        f"model: {model.name} ({ens.n_trees} trees, {ens.n_features} features)   rows: {s['n_rows']}",
+        f"model: {Path(model).name} ({ens.n_trees} trees, {ens.n_features} features)   rows: {s['n_rows']}",
         f"coupled cost (one-time, per model): {s['coupled_cost']:.6g}",
         "",
         "per-row cost:",

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..cegb import train_to_budget
 from ..core._costs import FeatureCosts
+from ._args import add_costs, add_output, add_quiet, add_valid
 from ._io import AtomicOutputs, check_paths, read_csv
 
 __all__ = ["read_config", "register", "run"]
@@ -45,14 +46,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--config", required=True, type=Path, help="config file: key=value lines, # comments")
     p.add_argument("--budget", required=True, type=float, help="largest mean per-row validation cost")
-    p.add_argument("--valid", required=True, type=Path, help="validation CSV with a header row and the label")
-    p.add_argument(
-        "--costs", required=True, type=Path, help="costs CSV with columns feature,cost (optional group,group_cost)"
-    )
-    p.add_argument("-o", "--output", required=True, type=Path, help="model text file to write")
+    add_valid(p, required=True, note="and the label column")
+    add_costs(p, required=True)
+    add_output(p, "model text file to write")
     p.add_argument("--num-boost-round", type=int, default=None, help="rounds (default: the config's or 200)")
     p.add_argument("--json", type=Path, default=None, help="also write the search report as JSON")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(p)
     p.set_defaults(func=run)
 
 
@@ -86,7 +85,7 @@ def read_config(path: Path) -> dict[str, str]:
     return out
 
 
-def _read_csv(path: Path, what: str) -> pd.DataFrame:
+def _read_csv(path: str | Path, what: str) -> pd.DataFrame:
     frame: pd.DataFrame = read_csv(path, what)
     return frame
 

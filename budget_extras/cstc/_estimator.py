@@ -24,11 +24,11 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.metrics import get_scorer
 from sklearn.utils.metaestimators import available_if
 
 from ..core._costs import FeatureCosts
 from ..core._report import CostReport, features_used
+from ..core._scoring import resolve_scoring
 from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._features import (
     _CostModel,
@@ -235,32 +235,22 @@ class _CSTCRegressorView(RegressorMixin, BaseEstimator):
         return self.model.predict(X)
 
 
+def _accuracy(view: Any, X: Any, y: Any) -> float:
+    return float(np.mean(view.predict(X) == y))
+
+
+def _neg_mse(view: Any, X: Any, y: Any) -> float:
+    return -float(np.mean((view.predict(X) - np.asarray(y, dtype=np.float64)) ** 2))
+
+
 def _resolve_scoring(scoring: Any, task: str) -> tuple[str, Any]:
     """``(name, score(cstc, X, y))`` of CSTC's ``scoring`` (higher is better)."""
-    if scoring is None:
-        if task == "binary":
-            return "accuracy", lambda m, X, y: float(np.mean(m.predict(X) == np.asarray(y).reshape(-1)))
-        return "neg_mean_squared_error", lambda m, X, y: -float(
-            np.mean((m.predict(X) - np.asarray(y, dtype=np.float64).reshape(-1)) ** 2)
-        )
-    if isinstance(scoring, str):
-        try:
-            sk = get_scorer(scoring)
-        except ValueError as exc:
-            raise ValueError(
-                f"The 'scoring' parameter of CSTC must be None, a callable or a scikit-learn scorer name. "
-                f"Got {scoring!r} instead."
-            ) from exc
-        name = scoring
-    elif callable(scoring):
-        sk, name = scoring, getattr(scoring, "__name__", type(scoring).__name__)
+    if task == "binary":
+        default, view = ("accuracy", _accuracy), _CSTCClassifierView
     else:
-        raise TypeError(
-            f"The 'scoring' parameter of CSTC must be None, a callable or a scikit-learn scorer name. "
-            f"Got {type(scoring).__name__} instead."
-        )
-    view = _CSTCClassifierView if task == "binary" else _CSTCRegressorView
-    return name, lambda m, X, y: float(sk(view(m), X, np.asarray(y).reshape(-1)))
+        default, view = ("neg_mean_squared_error", _neg_mse), _CSTCRegressorView
+    name, score = resolve_scoring(scoring, owner="CSTC", default=default, view=view)
+    return name, lambda m, X, y: score(m, X, np.asarray(y).reshape(-1))
 
 
 class CSTC(BaseEstimator):

@@ -172,3 +172,40 @@ def test_cli_predict_and_evaluate(files, capsys):
     assert "lacks the model's feature columns ['c']" in capsys.readouterr().err
     assert cli_main(["adapt", "--train", str(tmp / "train.csv")]) == 2
     assert "fitting needs --label, --f0, --output" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("action", ["predict", "evaluate"])
+def test_cli_costs_option_reads_the_model_once(files, capsys, monkeypatch, action):
+    """``--costs`` prices the loaded model: one read of the model file, the CSV's costs per row."""
+    import json
+
+    from budget_extras import FeatureCosts
+
+    tmp, X, _, f0 = files
+    _fit_cli(tmp)
+    capsys.readouterr()
+    pd.DataFrame({"feature": ["d", "c", "b", "a"], "cost": [0.5, 4.0, 0.25, 2.0]}).to_csv(
+        tmp / "other.csv", index=False
+    )
+    lib = AdaptGBRT.load(
+        str(tmp / "m.json"), f0=f0, costs=FeatureCosts.from_csv(tmp / "other.csv", feature_names=list("abcd"))
+    )
+    loads = []
+    real = AdaptGBRT.load.__func__
+
+    def counting(cls, *a, **k):
+        loads.append(a)
+        return real(cls, *a, **k)
+
+    monkeypatch.setattr(AdaptGBRT, "load", classmethod(counting))
+    base = ["--model", str(tmp / "m.json"), "--f0", str(tmp / "f0.txt"), "--data", str(tmp / "train.csv")]
+    argv = ["adapt", action, *base, "--label", "y", "--costs", str(tmp / "other.csv")]
+    if action == "predict":
+        argv += ["-o", str(tmp / "p.csv")]
+    assert cli_main(argv) == 0
+    assert len(loads) == 1
+    if action == "predict":
+        np.testing.assert_allclose(pd.read_csv(tmp / "p.csv")["cost"], lib.row_cost(X))
+    else:
+        assert json.loads(capsys.readouterr().out)["mean_cost"] == pytest.approx(lib.row_cost(X).mean())
+    assert not np.allclose(lib.row_cost(X), AdaptGBRT.load(str(tmp / "m.json"), f0=f0).row_cost(X))

@@ -109,3 +109,40 @@ def test_registry_and_help(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["report", "--help"])
     assert "--costs" in capsys.readouterr().out
+
+
+def _subparsers(parser, prefix=""):
+    """Every (command path, parser) below ``parser``."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield f"{prefix}{name}", sub
+                yield from _subparsers(sub, f"{prefix}{name} ")
+
+
+def test_shared_options_have_one_help_text():
+    from budget_extras.cli import _args
+
+    shared = {
+        "--train": _args.TRAIN_HELP,
+        "--valid": _args.VALID_HELP,
+        "--test": _args.TEST_HELP,
+        "--data": _args.DATA_HELP,
+        "--label": _args.LABEL_HELP,
+        "--costs": _args.COSTS_HELP,
+        "--scoring": _args.SCORING_HELP,
+        "--seed": _args.SEED_HELP,
+        "--quiet": _args.QUIET_HELP,
+    }
+    seen = set()
+    for command, sub in _subparsers(build_parser()):
+        for action in sub._actions:
+            for opt in action.option_strings:
+                if opt in shared:
+                    assert action.help.startswith(shared[opt]), (command, opt, action.help)
+                    seen.add(opt)
+                if opt == "--model" and not command.startswith("adapt "):
+                    assert action.help.startswith(_args.MODEL_HELP), (command, action.help)
+    assert seen == set(shared)

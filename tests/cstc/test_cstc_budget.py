@@ -84,7 +84,7 @@ def test_budget_needs_validation_and_checks_arguments(small):
         CSTC(b, budget=-1.0).fit(Xt, yt)
     with pytest.raises(ValueError, match="'lams' parameter of CSTC"):
         CSTC(b, budget=1.0, lams=[]).fit(Xt, yt, X_valid=Xt, y_valid=yt)
-    with pytest.raises(ValueError, match="'scoring' parameter of CSTC"):
+    with pytest.raises(ValueError, match=r"'scoring' parameter of CSTC must be None.*Got 'no_such_scorer'"):
         CSTC(b, task="binary", budget=1.0, scoring="no_such_scorer").fit(Xt, yt, X_valid=Xt, y_valid=yt)
 
 

@@ -1,0 +1,105 @@
+"""Options shared by the subcommands: one definition and one help text each.
+
+Every subcommand adds ``--train``, ``--valid``, ``--test``, ``--data``, ``--label``,
+``--costs``, ``--model``, ``--scoring``, ``--seed``, ``--quiet`` and ``-o/--output`` through
+these functions. The help text is the option's own; ``note`` adds what the option does in
+one subcommand (when it is required, what it defaults to) in parentheses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "add_costs",
+    "add_data",
+    "add_label",
+    "add_model",
+    "add_output",
+    "add_quiet",
+    "add_scoring",
+    "add_seed",
+    "add_test",
+    "add_train",
+    "add_valid",
+]
+
+TRAIN_HELP = "training CSV with a header row and the label column"
+VALID_HELP = "validation CSV with a header row"
+TEST_HELP = "CSV with a header row to report on"
+DATA_HELP = "CSV with a header row and the model's feature columns"
+LABEL_HELP = "name of the label column"
+COSTS_HELP = (
+    "costs CSV read by FeatureCosts.from_csv: columns feature,cost and optional "
+    "group,group_cost,coupled,split,tree"
+)
+MODEL_HELP = "LightGBM model text file"
+SCORING_HELP = (
+    "validation metric: a scikit-learn scorer name such as accuracy, roc_auc, neg_log_loss, r2, auc, log_loss"
+)
+SEED_HELP = "random seed"
+QUIET_HELP = "no progress output"
+
+
+def _help(text: str, note: str | None) -> str:
+    return text if note is None else f"{text} ({note})"
+
+
+def add_train(p: Any, *, required: bool = True, note: str | None = None) -> None:
+    """Add ``--train``: the training CSV."""
+    p.add_argument("--train", required=required, help=_help(TRAIN_HELP, note))
+
+
+def add_valid(p: Any, *, required: bool = False, note: str | None = None) -> None:
+    """Add ``--valid``: the validation CSV."""
+    p.add_argument("--valid", required=required, help=_help(VALID_HELP, note))
+
+
+def add_test(p: Any, *, note: str | None = None) -> None:
+    """Add ``--test``: the CSV a subcommand reports on."""
+    p.add_argument("--test", help=_help(TEST_HELP, note))
+
+
+def add_data(p: Any, *, note: str | None = None) -> None:
+    """Add the required ``--data``: the rows to predict or report on."""
+    p.add_argument("--data", required=True, help=_help(DATA_HELP, note))
+
+
+def add_label(p: Any, *, required: bool = True, default: str | None = None, note: str | None = None) -> None:
+    """Add ``--label``: the label column's name."""
+    if default is not None:
+        note = f"default: {default}" if note is None else f"{note}; default: {default}"
+    p.add_argument("--label", required=required, default=default, help=_help(LABEL_HELP, note))
+
+
+def add_costs(p: Any, *, required: bool = False, default: str = "every feature costs 1") -> None:
+    """Add ``--costs``: the costs CSV; ``default`` says what a missing ``--costs`` means."""
+    text = COSTS_HELP if required else _help(COSTS_HELP, f"default: {default}")
+    p.add_argument("--costs", required=required, help=text)
+
+
+def add_model(p: Any, *, required: bool = True, what: str = MODEL_HELP, note: str | None = None) -> None:
+    """Add ``--model``: the model file read (``what`` for a file that is not LightGBM model text)."""
+    p.add_argument("--model", required=required, help=_help(what, note))
+
+
+def add_output(p: Any, what: str, *, required: bool = True, short: bool = True) -> None:
+    """Add ``-o/--output`` (``--output`` alone with ``short=False``): the file written."""
+    names = ("-o", "--output") if short else ("--output",)
+    p.add_argument(*names, required=required, help=what)
+
+
+def add_scoring(p: Any, *, default: str) -> None:
+    """Add ``--scoring``: the validation metric of a budget search (``default``: what None means)."""
+    p.add_argument("--scoring", default=None, help=_help(SCORING_HELP, f"default: {default}"))
+
+
+def add_seed(p: Any) -> None:
+    """Add ``--seed`` (an integer, default 0)."""
+    p.add_argument("--seed", type=int, default=0, help=_help(SEED_HELP, "default: 0"))
+
+
+def add_quiet(p: Any, *, short: bool = False) -> None:
+    """Add ``--quiet`` (also ``-q`` with ``short=True``): no progress bars."""
+    names = ("-q", "--quiet") if short else ("--quiet",)
+    p.add_argument(*names, action="store_true", help=QUIET_HELP)
