@@ -41,7 +41,7 @@ _CSV_INDEX = re.compile(r"[0-9]{1,12}")
 
 
 def _csv_cells(line: str) -> list[str]:
-    """The comma-separated cells of a line, stripped (no quoting, as in the fork's reader)."""
+    """Return the comma-separated cells of a line, stripped (no quoting, as in the fork's reader)."""
     return [cell.strip(_CSV_BLANKS) for cell in line.split(",")]
 
 
@@ -383,6 +383,12 @@ class FeatureCosts:
                 names[int(f)] if f not in known and _CSV_INDEX.fullmatch(f) and int(f) < len(names) else f
                 for f in feats
             ]
+            unknown = [f for f in feats if f not in known]
+            if unknown:
+                raise ValueError(
+                    f"The costs CSV {where!r} names unknown features {unknown[:5]!r}; known features are "
+                    f"{names[:8]!r}{'...' if len(names) > 8 else ''}."
+                )
         seen: set[str] = set()
         for f in feats:
             if f in seen:
@@ -438,7 +444,7 @@ class FeatureCosts:
         )
 
     def to_cegb_params(self, feature_names: Sequence[str] | None = None) -> dict[str, Any]:
-        """The fork's per-feature CEGB parameters that train with these costs.
+        """Return the fork's per-feature CEGB parameters that train with these costs.
 
         ``lgb.train(params={"cegb_cost_file": costs, ...})`` uses them (the fork's
         ``cegb_cost_file`` takes a ``FeatureCosts``). A group's cost is given as the lazy cost of

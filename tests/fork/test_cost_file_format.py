@@ -37,6 +37,7 @@ VALID: dict[str, str | bytes] = {
     "blanks and blank lines": " feature , lazy \n\n a , 3 \n   \nb,1e0\n",
     "column order": "split,group,lazy,feature,coupled\n0.01,g,3,a,1\n,g,1,b,\n",
     "header only": "feature,lazy,coupled\n",
+    "feature column only": "feature\na\nb\n",
     "number forms": "feature,lazy,coupled\na,+3,.5\nb,1.,2E-1\nc,-0,0\n",
 }
 
@@ -60,6 +61,8 @@ INVALID: dict[str, str | bytes] = {
     "two tree values": "feature,lazy,tree\na,1,0.5\nb,1,0.7\n",
     "negative tree": "feature,lazy,tree\na,1,-1\n",
     "unknown feature": "feature,lazy\nzz,1\n",
+    "unknown feature, feature column only": "feature\nzz\n",
+    "unknown feature, group column only": "feature,group\na,g\nzz,g\n",
     "index out of range": "feature,lazy\n5,1\n",
     "duplicate feature": "feature,lazy\na,1\na,2\n",
     "duplicate by index": "feature,lazy\na,1\n0,2\n",
@@ -107,7 +110,7 @@ def test_both_readers_accept_and_train_the_same_model(lgb, data, tmp_path, name)
 @pytest.mark.parametrize("name", list(INVALID))
 def test_both_readers_refuse(lgb, data, tmp_path, name):
     path = _write(tmp_path, INVALID[name])
-    with pytest.raises(ValueError, match="costs CSV|unknown feature"):
+    with pytest.raises(ValueError, match=r"costs CSV|unknown feature"):
         FeatureCosts.from_csv(path, feature_names=NAMES)
     with pytest.raises(lgb.basic.LightGBMError, match="cegb_cost_file"):
         _trees(lgb, data, cegb_cost_file=str(path))
