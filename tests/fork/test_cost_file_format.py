@@ -39,6 +39,7 @@ VALID: dict[str, str | bytes] = {
     "header only": "feature,lazy,coupled\n",
     "feature column only": "feature\na\nb\n",
     "number forms": "feature,lazy,coupled\na,+3,.5\nb,1.,2E-1\nc,-0,0\n",
+    "UTF-8 labels": "feature,lazy,group\na,1,caf\u00e9 \u2615\nb,2,caf\u00e9 \u2615\nc,1,\U0001f9ea\n",
 }
 
 INVALID: dict[str, str | bytes] = {
@@ -70,6 +71,9 @@ INVALID: dict[str, str | bytes] = {
     "too many cells": "feature,lazy\na,1,2\n",
     "too few cells": "feature,lazy,coupled\na,1\n",
     "quoted name": 'feature,lazy\n"a",1\n',
+    "not UTF-8 (a Latin-1 label)": b"feature,lazy,group\na,1,caf\xe9\n",
+    "not UTF-8 (a surrogate)": b"feature,lazy,group\na,1,\xed\xa0\x80\n",
+    "not UTF-8 (an overlong form)": b"feature,lazy,group\na,1,\xc0\xaf\n",
 }
 
 

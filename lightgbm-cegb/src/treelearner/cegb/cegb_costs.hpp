@@ -232,6 +232,47 @@ struct CEGBCosts {
     return true;
   }
 
+  /*! \brief Whether s is valid UTF-8 (as Python's strict decoder reads it: no overlong forms, no surrogates). */
+  static bool IsUtf8(const std::string& s) {
+    size_t i = 0;
+    const size_t n = s.size();
+    while (i < n) {
+      const unsigned char c = static_cast<unsigned char>(s[i]);
+      if (c < 0x80) {
+        ++i;
+        continue;
+      }
+      size_t len = 0;
+      unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
+      if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+      } else if (c == 0xE0) {
+        len = 3; lo = 0xA0;
+      } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+        len = 3;
+      } else if (c == 0xED) {
+        len = 3; hi = 0x9F;
+      } else if (c == 0xF0) {
+        len = 4; lo = 0x90;
+      } else if (c >= 0xF1 && c <= 0xF3) {
+        len = 4;
+      } else if (c == 0xF4) {
+        len = 4; hi = 0x8F;
+      } else {
+        return false;
+      }
+      if (i + len > n) return false;
+      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      if (c1 < lo || c1 > hi) return false;
+      for (size_t k = 2; k < len; ++k) {
+        const unsigned char ck = static_cast<unsigned char>(s[i + k]);
+        if (ck < 0x80 || ck > 0xBF) return false;
+      }
+      i += len;
+    }
+    return true;
+  }
+
   /*!
    * \brief The cost file, one format shared with budget_extras.FeatureCosts.from_csv (docs/cegb.md):
    *        columns feature (required), lazy or its synonym cost, coupled, split, group (a text label;
@@ -251,6 +292,7 @@ struct CEGBCosts {
     std::string line;
     if (!std::getline(in, line)) Log::Fatal("cegb_cost_file %s is empty", path.c_str());
     if (line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // a UTF-8 byte order mark
+    if (!IsUtf8(line)) Log::Fatal("cegb_cost_file %s line 1 is not UTF-8 text", path.c_str());
     const std::vector<std::string> known = {"feature", "lazy", "coupled", "split", "group", "group_cost", "tree"};
     std::vector<std::string> header = Cells(line);
     std::map<std::string, std::string> given_as;  // column -> the header's spelling
@@ -286,6 +328,7 @@ struct CEGBCosts {
     int line_no = 1;
     while (std::getline(in, line)) {
       ++line_no;
+      if (!IsUtf8(line)) Log::Fatal("cegb_cost_file %s line %d is not UTF-8 text", path.c_str(), line_no);
       if (Common::Trim(line).empty()) continue;
       std::vector<std::string> cells = Cells(line);
       if (cells.size() != header.size()) {
