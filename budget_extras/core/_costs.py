@@ -405,7 +405,7 @@ class FeatureCosts:
             value = float(cell)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(
-                    f"The costs CSV {where!r} column {cname!r} must hold finite numbers >= 0: "
+                    f"The costs CSV {where!r} column {cname!r} must be a finite number >= 0: "
                     f"feature {feat!r} has {cell!r}."
                 )
             return value

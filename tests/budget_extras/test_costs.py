@@ -182,7 +182,7 @@ def test_feature_costs_errors(kwargs, exc, match):
         ("cost\n1\n", "must have a 'feature' column"),
         ("feature,cost\na,1,2\n", "line 2 has 3 cells; the header has 2"),
         ("feature,cost\na,nan\n", "must be numeric: feature 'a' has 'nan'"),
-        ("feature,cost\na,-1\n", "must hold finite numbers >= 0: feature 'a' has '-1'"),
+        ("feature,cost\na,-1\n", "must be a finite number >= 0: feature 'a' has '-1'"),
         ("feature,cost,group,group_cost\na,1,g,1\nb,1,g,2\n", "gives group 'g' several group_cost values"),
         ("feature,cost,tree\na,1,1\nb,1,2\n", "column 'tree' must hold one value"),
         ("feature,cost\na,x\n", "must be numeric"),
