@@ -14,7 +14,9 @@ and the model pays ``coupled[f]`` once for every feature ``f`` its evaluated tre
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +32,17 @@ from ._validation import (
 )
 
 __all__ = ["FeatureCosts", "as_feature_costs"]
+
+# The costs CSV format (shared with the fork's cegb_cost_file reader, cegb_costs.hpp)
+_CSV_COLUMNS = frozenset({"feature", "cost", "lazy", "coupled", "split", "group", "group_cost", "tree"})
+_CSV_BLANKS = " \f\n\r\t\v"  # what the fork's reader strips from a cell
+_CSV_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_CSV_INDEX = re.compile(r"[0-9]{1,12}")
+
+
+def _csv_cells(line: str) -> list[str]:
+    """Return the comma-separated cells of a line, stripped (no quoting, as in the fork's reader)."""
+    return [cell.strip(_CSV_BLANKS) for cell in line.split(",")]
 
 
 def _frozen(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
@@ -280,15 +293,27 @@ class FeatureCosts:
     def from_csv(
         cls, path: str | os.PathLike[str], *, feature_names: Sequence[str] | None = None
     ) -> FeatureCosts:
-        """Read costs from a CSV file with columns ``feature`` and ``cost`` (or ``lazy``).
+        """Read costs from a costs CSV: a header line, then one line per feature.
 
-        The same file works as the fork's ``cegb_cost_file`` (docs/cegb.md). Optional columns:
-        ``group`` (empty = no group), ``group_cost`` (one value per group), ``coupled``,
-        ``split``. Column ``tree`` (one value) sets the per-tree cost. An empty ``cost``,
-        ``lazy``, ``coupled`` or ``split`` cell means 0. ``cost`` and ``lazy`` are synonyms (give
-        one). A ``feature`` cell is a feature name or, when it names none of ``feature_names``,
-        a 0-based feature index. A UTF-8 byte-order mark is ignored; a repeated column or
-        feature is refused.
+        The format is the fork's ``cegb_cost_file`` format (docs/cegb.md): both readers accept
+        the same files and give them the same meaning. Columns, in any order, each at most once:
+
+        * ``feature`` (required): a feature name or, when it names none of ``feature_names``, a
+          0-based feature index;
+        * ``lazy`` or its synonym ``cost``: acquisition cost;
+        * ``coupled``: once-per-model cost;
+        * ``split``: evaluation cost of a split on the feature;
+        * ``group``: a text label; features with the same label are acquired together (empty or
+          ``-1``: no group);
+        * ``group_cost``: the cost of the feature's group (default: the max of the members'
+          ``lazy`` costs); one value per group; ignored on a feature in no group;
+        * ``tree``: the per-tree evaluation cost, one value.
+
+        Cells are separated by commas and stripped of blanks; blank lines are skipped. An empty
+        cost cell is 0; a cost is a decimal number (``3``, ``0.5``, ``1e-3``), finite and >= 0.
+        A UTF-8 byte-order mark is ignored. Unknown or repeated columns (``cost`` with
+        ``lazy`` included), a line with another number of cells than the header, an unknown or
+        repeated feature are errors naming the file.
 
         Parameters
         ----------
@@ -302,11 +327,6 @@ class FeatureCosts:
         -------
         FeatureCosts
         """
-        import csv
-        import io
-
-        import pandas as pd
-
         where = str(os.fspath(path))
         if os.path.isdir(where):
             raise ValueError(f"The costs CSV {where!r} is a directory, not a file.")
@@ -321,7 +341,8 @@ class FeatureCosts:
             raise ValueError(
                 f"The costs CSV {where!r} is not UTF-8 text ({exc.reason} at byte {exc.start})."
             ) from exc
-        header = [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
+        lines = text.split("\n")
+        header = _csv_cells(lines[0])
         if not any(header):
             raise ValueError(f"The costs CSV {where!r} is empty; it needs a header row such as 'feature,cost'.")
         repeated = sorted({h for h in header if header.count(h) > 1})
@@ -331,79 +352,133 @@ class FeatureCosts:
             raise ValueError(
                 f"The costs CSV {where!r} has both 'cost' and 'lazy' columns; they are synonyms, give one."
             )
-        try:
-            df = pd.read_csv(
-                io.StringIO(text),
-                dtype={"feature": str, "group": str},
-                keep_default_na=False,
-                na_values=[""],
-                skipinitialspace=True,
-            )
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise ValueError(f"The costs CSV {where!r} cannot be parsed: {' '.join(str(exc).split())}.") from exc
-        df.columns = header
-        cost_col = "cost" if "cost" in df.columns else "lazy" if "lazy" in df.columns else None
-        if "feature" not in df.columns or cost_col is None:
+        unknown_cols = [h for h in header if h not in _CSV_COLUMNS]
+        if unknown_cols:
             raise ValueError(
-                f"The costs CSV {where!r} must have columns 'feature' and 'cost' (or 'lazy'). "
-                f"Got columns {list(df.columns)!r}."
+                f"The costs CSV {where!r} has the unknown column {unknown_cols[0]!r}; the columns are "
+                "feature, cost (or lazy), coupled, split, group, group_cost and tree."
             )
-        if df["feature"].isna().any():
-            raise ValueError(f"The costs CSV {where!r} has an empty 'feature' value.")
-        df["feature"] = df["feature"].str.strip()
-        names = list(feature_names) if feature_names is not None else list(df["feature"])
+        if "feature" not in header:
+            raise ValueError(
+                f"The costs CSV {where!r} must have a 'feature' column. Got columns {header!r}."
+            )
+        col = {("lazy" if h == "cost" else h): j for j, h in enumerate(header)}
+        rows: list[tuple[str, list[str]]] = []
+        for line_no, line in enumerate(lines[1:], start=2):
+            if not line.strip(_CSV_BLANKS):
+                continue
+            cells = _csv_cells(line)
+            if len(cells) != len(header):
+                raise ValueError(
+                    f"The costs CSV {where!r} line {line_no} has {len(cells)} cells; the header has {len(header)}."
+                )
+            if not cells[col["feature"]]:
+                raise ValueError(f"The costs CSV {where!r} has an empty 'feature' value (line {line_no}).")
+            rows.append((cells[col["feature"]], cells))
+        names = list(feature_names) if feature_names is not None else [f for f, _ in rows]
+        feats = [f for f, _ in rows]
         if feature_names is not None:  # a 0-based index names a feature, as in the fork's reader
             known = set(names)
-            df["feature"] = [
-                names[int(f)] if f not in known and f.isdigit() and int(f) < len(names) else f
-                for f in df["feature"]
+            feats = [
+                names[int(f)] if f not in known and _CSV_INDEX.fullmatch(f) and int(f) < len(names) else f
+                for f in feats
             ]
-        twice = df["feature"][df["feature"].duplicated()].tolist()
-        if twice:
-            raise ValueError(f"The costs CSV {where!r} gives feature {twice[0]!r} twice.")
-        for cname in [cost_col, "coupled", "split", "group_cost", "tree"]:
-            if cname in df.columns and not pd.api.types.is_numeric_dtype(df[cname]):
+            unknown = [f for f in feats if f not in known]
+            if unknown:
                 raise ValueError(
-                    f"The costs CSV column {cname!r} must be numeric. "
-                    f"Got values {df[cname].head(3).tolist()!r}."
+                    f"The costs CSV {where!r} names unknown features {unknown[:5]!r}; known features are "
+                    f"{names[:8]!r}{'...' if len(names) > 8 else ''}."
                 )
-        feats = df["feature"].tolist()
+        seen: set[str] = set()
+        for f in feats:
+            if f in seen:
+                raise ValueError(f"The costs CSV {where!r} gives feature {f!r} twice.")
+            seen.add(f)
 
-        def col(c: str) -> dict[str, float] | None:
-            if c not in df.columns:
-                return None
-            vals = np.nan_to_num(df[c].to_numpy(dtype=float), nan=0.0, posinf=np.inf, neginf=-np.inf)
-            return dict(zip(feats, vals.tolist(), strict=True))  # an empty cell is 0
+        def number(cname: str, feat: str, cell: str) -> float | None:
+            if not cell:
+                return None  # an empty cell: 0, no group cost, no tree cost
+            if not _CSV_NUMBER.fullmatch(cell):
+                raise ValueError(
+                    f"The costs CSV {where!r} column {cname!r} must be numeric: feature {feat!r} has {cell!r}."
+                )
+            value = float(cell)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(
+                    f"The costs CSV {where!r} column {cname!r} must be a finite number >= 0: "
+                    f"feature {feat!r} has {cell!r}."
+                )
+            return value
 
-        groups = None
-        group_cost: dict[Hashable, float] | None = None
-        if "group" in df.columns:
-            groups = {f: (None if pd.isna(g) else g) for f, g in zip(feats, df["group"], strict=True)}
-            if "group_cost" in df.columns:
-                group_cost = {}
-                for g, sub in df.dropna(subset=["group"]).groupby("group"):
-                    vals = sub["group_cost"].dropna().unique()
-                    if len(vals) > 1:
-                        raise ValueError(
-                            f"The costs CSV gives group {g!r} several group_cost values {vals.tolist()!r}."
-                        )
-                    if len(vals) == 1:
-                        group_cost[g] = float(vals[0])
-        tree = 0.0
-        if "tree" in df.columns:
-            tv = df["tree"].dropna().unique()
-            if len(tv) > 1:
-                raise ValueError("The costs CSV column 'tree' must hold one value.")
-            tree = float(tv[0]) if len(tv) else 0.0
+        values: dict[str, dict[str, float]] = {c: {} for c in ("lazy", "coupled", "split")}
+        groups: dict[str, str | None] = {}
+        group_cost: dict[Hashable, float] = {}
+        trees: list[float] = []
+        for feat, (_, cells) in zip(feats, rows, strict=True):
+            for cname in ("lazy", "coupled", "split"):
+                if cname in col:
+                    values[cname][feat] = number(header[col[cname]], feat, cells[col[cname]]) or 0.0
+            label = cells[col["group"]] if "group" in col else ""
+            groups[feat] = None if label in ("", "-1") else label
+            gc = number("group_cost", feat, cells[col["group_cost"]]) if "group_cost" in col else None
+            if gc is not None and groups[feat] is not None:  # ignored on a feature in no group
+                previous = group_cost.setdefault(label, gc)
+                if previous != gc:
+                    raise ValueError(
+                        f"The costs CSV {where!r} gives group {label!r} several group_cost values "
+                        f"{[previous, gc]!r}."
+                    )
+            tv = number("tree", feat, cells[col["tree"]]) if "tree" in col else None
+            if tv is not None and tv not in trees:
+                trees.append(tv)
+        if len(trees) > 1:
+            raise ValueError(f"The costs CSV {where!r} column 'tree' must hold one value. Got {trees!r}.")
         return cls(
-            col(cost_col),
-            coupled=col("coupled"),
-            split=col("split") if "split" in df.columns else 0.0,
-            groups=groups,
-            group_cost=group_cost,
-            tree=tree,
+            values["lazy"] if "lazy" in col else None,
+            coupled=values["coupled"] if "coupled" in col else None,
+            split=values["split"] if "split" in col else 0.0,
+            groups=groups if "group" in col else None,
+            group_cost=group_cost or None,
+            tree=trees[0] if trees else 0.0,
             feature_names=names,
         )
+
+    def to_cegb_params(self, feature_names: Sequence[str] | None = None) -> dict[str, Any]:
+        """Return the fork's per-feature CEGB parameters that train with these costs.
+
+        ``lgb.train(params={"cegb_cost_file": costs, ...})`` uses them (the fork's
+        ``cegb_cost_file`` takes a ``FeatureCosts``). A group's cost is given as the lazy cost of
+        each of its members (the fork charges a group the max of its members' lazy costs), so an
+        explicit ``group_cost`` trains as in a cost file. ``tree`` is an evaluation cost that
+        training does not use: it has no parameter.
+
+        Parameters
+        ----------
+        feature_names : sequence of str, optional
+            The training data's feature names: the values are then lists in that order (these
+            costs aligned to them). Default: dicts keyed by these costs' feature names (lists in
+            column order when they have none).
+
+        Returns
+        -------
+        dict
+            ``cegb_penalty_feature_lazy``, ``cegb_penalty_feature_coupled``,
+            ``cegb_penalty_feature_split`` and ``cegb_feature_group`` (integer group ids, -1 for
+            no group).
+        """
+        costs = self if feature_names is None else self.aligned(feature_names)
+        lazy = costs.lazy.copy()
+        grouped = costs.group >= 0
+        lazy[grouped] = costs.group_cost[costs.group[grouped]]
+        per_feature = {
+            "cegb_penalty_feature_lazy": lazy.tolist(),
+            "cegb_penalty_feature_coupled": costs.coupled.tolist(),
+            "cegb_penalty_feature_split": costs.split.tolist(),
+            "cegb_feature_group": [int(g) for g in costs.group],
+        }
+        if feature_names is not None or costs.feature_names is None:
+            return per_feature
+        return {k: dict(zip(costs.feature_names, v, strict=True)) for k, v in per_feature.items()}
 
     def aligned(self, feature_names: Sequence[str]) -> FeatureCosts:
         """Return these costs reordered to ``feature_names`` (e.g. a model's feature order).

@@ -8,12 +8,19 @@ per feature, a dict or a pandas Series keyed by feature name (a Series with a de
 (unknown names, duplicates, negative or non-finite values are errors there). Group ids, named
 or positional, must be integers in 0..2**31-1 or -1 (no group); a Series naming a feature twice
 is an error.
+
+``cegb_cost_file`` accepts a path (``str`` or ``os.PathLike``) or a cost object: any object with
+a ``to_cegb_params()`` method returning these per-feature parameters (``budget_extras``'
+``FeatureCosts`` has one; this package does not import ``budget_extras``). The object is
+expanded into its parameters before LightGBM sees them; a per-feature parameter given both
+by the object and on its own is an error, as with a cost file.
 """
 
 import math
 import numbers
+import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Dict
 
 __all__: list[str] = []
 
@@ -119,3 +126,38 @@ def cegb_param_to_str(key: str, val: Any) -> str | None:
         formatted = _format_name(name, key)
         pairs.append(f"{formatted}:{_format_value(value, key, formatted)}")
     return f"{key}={','.join(pairs)}"
+
+
+def expand_cegb_cost_file(params: Dict[str, Any]) -> Dict[str, Any]:
+    """Return ``params`` with ``cegb_cost_file`` as a path string, or a cost object expanded.
+
+    A cost object (one with a ``to_cegb_params()`` method, e.g. ``budget_extras.FeatureCosts``)
+    is replaced by the per-feature parameters it returns.
+    """
+    val = params.get("cegb_cost_file")
+    if val is None or isinstance(val, str):
+        return params
+    if isinstance(val, os.PathLike):
+        return {**params, "cegb_cost_file": os.fspath(val)}
+    to_params = getattr(val, "to_cegb_params", None)
+    if not callable(to_params):
+        raise TypeError(
+            "The 'cegb_cost_file' parameter must be the path of a costs CSV (str or os.PathLike) or a cost "
+            "object with a to_cegb_params() method (budget_extras.FeatureCosts). "
+            f"Got {type(val).__name__} instead."
+        )
+    expanded = to_params()
+    if not isinstance(expanded, Mapping) or not set(expanded) <= set(CEGB_PER_FEATURE_PARAMS):
+        raise TypeError(
+            f"The 'cegb_cost_file' parameter's {type(val).__name__}.to_cegb_params() must return a dict whose keys "
+            f"are among {', '.join(CEGB_PER_FEATURE_PARAMS)}. Got {expanded!r} instead."
+        )
+    twice = [key for key in expanded if params.get(key) is not None]
+    if twice:
+        raise ValueError(
+            f"'{twice[0]}' is given more than once: by its own parameter and by cegb_cost_file="
+            f"{type(val).__name__}: give it once."
+        )
+    out = {key: value for key, value in params.items() if key != "cegb_cost_file"}
+    out.update(expanded)
+    return out

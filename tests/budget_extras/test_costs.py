@@ -178,7 +178,13 @@ def test_feature_costs_errors(kwargs, exc, match):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("name,cost\na,1\n", "must have columns 'feature' and 'cost'"),
+        ("name,cost\na,1\n", "unknown column 'name'"),
+        ("cost\n1\n", "must have a 'feature' column"),
+        ("feature,cost\na,1,2\n", "line 2 has 3 cells; the header has 2"),
+        ("feature,cost\na,nan\n", "must be numeric: feature 'a' has 'nan'"),
+        ("feature,cost\na,-1\n", "must be a finite number >= 0: feature 'a' has '-1'"),
+        ("feature,cost,group,group_cost\na,1,g,1\nb,1,g,2\n", "gives group 'g' several group_cost values"),
+        ("feature,cost,tree\na,1,1\nb,1,2\n", "column 'tree' must hold one value"),
         ("feature,cost\na,x\n", "must be numeric"),
         ("feature,cost\na,1\na,2\n", "gives feature 'a' twice"),
         ("feature,cost\na,1\n0,2\n", "gives feature 'a' twice"),  # 0 is the index of 'a'
@@ -355,3 +361,41 @@ def test_method_cost_inputs_refuse_a_feature_named_twice():
         _costs_for({1: 1.0, "1": 2.0}, ["1", "b"])
     # unique keys still work
     np.testing.assert_array_equal(_costs_for(pd.Series([1.0, 2.0], index=["b", "1"]), ["1", "b"]).lazy, [2, 1])
+
+
+def test_to_cegb_params():
+    """The fork's per-feature parameters: a group's cost is the lazy cost of each member."""
+    c = FeatureCosts(
+        {"a": 1.0, "b": 2.0, "c": 3.0},
+        coupled={"c": 0.5},
+        groups={"a": "lab", "b": "lab"},
+        group_cost={"lab": 7.0},
+        split={"b": 0.01},
+        tree=4.0,
+        feature_names=["a", "b", "c"],
+    )
+    assert c.to_cegb_params() == {
+        "cegb_penalty_feature_lazy": {"a": 7.0, "b": 7.0, "c": 3.0},
+        "cegb_penalty_feature_coupled": {"a": 0.0, "b": 0.0, "c": 0.5},
+        "cegb_penalty_feature_split": {"a": 0.0, "b": 0.01, "c": 0.0},
+        "cegb_feature_group": {"a": 0, "b": 0, "c": -1},
+    }
+    assert c.to_cegb_params(["c", "a", "b"]) == {
+        "cegb_penalty_feature_lazy": [3.0, 7.0, 7.0],
+        "cegb_penalty_feature_coupled": [0.5, 0.0, 0.0],
+        "cegb_penalty_feature_split": [0.0, 0.0, 0.01],
+        "cegb_feature_group": [-1, 0, 0],
+    }
+    unnamed = FeatureCosts([1.0, 2.0], groups=[None, "x"])
+    assert unnamed.to_cegb_params()["cegb_feature_group"] == [-1, 0]
+    with pytest.raises(ValueError, match="do not match the model's"):
+        c.to_cegb_params(["a", "b"])
+
+
+def test_from_csv_group_labels_are_text(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("feature,cost,group,group_cost\na,1,-1,5\nb,2,1,\nc,3,1.0,\nd,4,1,9\n")
+    c = FeatureCosts.from_csv(path, feature_names=["a", "b", "c", "d"])
+    assert c.group_labels == ("1", "1.0")
+    np.testing.assert_array_equal(c.group, [-1, 0, 1, 0])
+    np.testing.assert_array_equal(c.group_cost, [9.0, 3.0])  # the group_cost of 'a' (no group) is ignored

@@ -254,7 +254,8 @@ def test_cost_file_equals_positional(lgb, data, tmp_path):
      ("feature,lazy\nf9,1\n", "unknown feature 'f9'"),
      ("feature,lazy\nf0,1\nf0,2\n", "given twice"),
      ("feature,lazy\nf0,-1\n", "must be a finite number >= 0"),
-     ("feature,group\nf0,1.5\n", "must be an integer")],
+     ("feature,group,group_cost\nf0,1.5,1\nf1,1.5,2\n", "group '1.5' has several group_cost values, 1 and 2"),
+     ("feature,lazy\nf0,nan\n", "column lazy of feature 'f0' is not a number: 'nan'")],
 )
 def test_bad_cost_files(lgb, data, tmp_path, content, pattern):
     path = tmp_path / "costs.csv"
