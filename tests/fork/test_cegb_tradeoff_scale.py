@@ -163,7 +163,7 @@ def test_no_cliff_below_one_and_no_root_split_from_one(lgb, data, mode):
     # costs where the best feature by gain is the dearest: with the plain scale (best gain over
     # the MEAN cost) a tradeoff below 1 already leaves the root unsplit, with the per-cost scale
     # the best gain-per-cost feature always pays below 1 and never at 1 or above
-    ratio, gains = _root_gain_per_cost(lgb, data)
+    _, gains = _root_gain_per_cost(lgb, data)
     costs = [10.0 if g == max(gains) else 0.5 for g in gains]
     per_cost = [g / c for g, c in zip(gains, costs, strict=True)]
     best = int(np.argmax(per_cost))
