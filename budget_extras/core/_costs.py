@@ -467,9 +467,7 @@ class FeatureCosts:
             no group).
         """
         costs = self if feature_names is None else self.aligned(feature_names)
-        lazy = costs.lazy.copy()
-        grouped = costs.group >= 0
-        lazy[grouped] = costs.group_cost[costs.group[grouped]]
+        lazy = costs.unit_cost[costs.unit]  # each feature bought alone (its group's cost if grouped)
         per_feature = {
             "cegb_penalty_feature_lazy": lazy.tolist(),
             "cegb_penalty_feature_coupled": costs.coupled.tolist(),
