@@ -93,19 +93,16 @@ def _costs_for(costs: Any, names: list[str]) -> FeatureCosts:
     return as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
 
 
-def _feature_cost(fc: FeatureCosts) -> np.ndarray:
-    """Acquisition cost of each feature alone (its group's cost for grouped features)."""
-    c = np.array(fc.lazy, dtype=np.float64)
-    g = np.asarray(fc.group)
-    c[g >= 0] = np.asarray(fc.group_cost)[g[g >= 0]]
-    return c
-
-
 def _default_k_grid(n_used: int) -> list[int]:
     if n_used <= 1:
         return []
     ks = np.unique(np.round(np.geomspace(1, n_used, 6)).astype(int))
     return [int(k) for k in ks if k < n_used][:5]
+
+
+def _within(cost: float, budget: float) -> bool:
+    """Return True if ``cost`` fits ``budget`` (up to a relative 1e-9 for float noise)."""
+    return cost <= budget + 1e-9 * max(1.0, budget)
 
 
 def _leaves_aliases() -> set[str]:
@@ -368,7 +365,6 @@ def train_to_budget(
     frontier: list[Candidate] = []
     boosters: list[lgb.Booster] = []
     state: dict[str, Any] = {}
-    tol = 1e-9 * max(1.0, budget_f)
 
     def fit(family: str, extra: dict[str, Any], k: int | None, t: float | None) -> Candidate:
         p = {**base, **extra}
@@ -400,7 +396,7 @@ def train_to_budget(
         return c
 
     def _best_score() -> str:
-        fits = [c.score for c in frontier if c.cost <= budget_f + tol]
+        fits = [c.score for c in frontier if _within(c.cost, budget_f)]
         return f"{max(fits):.4g}" if fits else "-"
 
     try:
@@ -408,7 +404,7 @@ def train_to_budget(
         b0 = boosters[0]
         fc: FeatureCosts = state["fc"]
         gain = np.asarray(b0.feature_importance("gain"), dtype=np.float64)
-        fcost = _feature_cost(fc)
+        fcost = fc.unit_cost[fc.unit]  # each feature bought alone (its group's cost if grouped)
         used = np.flatnonzero(gain > 0)
         ratio = np.where(fcost > 0, gain / np.where(fcost > 0, fcost, 1.0), np.inf)
         rank_gain = used[np.argsort(-gain[used], kind="stable")]
@@ -456,12 +452,11 @@ def train_to_budget(
                 t = float((scale if unit is None else unit) * 10.0**e)
                 pts.append((t, fit(family, {**extra, "cegb_tradeoff": t}, k, t)))
             for b in targets:  # refine the budget crossing of every budget
-                tb = 1e-9 * max(1.0, b)
                 for _ in range(n_bis):
                     pts.sort(key=lambda z: z[0])
                     lo = hi = None
                     for (t1, c1), (t2, c2) in itertools.pairwise(pts):
-                        if c1.cost > b + tb and c2.cost <= b + tb:
+                        if not _within(c1.cost, b) and _within(c2.cost, b):
                             lo, hi = t1, t2
                             break
                     if lo is None or hi is None or hi / lo < 1.05:
@@ -477,7 +472,7 @@ def train_to_budget(
         # lazy inside the cheapest subset (top-k or greedy) that misses each budget
         done: set[frozenset[int]] = set()
         for b in targets:
-            over = [s for s in subsets if s[2].cost > b + 1e-9 * max(1.0, b)]
+            over = [s for s in subsets if not _within(s[2].cost, b)]
             if not over:
                 continue
             k, sub, c = min(over, key=lambda s: s[2].cost)
@@ -490,14 +485,13 @@ def train_to_budget(
         sweep("lazy_coupled", {**cegb, "cegb_penalty_feature_coupled": coupled}, None, np.array([-1.5, 0.0, 1.5]), 2)
         # smaller trees: refit the best candidate at each budget with fewer leaves
         refit: set[int] = set()
-        for b in targets:
-            tb = 1e-9 * max(1.0, b)
+        for b in targets if leaves_grid else []:
             within = [
                 i
                 for i, c in enumerate(frontier)
-                if c.cost <= b + tb and not c.constant and i not in refit and "num_leaves" not in c.params
+                if _within(c.cost, b) and not c.constant and i not in refit and "num_leaves" not in c.params
             ]
-            if not within or not leaves_grid:
+            if not within:
                 continue
             i = max(within, key=lambda j: (frontier[j].score, -frontier[j].cost))
             refit.add(i)
@@ -507,7 +501,7 @@ def train_to_budget(
     finally:
         bar.close()
 
-    fits = [i for i, c in enumerate(frontier) if c.cost <= budget_f + tol]
+    fits = [i for i, c in enumerate(frontier) if _within(c.cost, budget_f)]
     if fits:
         best = max(fits, key=lambda i: (frontier[i].score, not frontier[i].constant, -frontier[i].cost))
         chosen = frontier[best]
