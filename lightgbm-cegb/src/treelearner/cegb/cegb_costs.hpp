@@ -38,9 +38,9 @@ namespace LightGBM {
 
 /*! \brief What cegb_cost_file gives. */
 struct CEGBCostFile {
-  std::map<std::string, std::vector<double>> columns;  // lazy, coupled, split: per feature
-  bool has_group = false;       // a group column
-  std::vector<int> group;       // per feature: dense id of its label, -1 = no group
+  // lazy, coupled, split: per feature; group: per feature the dense id of its label (in order of
+  // first appearance over the features), -1 = no group
+  std::map<std::string, std::vector<double>> columns;
   int num_groups = 0;
   std::vector<double> group_cost;  // per dense id: the file's group_cost, -1 = none given
 };
@@ -71,7 +71,6 @@ struct CEGBCosts {
     std::vector<double> positional_group(config.cegb_feature_group.begin(), config.cegb_feature_group.end());
     std::vector<double> raw_group = Pick("cegb_feature_group", positional_group, config, file, "group", names,
                                          index, /*missing=*/-1.0);
-    if (file.has_group) raw_group.assign(file.group.begin(), file.group.end());  // dense ids of the labels
     // dense group ids; features without a group are singletons
     std::map<long long, int> dense;
     c.group.assign(n, -1);
@@ -147,8 +146,8 @@ struct CEGBCosts {
     const bool is_group = std::string(param) == "cegb_feature_group";
     auto named = config.cegb_named_costs.find(param);
     auto from_file = file.columns.find(column);
-    const bool in_file = from_file != file.columns.end() || (is_group && file.has_group);
-    const int sources = !positional.empty() + (named != config.cegb_named_costs.end()) + in_file;
+    const int sources =
+        !positional.empty() + (named != config.cegb_named_costs.end()) + (from_file != file.columns.end());
     if (sources > 1) {
       Log::Fatal("%s is given more than once (positional values, name:value pairs and/or column '%s' of "
                  "cegb_cost_file=%s): give it once", param, column, config.cegb_cost_file.c_str());
@@ -162,7 +161,6 @@ struct CEGBCosts {
       return positional;
     }
     if (from_file != file.columns.end()) return from_file->second;
-    if (in_file) return {};  // the file's groups: labels, resolved by the caller
     if (named == config.cegb_named_costs.end()) return {};
     std::vector<double> out(names.size(), missing);
     std::vector<bool> seen(names.size(), false);
@@ -319,7 +317,6 @@ struct CEGBCosts {
     for (const char* c : {"lazy", "coupled", "split"}) {
       if (col.count(c)) file.columns[c].assign(names.size(), 0.0);
     }
-    file.has_group = col.count("group") > 0;
     std::vector<std::string> label(names.size());  // per feature; empty = no group
     std::map<std::string, double> group_cost;       // label -> the group's cost
     bool has_tree = false;
@@ -380,10 +377,11 @@ struct CEGBCosts {
         group_cost[label[f]] = this_group_cost;
       }
     }
-    if (file.has_group) {
+    if (col.count("group")) {
       // dense group ids in order of first appearance over the features (as positional ids)
       std::map<std::string, int> dense;
-      file.group.assign(names.size(), -1);
+      std::vector<double>& group = file.columns["group"];
+      group.assign(names.size(), -1.0);
       for (size_t f = 0; f < names.size(); ++f) {
         if (label[f].empty()) continue;
         auto it = dense.find(label[f]);
@@ -392,7 +390,7 @@ struct CEGBCosts {
           auto cost = group_cost.find(label[f]);
           file.group_cost.push_back(cost == group_cost.end() ? -1.0 : cost->second);
         }
-        file.group[f] = it->second;
+        group[f] = it->second;
       }
     }
     return file;
