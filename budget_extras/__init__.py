@@ -22,10 +22,13 @@ from .core import (
     AcquisitionResult,
     CostReport,
     FeatureCosts,
+    MethodResult,
     ModelParseError,
+    Status,
     TreeEnsemble,
     cost_report,
     features_used,
+    fits_budget,
     predict_acquiring,
 )
 from .cstc import CSTC
@@ -43,11 +46,14 @@ __all__ = [
     "BudgetTrainResult",
     "CostReport",
     "FeatureCosts",
+    "MethodResult",
     "ModelParseError",
     "QWYCPrediction",
+    "Status",
     "TreeEnsemble",
     "cost_report",
     "features_used",
+    "fits_budget",
     "predict_acquiring",
     "train_to_budget",
 ]

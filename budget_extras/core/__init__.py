@@ -11,15 +11,19 @@ from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
 from ._report import CostReport, cost_report, features_used
+from ._status import MethodResult, Status, fits_budget
 
 __all__ = [
     "AcquisitionResult",
     "CostReport",
     "FeatureCosts",
+    "MethodResult",
     "ModelParseError",
+    "Status",
     "TreeEnsemble",
     "as_feature_costs",
     "cost_report",
     "features_used",
+    "fits_budget",
     "predict_acquiring",
 ]
