@@ -497,7 +497,7 @@ class XGBoostTopK(Adapter):
 class TrainToBudget(Adapter):
     """``budget_extras.train_to_budget``: ONE search per seed, refined at every budget fraction of the
     unconstrained validation cost (``budgets=``); every candidate it trains is recorded, so choosing on
-    validation at budget B (the harness rule) is ``budget_result_.best_at(B)``."""
+    validation at budget B (the harness rule) is ``result.best_at(B)``."""
 
     name, family = "train_to_budget", "ours"
     extra: ClassVar[dict[str, Any]] = {}
@@ -521,12 +521,11 @@ class TrainToBudget(Adapter):
         valid = lgb.Dataset(ctx.X_valid, ctx.y_valid, reference=train, free_raw_data=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            booster = train_to_budget(ctx.lgb_params(), train, budget=full, valid_set=valid, costs=ctx.fc,
+            res = train_to_budget(ctx.lgb_params(), train, budget=full, valid_set=valid, costs=ctx.fc,
                                       num_boost_round=ctx.rounds, random_state=ctx.seed, progress=False,
                                       k_grid=[k for k in ctx.k_grid() if k < ctx.d],
                                       budgets=[f * full for f in BUDGET_FRACTIONS], keep_boosters=True,
                                       **self.extra)
-        res = booster.budget_result_
         out = []
         for c, b in zip(res.frontier, res.boosters, strict=True):
             knobs = {"family": c.family, "k": c.k, "tradeoff": c.tradeoff, "num_leaves": c.params.get("num_leaves")}

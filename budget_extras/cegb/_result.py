@@ -1,9 +1,11 @@
-"""The report of :func:`train_to_budget`: chosen knobs, score, cost and the validation frontier."""
+"""The result of :func:`train_to_budget`: the chosen model, its knobs, score and cost, and the frontier."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..core._status import MethodResult, fits_budget
 
 __all__ = ["BudgetTrainResult", "Candidate"]
 
@@ -32,6 +34,13 @@ class Candidate:
         One-time model cost of the features the model uses (``CostReport.coupled_cost``).
     constant : bool
         True if every tree is a single leaf (the model predicts one value for every row).
+    rows : int
+        Training rows the candidate was fitted on (fewer than the training set for a proxy).
+    proxy : bool
+        True for a proxy fitted on a row subsample to rank candidates; proxies are never
+        returned while a model trained on every row fits the budget.
+    seconds : float
+        Wall time of its training and validation measurement.
     """
 
     family: str
@@ -42,23 +51,30 @@ class Candidate:
     cost: float
     coupled_cost: float
     constant: bool
+    rows: int = 0
+    proxy: bool = False
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
-class BudgetTrainResult:
+class BudgetTrainResult(MethodResult):
     """Outcome of :func:`train_to_budget` (scipy ``OptimizeResult`` style).
 
     Attributes
     ----------
-    status : int
-        0: a non-constant candidate fits the budget; 1: only constant models fit the budget
-        (the returned model predicts one value for every row); 2: infeasible, no candidate
-        fits and the cheapest one is returned.
-    success : bool
-        ``status < 2``.
+    status : Status
+        ``SUCCESS``: a non-constant model fits the budget; ``CONSTANT``: only constant models
+        fit (the returned model predicts one value for every row); ``INFEASIBLE``: no candidate
+        fits and the cheapest one is returned; ``LIMIT``: ``max_fits`` or ``time_limit`` cut the
+        search, and the best model found so far is returned.
     message : str
-        One line saying what happened (for status 2, the cheapest cost found).
+        One line saying what happened (for ``INFEASIBLE``, the cheapest cost found).
+    booster : lightgbm.Booster
+        The chosen model.
     budget : float
+        The budget the returned model was chosen for.
+    budgets : tuple of float
+        Every budget the search refined (``budget`` and ``budgets=``), increasing.
     chosen : Candidate
         The returned model's candidate.
     score, cost : float
@@ -66,7 +82,7 @@ class BudgetTrainResult:
     params : dict
         The full parameters the returned booster was trained with.
     frontier : list of Candidate
-        Every candidate trained, in search order.
+        Every candidate trained, in search order (proxies included, marked ``proxy``).
     scoring : str
         Name of the score.
     fork : bool
@@ -74,12 +90,15 @@ class BudgetTrainResult:
     boosters : list of lightgbm.Booster
         With ``keep_boosters=True``: every candidate's booster, aligned with ``frontier``
         (empty otherwise). :meth:`booster_at` reads one off for another budget.
+    nfev : int
+        Number of LightGBM trainings run (proxies included).
+    seconds : dict of str to float
+        Wall time spent per family (``"proxy:<family>"`` for proxies), plus ``"total"``.
     """
 
-    status: int
-    success: bool
-    message: str
+    booster: Any
     budget: float
+    budgets: tuple[float, ...]
     chosen: Candidate
     score: float
     cost: float
@@ -88,9 +107,40 @@ class BudgetTrainResult:
     scoring: str = ""
     fork: bool = True
     boosters: list[Any] = field(default_factory=list)
+    nfev: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def best_at(self, budget: float) -> Candidate | None:
+        """Best-scoring candidate trained on every row whose validation cost fits ``budget``.
+
+        Parameters
+        ----------
+        budget : float
+            The budget (mean per-row validation cost), compared with
+            :func:`budget_extras.core.fits_budget` as the search does.
+
+        Returns
+        -------
+        Candidate or None
+            None if no candidate fits. Ties in score go to the cheaper candidate.
+        """
+        fits = [c for c in self.frontier if not c.proxy and fits_budget(c.cost, budget)]
+        if not fits:
+            return None
+        return max(fits, key=lambda c: (c.score, not c.constant, -c.cost))
 
     def booster_at(self, budget: float) -> Any:
-        """Return the booster of :meth:`best_at` (needs ``keep_boosters=True``); None if no candidate fits.
+        """Return the booster of :meth:`best_at` (needs ``keep_boosters=True``).
+
+        Parameters
+        ----------
+        budget : float
+            The budget.
+
+        Returns
+        -------
+        lightgbm.Booster or None
+            None if no candidate fits.
 
         Raises
         ------
@@ -102,32 +152,15 @@ class BudgetTrainResult:
         c = self.best_at(budget)
         return None if c is None else self.boosters[self.frontier.index(c)]
 
-    def best_at(self, budget: float) -> Candidate | None:
-        """Best-scoring candidate of the frontier whose validation cost is <= ``budget``.
-
-        Parameters
-        ----------
-        budget : float
-
-        Returns
-        -------
-        Candidate or None
-            None if no candidate fits.
-        """
-        fits = [c for c in self.frontier if c.cost <= budget]
-        if not fits:
-            return None
-        return max(fits, key=lambda c: (c.score, -c.cost))
-
     def pareto(self) -> list[Candidate]:
-        """Candidates no other one beats on both score and cost, by increasing cost.
+        """Candidates trained on every row that no other one beats on both score and cost, by cost.
 
         Returns
         -------
         list of Candidate
         """
         out: list[Candidate] = []
-        for c in sorted(self.frontier, key=lambda c: (c.cost, -c.score)):
+        for c in sorted((c for c in self.frontier if not c.proxy), key=lambda c: (c.cost, -c.score)):
             if not out or c.score > out[-1].score:
                 out.append(c)
         return out
@@ -135,7 +168,7 @@ class BudgetTrainResult:
     def __repr__(self) -> str:
         c = self.chosen
         return (
-            f"BudgetTrainResult(status={self.status}, success={self.success}, message={self.message!r}, "
+            f"BudgetTrainResult(status={self.status.name}, success={self.success}, message={self.message!r}, "
             f"family={c.family!r}, k={c.k}, tradeoff={c.tradeoff}, score={self.score:.6g}, "
-            f"cost={self.cost:.6g}, budget={self.budget:.6g}, n_candidates={len(self.frontier)})"
+            f"cost={self.cost:.6g}, budget={self.budget:.6g}, n_candidates={len(self.frontier)}, nfev={self.nfev})"
         )

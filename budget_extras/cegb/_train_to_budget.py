@@ -2,35 +2,30 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
 import os
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
+from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
-from ..core._ensemble import TreeEnsemble
-from ..core._report import cost_report
+from ..core._status import Status, fits_budget
+from . import _families as fam
 from ._result import BudgetTrainResult, Candidate
-from ._scoring import resolve_scoring
+from ._scoring import objective_kind, resolve_scoring
+from ._search import Clock, Search, SearchCut, Spec
 
 __all__ = ["is_fork", "train_to_budget"]
 
-#: Parameters the search sets itself; the user's ``params`` must not set them.
-_RESERVED = (
-    "cegb_tradeoff",
-    "cegb_penalty_feature_lazy",
-    "cegb_penalty_feature_coupled",
-    "cegb_feature_group",
-    "cegb_cost_file",
-    "interaction_constraints",
-)
+#: Rows above which candidates are ranked on a row subsample first (``proxy_rows="auto"``).
+_PROXY_ABOVE = 50_000
 
 
 def is_fork() -> bool:
@@ -38,33 +33,57 @@ def is_fork() -> bool:
     return "+cegb" in str(getattr(lgb, "__version__", ""))
 
 
-def _iv(
-    params: Any, train_set: Any, budget: Any, valid_set: Any, num_boost_round: Any, k_grid: Any
-) -> tuple[dict[str, Any], float, Any, np.ndarray, int, list[int] | None]:
+@dataclass(frozen=True)
+class _Options:
+    """The validated arguments of one call."""
+
+    base: dict[str, Any]
+    budget: float
+    targets: list[float]
+    rounds: int
+    k_grid: list[int] | None
+    n_tradeoffs: int
+    n_bisect: int
+    greedy: bool
+    leaves_grid: list[int]
+    proxy_rows: Any
+    n_jobs: int
+    max_fits: int | None
+    time_limit: float | None
+
+
+def _int_at_least(name: str, val: Any, low: int, none_ok: bool = False) -> int | None:
+    if val is None and none_ok:
+        return None
+    if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < low:
+        more = " or None" if none_ok else ""
+        raise ValueError(f"The '{name}' argument must be an integer >= {low}{more}. Got {val!r}.")
+    return int(val)
+
+
+def _params_iv(params: Any) -> dict[str, Any]:
     if not isinstance(params, Mapping):
         raise TypeError(f"The 'params' argument must be a mapping of LightGBM parameters. Got {type(params).__name__}.")
-    bad = [k for k in params if k in _RESERVED]
+    reserved = param_aliases("interaction_constraints")
+    bad = sorted(str(k) for k in params if str(k).startswith("cegb_") or k in reserved)
     if bad:
         raise ValueError(
-            f"The 'params' argument must not set {bad!r}: train_to_budget searches them itself "
+            f"The 'params' argument must not set {bad!r}: train_to_budget searches the CEGB parameters and "
+            "feature subsets itself, and its cost accounting assumes no other CEGB penalty "
             "(costs go in the 'costs' argument)."
         )
-    if not isinstance(train_set, lgb.Dataset):
-        raise TypeError(f"The 'train_set' argument must be a lightgbm.Dataset. Got {type(train_set).__name__}.")
-    if (
-        isinstance(budget, bool)
-        or not isinstance(budget, numbers.Real)
-        or not math.isfinite(float(budget))
-        or budget < 0
-    ):
-        raise ValueError(f"The 'budget' argument must be a finite number >= 0. Got {budget!r}.")
+    return dict(params)
+
+
+def _valid_iv(valid_set: Any, kind: str) -> tuple[Any, np.ndarray]:
     if isinstance(valid_set, lgb.Dataset):
-        X, y = valid_set.data, valid_set.get_label()
+        X = valid_set.data
         if X is None or isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
             raise ValueError(
                 "The 'valid_set' argument must keep its raw rows (an array or DataFrame, not a file path, "
                 f"and not freed): pass lightgbm.Dataset(X, y) unconstructed or a tuple (X, y). Got data={X!r:.60}."
             )
+        y = valid_set.label
     elif isinstance(valid_set, tuple) and len(valid_set) == 2:
         X, y = valid_set
     else:
@@ -79,36 +98,60 @@ def _iv(
         raise ValueError(
             f"The 'valid_set' argument must have one label per row (>= 1 row). Got {n_rows} rows, {yv.shape[0]} labels."
         )
-    if isinstance(num_boost_round, bool) or not isinstance(num_boost_round, numbers.Integral) or num_boost_round < 1:
-        raise ValueError(f"The 'num_boost_round' argument must be an integer >= 1. Got {num_boost_round!r}.")
+    if yv.dtype.kind not in "biuf" or not np.all(np.isfinite(yv.astype(np.float64))):
+        raise ValueError("The 'valid_set' argument must have finite numeric labels. Got NaN, inf or non-numbers.")
+    if kind != "regression" and np.unique(yv).size < 2:
+        raise ValueError(
+            f"The 'valid_set' argument must hold at least two classes to score a {kind} model. "
+            f"Got only the label {yv[0].item()!r}."
+        )
+    return X, yv
+
+
+def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> tuple[_Options, Any, np.ndarray]:
+    base = _params_iv(params)
+    if not isinstance(train_set, lgb.Dataset):
+        raise TypeError(f"The 'train_set' argument must be a lightgbm.Dataset. Got {type(train_set).__name__}.")
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not float(budget) >= 0 or budget == math.inf:
+        raise ValueError(f"The 'budget' argument must be a finite number >= 0. Got {budget!r}.")
+    Xv, yv = _valid_iv(valid_set, objective_kind(base))
+    extra: list[float] = []
+    if kw["budgets"] is not None:
+        try:
+            extra = [float(v) for v in kw["budgets"]]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"The 'budgets' argument must be a sequence of numbers >= 0. Got {kw['budgets']!r}."
+            ) from exc
+        if any(not math.isfinite(v) or v < 0 for v in extra):
+            raise ValueError(f"The 'budgets' argument must hold finite numbers >= 0. Got {kw['budgets']!r}.")
     ks: list[int] | None = None
-    if k_grid is not None:
-        ks = sorted({int(k) for k in k_grid})
+    if kw["k_grid"] is not None:
+        ks = sorted({int(k) for k in kw["k_grid"]})
         if not ks or ks[0] < 1:
-            raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {k_grid!r}.")
-    return dict(params), float(budget), X, yv, int(num_boost_round), ks
-
-
-def _costs_for(costs: Any, names: list[str]) -> FeatureCosts:
-    return as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
-
-
-def _default_k_grid(n_used: int) -> list[int]:
-    if n_used <= 1:
-        return []
-    ks = np.unique(np.round(np.geomspace(1, n_used, 6)).astype(int))
-    return [int(k) for k in ks if k < n_used][:5]
-
-
-def _within(cost: float, budget: float) -> bool:
-    """Return True if ``cost`` fits ``budget`` (up to a relative 1e-9 for float noise)."""
-    return cost <= budget + 1e-9 * max(1.0, budget)
-
-
-def _leaves_aliases() -> set[str]:
-    from lightgbm.basic import _ConfigAliases
-
-    return set(_ConfigAliases.get("num_leaves")) | {"num_leaves"}
+            raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
+    proxy = kw["proxy_rows"]
+    if not (proxy is None or proxy == "auto"):
+        _int_at_least("proxy_rows", proxy, 100)
+    limit = kw["time_limit"]
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not float(limit) > 0):
+        raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
+    opts = _Options(
+        base=base,
+        budget=float(budget),
+        targets=sorted({float(budget), *extra}),
+        rounds=int(_int_at_least("num_boost_round", kw["num_boost_round"], 1) or 1),
+        k_grid=ks,
+        n_tradeoffs=int(_int_at_least("n_tradeoffs", kw["n_tradeoffs"], 0) or 0),
+        n_bisect=int(_int_at_least("n_bisect", kw["n_bisect"], 0) or 0),
+        greedy=bool(kw["greedy"]),
+        leaves_grid=_leaves_grid(kw["num_leaves_grid"], params),
+        proxy_rows=proxy,
+        n_jobs=int(_int_at_least("n_jobs", kw["n_jobs"], 1) or 1),
+        max_fits=_int_at_least("max_fits", kw["max_fits"], 1, none_ok=True),
+        time_limit=None if limit is None else float(limit),
+    )
+    return opts, Xv, yv
 
 
 def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
@@ -118,7 +161,7 @@ def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
     if isinstance(grid, str):
         if grid != "auto":
             raise ValueError(bad)
-        user = next((params[k] for k in sorted(_leaves_aliases()) if k in params), 31)
+        user = next((params[k] for k in sorted(param_aliases("num_leaves")) if k in params), 31)
         try:
             n = int(user)
         except (TypeError, ValueError):
@@ -133,97 +176,121 @@ def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
     return sorted({int(v) for v in vals}, reverse=True)
 
 
-def _has_tradeoff_scale() -> bool:
-    """Return True if the fork knows ``cegb_tradeoff_scale`` (older builds do not)."""
-    try:
-        from lightgbm.basic import _ConfigAliases
-
-        return "cegb_tradeoff_scale" in _ConfigAliases._get_all_param_aliases()
-    except Exception:
-        return False
+def _default_k_grid(n_used: int) -> list[int]:
+    if n_used <= 1:
+        return []
+    ks = np.unique(np.round(np.geomspace(1, n_used, 6)).astype(int))
+    return [int(k) for k in ks if k < n_used][:5]
 
 
-class _Constant:
-    """A constant model (the training label mean, or class frequencies) seen as a booster."""
-
-    def __init__(self, value: np.ndarray) -> None:
-        self.value = value
-
-    def predict(self, X: Any, **kwargs: Any) -> np.ndarray:
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        return np.tile(self.value, (n, 1)) if self.value.size > 1 else np.full(n, float(self.value[0]))
-
-
-def _constant_score(base: Mapping[str, Any], train_set: lgb.Dataset, yv: np.ndarray, Xv: Any, score_fn: Any) -> float:
-    from ._scoring import objective_kind
-
-    y = train_set.get_label()
-    y = np.asarray(yv if y is None else y, dtype=np.float64).ravel()
-    if objective_kind(base) == "multiclass":
-        k = int(base.get("num_class", base.get("num_classes", int(y.max()) + 1)))
-        value = np.bincount(y.astype(np.int64), minlength=k)[:k] / max(1, y.size)
-    else:
-        value = np.array([float(y.mean())])
-    try:
-        return float(score_fn(_Constant(value), Xv, yv))
-    except Exception:  # a scorer that needs more than predict: start from -inf
-        return -math.inf
+def _align_valid(Xv: Any, names: list[str]) -> Any:
+    """Return the validation columns in the training order: by name for a DataFrame, else by position."""
+    width = Xv.shape[1] if hasattr(Xv, "shape") and len(Xv.shape) == 2 else None
+    if isinstance(Xv, pd.DataFrame):
+        cols = [str(c) for c in Xv.columns]
+        if cols == names:
+            return Xv
+        if set(names) <= set(cols):
+            return Xv.set_axis(cols, axis=1)[names]
+        if not all(n == f"Column_{i}" for i, n in enumerate(names)):
+            missing = [n for n in names if n not in set(cols)]
+            raise ValueError(
+                f"The 'valid_set' argument must have the training columns. Missing {missing[:5]!r} "
+                f"(of {len(names)} training features)."
+            )
+    if width is not None and width != len(names):
+        raise ValueError(f"The 'valid_set' argument must have {len(names)} columns (as training). Got {width}.")
+    return Xv
 
 
-def _greedy_forward(
-    base: dict[str, Any],
-    train_set: lgb.Dataset,
-    Xv: Any,
-    yv: np.ndarray,
-    rank_gc: np.ndarray,
-    fc: FeatureCosts,
-    score_fn: Any,
-    rounds: int,
-    bar: Any,
-    pool_size: int = 16,
-    steps: int = 8,
-) -> list[list[int]]:
-    """Select features forward on validation; return the selected prefixes.
+def _construct(train_set: lgb.Dataset, base: dict[str, Any]) -> lgb.Dataset:
+    """Bin the training set once with the user's parameters (every candidate reuses it)."""
+    return construct_dataset(train_set, base)
 
-    Each step adds the feature with the best validation gain per unit of added cost (cheap proxy
-    models: 40 rounds, learning rate 0.2, 15 leaves), over the ``pool_size`` best features by
-    gain / cost; the search stops when no feature improves the validation score.
+
+def _proxy_indices(n: int, proxy_rows: Any, seed: int) -> np.ndarray | None:
+    if proxy_rows is None:
+        return None
+    m = max(10_000, n // 40) if proxy_rows == "auto" else int(proxy_rows)
+    if (proxy_rows == "auto" and n <= _PROXY_ABOVE) or m >= n:
+        return None
+    return np.sort(np.random.default_rng([seed & 0xFFFFFFFF, 7]).choice(n, size=m, replace=False))
+
+
+def _run_families(s: Search, o: _Options, fork: bool) -> None:
+    """Every candidate family on one row set (raises :class:`SearchCut` at a limit)."""
+    _, rank = fam.plain_and_ranking(s)
+    seen: set[frozenset[int]] = set()
+    grid = o.k_grid if o.k_grid is not None else _default_k_grid(rank.by_gain.size)
+    subsets = fam.topk(s, rank, grid, seen)
+    if o.greedy and rank.by_gain.size > 1:
+        subsets += fam.greedy_forward(s, rank, seen)
+    knobs = fam.cegb_knobs(s, rank, fork)
+    exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
+    fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], o.n_bisect, o.targets)
+    fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets)
+    if np.any(np.asarray(s.fc.coupled) > 0):
+        coupled = {**knobs, "cegb_penalty_feature_coupled": [float(v) for v in s.fc.coupled]}
+        fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2,
+                       o.targets)
+    fam.smaller_trees(s, o.targets, o.leaves_grid)
+
+
+def _refit_finalists(proxy: Search, full: Search, o: _Options) -> None:
+    """Refit on every row the best proxies at each budget (two at ``budget``, one at the others).
+
+    A refit that misses its budget is replaced by the next proxy, at most three refits a budget.
     """
-    pool = [int(i) for i in rank_gc[:pool_size]]
-    cheap = {**base, "learning_rate": 0.2, "num_leaves": 15}
-    proxy_rounds = min(40, rounds)
-    d = fc.n_features
+    done: dict[tuple[str, str], Candidate] = {}
+    for b in sorted(o.targets, key=lambda t: t != o.budget):
+        need, tries = (2 if b == o.budget else 1), 0
+        ranked = sorted(
+            (c for c in proxy.frontier if fits_budget(c.cost, b)), key=lambda c: (-c.score, c.constant, c.cost)
+        )
+        if not ranked:  # infeasible at b: the cheapest proxy, so the cheapest full model is known
+            ranked = sorted(proxy.frontier, key=lambda c: (c.cost, -c.score))[:1]
+        for c in ranked:
+            key = (c.family, repr(sorted(c.params.items())))
+            if key not in done:
+                if tries == 3:
+                    break
+                tries += 1
+                done[key] = full.fit(Spec(c.family, c.params, c.k, c.tradeoff))
+            need -= bool(fits_budget(done[key].cost, b))
+            if need <= 0:
+                break
 
-    def set_cost(sel: list[int]) -> float:
-        m = np.zeros((1, d), dtype=bool)
-        m[0, sel] = True
-        return float(fc.row_cost(m)[0])
 
-    chosen: list[int] = []
-    current = _constant_score(base, train_set, yv, Xv, score_fn)
-    prefixes: list[list[int]] = []
-    for _ in range(min(steps, len(pool))):
-        best: tuple[int, float] | None = None
-        best_key: tuple[Any, ...] | None = None
-        base_cost = set_cost(chosen)
-        for f in pool:
-            if f in chosen:
-                continue
-            sub = sorted([*chosen, f])
-            b = lgb.train({**cheap, "interaction_constraints": [sub]}, train_set, num_boost_round=proxy_rounds)
-            s = float(score_fn(b, Xv, yv))
-            g, added = s - current, set_cost([*chosen, f]) - base_cost
-            ratio = g / added if added > 1e-12 else (math.inf if g > 0 else g)
-            key = (g > 0, ratio, s, -f)
-            if best_key is None or key > best_key:
-                best, best_key = (f, s), key
-        bar.set_postfix(greedy_step=len(chosen) + 1, refresh=False)
-        if best is None or best_key is None or not best_key[0]:
-            break
-        chosen.append(best[0])
-        current = best[1]
-        prefixes.append(list(chosen))
-    return prefixes
+def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
+    full = [i for i, c in enumerate(frontier) if not c.proxy] or list(range(len(frontier)))
+    fits = [i for i in full if fits_budget(frontier[i].cost, budget)]
+    if not fits:
+        return min(full, key=lambda i: (frontier[i].cost, -frontier[i].score)), Status.INFEASIBLE
+    best = max(fits, key=lambda i: (frontier[i].score, not frontier[i].constant, -frontier[i].cost))
+    return best, (Status.CONSTANT if frontier[best].constant else Status.SUCCESS)
+
+
+def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: str | None) -> str:
+    what = f"{c.family} (validation cost {c.cost:.6g}, {score_name} {c.score:.6g})"
+    if status == Status.INFEASIBLE:
+        msg = f"infeasible: no candidate fits budget {budget:g}; the cheapest, {what}, is returned"
+    elif status == Status.CONSTANT:
+        msg = f"only a constant model (one prediction for every row) fits budget {budget:g}: {what}"
+    else:
+        msg = f"{what} fits budget {budget:g}"
+    if cut is not None:
+        proxy = " (trained on a row subsample: no full-size model was reached)" if c.proxy else ""
+        msg = f"search cut ({cut}): best so far{proxy}: {msg}"
+    return msg
+
+
+def _planned_units(o: _Options, share: float, n_coupled: bool) -> float:
+    """Return the search's expected cost in trainings on every row (the progress bar's total)."""
+    t = len(o.targets)
+    k = len(o.k_grid) if o.k_grid is not None else 5
+    fits = 1 + 2 * k + o.n_tradeoffs + o.n_bisect * t + 5 * t + (5 if n_coupled else 0) + len(o.leaves_grid) * t
+    greedy = (8 + 16 * 4 * 0.8 * min(40, o.rounds) / o.rounds) if o.greedy else 0.0
+    return (fits + greedy) * share + ((t + 1) if share < 1 else 0)
 
 
 def train_to_budget(
@@ -244,47 +311,51 @@ def train_to_budget(
     budgets: Any = None,
     keep_boosters: bool = False,
     num_leaves_grid: Any = "auto",
-) -> lgb.Booster:
+    proxy_rows: Any = "auto",
+    n_jobs: int = 1,
+    max_fits: int | None = None,
+    time_limit: float | None = None,
+) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains a moderate set of candidates (about 40 full fits and up to 100 cheap proxy fits at
-    the defaults) and returns the one with the best validation score among those whose mean
-    per-row validation cost, by
-    :func:`budget_extras.cost_report` (each feature or group paid once per row on its paths,
-    plus split / tree evaluation costs if ``costs`` has them), is <= ``budget``. The candidates
-    include what a user would otherwise do, so on validation the result is at least as good as
-    each of them at the same budget:
+    Trains candidates of several families and returns the one with the best validation score
+    among those whose mean per-row validation cost, by :func:`budget_extras.cost_report` (each
+    feature or group paid once per row on its paths, plus split / tree evaluation costs if
+    ``costs`` has them), fits ``budget`` (:func:`budget_extras.core.fits_budget`). The
+    candidates include what a user would otherwise do, so on validation the result is at
+    least as good as each of them at the same budget:
 
     * ``all``: plain LightGBM (it also ranks the features by total gain);
     * ``topk_gain`` / ``topk_gain_cost``: the top-k features by gain and by gain / cost, for k
       in ``k_grid`` (restricted with ``interaction_constraints=[subset]``);
+    * ``greedy``: forward selection scored on held-out TRAINING rows (each step adds the
+      feature with the best held-out gain per unit of added cost, cheap proxies over the 16
+      best features by gain / cost, up to 8 steps); every prefix refit as a candidate;
     * ``lazy``: CEGB lazy costs, ``n_tradeoffs`` tradeoffs over four decades around a
-      data-derived scale, then ``n_bisect`` geometric bisections of the budget crossing;
-    * ``lazy_first`` (fork with ``cegb_tradeoff_scale``): CEGB lazy with
-      ``cegb_tradeoff_scale="first_gain"`` (the tradeoff a share of the first tree's best root
-      gain per unit of cost; below 1 the first tree always splits), ``n_tradeoffs - 1``
-      tradeoffs from 10^-2.5 to 10^-0.1, then the same bisections;
-    * ``greedy``: forward selection on validation (each step adds the feature with the best
-      validation gain per unit of added cost, searched with cheap proxy models over the 16 best
-      features by gain / cost, up to 8 steps); every prefix refit at full size;
+      data-derived scale, then ``n_bisect`` geometric bisections of every budget crossing;
     * ``lazy_topk`` / ``lazy_greedy``: CEGB lazy inside the cheapest top-k or greedy subset
-      that misses the budget (each budget of ``budgets`` too);
-    * ``lazy_coupled``: lazy plus coupled costs (the lazy costs, or ``costs.coupled`` if set);
+      that misses each budget;
+    * ``lazy_coupled``: lazy plus coupled costs, when ``costs.coupled`` is set;
     * smaller trees: at each budget, the best candidate so far refit with each ``num_leaves``
-      of ``num_leaves_grid`` (same family, ``num_leaves`` added to its ``params``). Smaller
-      trees regularize on small data and read fewer features per row.
+      of ``num_leaves_grid``.
+
+    On a large training set (``proxy_rows``) every family runs on a row subsample first, and
+    only the best proxies at each budget are refit on every row: two at ``budget``, one at
+    each other budget of ``budgets`` (the next proxy when a refit misses its budget).
 
     Parameters
     ----------
     params : mapping
-        LightGBM parameters (objective, learning rate, leaves, ...). Must not set the CEGB cost
-        parameters nor ``interaction_constraints``.
+        LightGBM parameters (objective, learning rate, leaves, ...). Must not set any ``cegb_*``
+        parameter nor ``interaction_constraints``.
     train_set : lightgbm.Dataset
+        Training rows; binned once, every candidate reuses the bins.
     budget : float
         Largest allowed mean per-row validation cost (>= 0).
     valid_set : lightgbm.Dataset with its raw rows, or tuple (X, y)
-        Rows on which cost and score are measured (and the candidate chosen).
-    costs : FeatureCosts, list / array, dict or pandas.Series
+        Rows on which cost and score are measured and the model is chosen. A DataFrame's columns
+        are matched to the training features by name.
+    costs : FeatureCosts, list / array, dict, pandas.Series or path to a costs CSV
         Per-feature acquisition costs (dict / Series keyed by feature name; features not listed
         cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and
         evaluation costs.
@@ -294,265 +365,98 @@ def train_to_budget(
     scoring : None, str or callable
         None: AUC for ``binary``, accuracy for multiclass objectives, minus the mean squared
         error otherwise. A string is an sklearn scorer name, a callable an sklearn-style scorer
-        ``scoring(estimator, X, y)`` (see ``budget_extras.cegb._scoring.resolve_scoring``).
-        Higher is better.
+        ``scoring(estimator, X, y)``. Higher is better.
     random_state : int, default 0
-        LightGBM ``seed`` unless ``params`` sets one.
+        LightGBM ``seed`` unless ``params`` sets one; also draws the proxy and greedy rows.
     progress : bool, default True
-        Show a tqdm progress bar.
+        Show a progress bar counted in trainings on every row (its total is the expected
+        search cost, so the bar reads the search's cost as a multiple of one training).
     k_grid : sequence of int, optional
         Subset sizes (default: up to 5 geometric sizes below the number of used features).
     n_tradeoffs, n_bisect : int
         Grid size and bisection steps of the ``lazy`` family.
     greedy : bool, default True
-        Include the ``greedy`` family (about 100 cheap proxy fits and up to 8 full ones).
+        Include the ``greedy`` family.
     budgets : sequence of float, optional
-        Further budgets whose crossings the search also refines (bisection, lazy inside the
-        cheapest subset over each), so that ``budget_result_.best_at(b)`` is as good for each of
-        them as a separate call would be; the returned model is still the one for ``budget``.
+        Further budgets the search also refines, so that ``result.best_at(b)`` serves each of
+        them; the returned model is still the one for ``budget``.
     keep_boosters : bool, default False
-        Keep every candidate's booster in ``budget_result_.boosters`` (aligned with
-        ``frontier``; ``budget_result_.booster_at(b)`` reads one off).
+        Keep every candidate's booster in ``result.boosters`` (aligned with ``frontier``;
+        ``result.booster_at(b)`` reads one off).
     num_leaves_grid : "auto", sequence of int or None, default "auto"
         Tree sizes for the smaller-trees refits. ``"auto"``: half and a quarter of the
-        ``num_leaves`` in ``params`` (default 31: 15 and 7), sizes below 2 dropped; None or
-        an empty sequence: no refits.
+        ``num_leaves`` in ``params`` (default 31: 15 and 7); None or empty: no refits.
+    proxy_rows : "auto", int or None, default "auto"
+        Rows of the proxy subsample. ``"auto"``: ``max(10000, n // 40)`` when the training set
+        has more than 50,000 rows, else no proxies; None: never.
+    n_jobs : int, default 1
+        Candidates trained at once (threads; each uses the ``num_threads`` of ``params``, so
+        set ``num_threads`` to cores // n_jobs). The candidates equal a serial search's.
+    max_fits : int, optional
+        Largest number of LightGBM trainings (proxies and selection fits included).
+    time_limit : float, optional
+        Seconds after which no new training starts.
 
     Returns
     -------
-    lightgbm.Booster
-        With the report as the attribute ``budget_result_`` (a :class:`BudgetTrainResult`).
+    BudgetTrainResult
+        ``result.booster`` is the chosen model; ``status``, ``message``, ``frontier``,
+        ``seconds`` per family and ``nfev`` describe the search.
 
     Warns
     -----
     UserWarning
-        If the returned model is constant (every tree one leaf), or if no candidate fits the
-        budget (status 2: the cheapest candidate is returned and the message gives its cost).
+        If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
+        cheapest is returned), or if a limit cut the search (``LIMIT``).
 
     Notes
     -----
-    With upstream LightGBM (no ``+cegb`` in ``lightgbm.__version__``) only upstream's knobs
-    are used: groups are not trained on (each member carries its group's cost), but the cost
-    accounting still charges a group once per row.
+    With upstream LightGBM (no ``+cegb`` in ``lightgbm.__version__``) groups are not trained on
+    (each member carries its group's cost), but the accounting still charges a group once per row.
     """
-    base, budget_f, Xv, yv, rounds, ks = _iv(params, train_set, budget, valid_set, num_boost_round, k_grid)
-    for name, val in (("n_tradeoffs", n_tradeoffs), ("n_bisect", n_bisect)):
-        if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < 0:
-            raise ValueError(f"The '{name}' argument must be an integer >= 0. Got {val!r}.")
+    o, Xv, yv = _iv(
+        params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
+        time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
+        greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits,
+    )
     if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
-        _costs_for(costs, [])  # raises the TypeError
-    extra_budgets: list[float] = []
-    if budgets is not None:
-        try:
-            extra_budgets = [float(v) for v in budgets]
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"The 'budgets' argument must be a sequence of numbers >= 0. Got {budgets!r}.") from exc
-        if any(not math.isfinite(v) or v < 0 for v in extra_budgets):
-            raise ValueError(f"The 'budgets' argument must hold finite numbers >= 0. Got {budgets!r}.")
-    targets = sorted({budget_f, *extra_budgets})
-    leaves_grid = _leaves_grid(num_leaves_grid, params)
-    score_name, score_fn = resolve_scoring(scoring, base)
+        as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
+    score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
-    base.setdefault("seed", random_state)
-    if not any(k in base for k in ("verbosity", "verbose")):
-        base["verbosity"] = -1
-
-    from tqdm.auto import tqdm
-
-    bar = tqdm(
-        total=1 + 10 + (8 if greedy else 0) + n_tradeoffs + n_bisect + 10, disable=not progress, desc="train_to_budget"
-    )
-    frontier: list[Candidate] = []
-    boosters: list[lgb.Booster] = []
-    state: dict[str, Any] = {}
-
-    def fit(family: str, extra: dict[str, Any], k: int | None, t: float | None) -> Candidate:
-        p = {**base, **extra}
-        if "num_leaves" in extra:  # the refit's size replaces the user's, under any alias
-            for alias in _leaves_aliases() - {"num_leaves"}:
-                p.pop(alias, None)
-        b = lgb.train(p, train_set, num_boost_round=rounds)
-        ens = TreeEnsemble.from_booster(b)
-        rep = cost_report(ens, Xv, state["fc"], feature_counts=False) if "fc" in state else None
-        if rep is None:  # the first model: costs are resolved from its feature names
-            state["fc"] = _costs_for(costs, list(b.feature_name()))
-            rep = cost_report(ens, Xv, state["fc"], feature_counts=False)
-        c = Candidate(
-            family=family,
-            params=extra,
-            k=k,
-            tradeoff=t,
-            score=score_fn(b, Xv, yv),
-            cost=float(np.mean(rep.total_cost)),
-            coupled_cost=float(rep.coupled_cost),
-            constant=bool(np.sum(b.feature_importance("split")) == 0),
-        )
-        frontier.append(c)
-        boosters.append(b)
-        if bar.n >= bar.total:
-            bar.total = bar.n + 1
-        bar.update(1)
-        bar.set_postfix(best=_best_score(), refresh=False)
-        return c
-
-    def _best_score() -> str:
-        fits = [c.score for c in frontier if _within(c.cost, budget_f)]
-        return f"{max(fits):.4g}" if fits else "-"
-
+    o.base.setdefault("seed", random_state)
+    if not param_aliases("verbosity") & set(o.base):
+        o.base["verbosity"] = -1
+    root = _construct(train_set, o.base)
+    names = [str(n) for n in root.get_feature_name()]
+    Xv = _align_valid(Xv, names)
+    fc = as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
+    idx = _proxy_indices(root.num_data(), o.proxy_rows, int(o.base["seed"]))
+    share = 1.0 if idx is None else idx.size / root.num_data()
+    clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress,
+                  _planned_units(o, share, bool(np.any(np.asarray(fc.coupled) > 0))))
+    full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
+    proxy = None if idx is None else Search(o.base, root, idx, Xv, yv, fc, score_fn, o.rounds, clock)
     try:
-        fit("all", {}, None, None)
-        b0 = boosters[0]
-        fc: FeatureCosts = state["fc"]
-        gain = np.asarray(b0.feature_importance("gain"), dtype=np.float64)
-        fcost = fc.unit_cost[fc.unit]  # each feature bought alone (its group's cost if grouped)
-        used = np.flatnonzero(gain > 0)
-        ratio = np.where(fcost > 0, gain / np.where(fcost > 0, fcost, 1.0), np.inf)
-        rank_gain = used[np.argsort(-gain[used], kind="stable")]
-        rank_gc = used[np.lexsort((-gain[used], -ratio[used]))]
-        grid = ks if ks is not None else _default_k_grid(used.size)
-        seen: set[frozenset[int]] = set()
-        subsets: list[tuple[int, list[int], Candidate]] = []
-        for family, rank in (("topk_gain", rank_gain), ("topk_gain_cost", rank_gc)):
-            for k in grid:
-                if k >= used.size:
-                    continue
-                sub = sorted(int(i) for i in rank[:k])
-                key = frozenset(sub)
-                if key in seen:
-                    continue
-                seen.add(key)
-                subsets.append((k, sub, fit(family, {"interaction_constraints": [sub]}, k, None)))
-
-        if greedy and used.size > 1:
-            for sel in _greedy_forward(base, train_set, Xv, yv, rank_gc, fc, score_fn, rounds, bar):
-                key = frozenset(sel)
-                if key in seen or len(sel) >= used.size:
-                    continue
-                seen.add(key)
-                sub = sorted(sel)
-                subsets.append((len(sel), sub, fit("greedy", {"interaction_constraints": [sub]}, len(sel), None)))
-
-        # CEGB knobs
-        lazy = [float(v) for v in fcost]
-        cegb: dict[str, Any] = {"cegb_penalty_feature_lazy": lazy}
-        if fork and np.any(np.asarray(fc.group) >= 0):
-            cegb["cegb_feature_group"] = [int(g) for g in fc.group]
-        pos = fcost[fcost > 0]
-        n_train = max(1, int(train_set.num_data()))
-        n_trees = max(1, b0.num_trees())
-        scale = float(gain.sum()) / (n_trees * n_train * (float(pos.mean()) if pos.size else 1.0))
-        if not math.isfinite(scale) or scale <= 0:
-            scale = 1e-3
-
-        def sweep(
-            family: str, extra: dict[str, Any], k: int | None, exps: np.ndarray, n_bis: int, unit: float | None = None
-        ) -> None:
-            pts: list[tuple[float, Candidate]] = []
-            for e in exps:
-                t = float((scale if unit is None else unit) * 10.0**e)
-                pts.append((t, fit(family, {**extra, "cegb_tradeoff": t}, k, t)))
-            for b in targets:  # refine the budget crossing of every budget
-                for _ in range(n_bis):
-                    pts.sort(key=lambda z: z[0])
-                    lo = hi = None
-                    for (t1, c1), (t2, c2) in itertools.pairwise(pts):
-                        if not _within(c1.cost, b) and _within(c2.cost, b):
-                            lo, hi = t1, t2
-                            break
-                    if lo is None or hi is None or hi / lo < 1.05:
-                        break
-                    t = math.sqrt(lo * hi)
-                    pts.append((t, fit(family, {**extra, "cegb_tradeoff": t}, k, t)))
-
-        sweep("lazy", cegb, None, np.linspace(-2.0, 2.0, n_tradeoffs) if n_tradeoffs else np.array([]), n_bisect)
-        if fork and _has_tradeoff_scale():
-            # scale-free lazy CEGB: the tradeoff is a share of the first tree's best root gain per unit cost
-            exps = np.linspace(-2.5, -0.1, max(2, n_tradeoffs - 1)) if n_tradeoffs else np.array([])
-            sweep("lazy_first", {**cegb, "cegb_tradeoff_scale": "first_gain"}, None, exps, n_bisect, unit=1.0)
-        # lazy inside the cheapest subset (top-k or greedy) that misses each budget
-        done: set[frozenset[int]] = set()
-        for b in targets:
-            over = [s for s in subsets if not _within(s[2].cost, b)]
-            if not over:
-                continue
-            k, sub, c = min(over, key=lambda s: s[2].cost)
-            if frozenset(sub) in done:
-                continue
-            done.add(frozenset(sub))
-            fam = "lazy_greedy" if c.family == "greedy" else "lazy_topk"
-            sweep(fam, {**cegb, "interaction_constraints": [sub]}, k, np.array([-1.5, 0.0, 1.5]), 2)
-        coupled = [float(v) for v in fc.coupled] if np.any(np.asarray(fc.coupled) > 0) else lazy
-        sweep("lazy_coupled", {**cegb, "cegb_penalty_feature_coupled": coupled}, None, np.array([-1.5, 0.0, 1.5]), 2)
-        # smaller trees: refit the best candidate at each budget with fewer leaves
-        refit: set[int] = set()
-        for b in targets if leaves_grid else []:
-            within = [
-                i
-                for i, c in enumerate(frontier)
-                if _within(c.cost, b) and not c.constant and i not in refit and "num_leaves" not in c.params
-            ]
-            if not within:
-                continue
-            i = max(within, key=lambda j: (frontier[j].score, -frontier[j].cost))
-            refit.add(i)
-            c = frontier[i]
-            for nl in leaves_grid:
-                fit(c.family, {**c.params, "num_leaves": nl}, c.k, c.tradeoff)
+        _run_families(proxy or full, o, fork)
+        if proxy is not None:
+            _refit_finalists(proxy, full, o)
+    except SearchCut:
+        pass
     finally:
-        bar.close()
-
-    fits = [i for i, c in enumerate(frontier) if _within(c.cost, budget_f)]
-    if fits:
-        best = max(fits, key=lambda i: (frontier[i].score, not frontier[i].constant, -frontier[i].cost))
-        chosen = frontier[best]
-        if chosen.constant:
-            status, msg = (
-                1,
-                (
-                    f"only a constant model (every tree a single leaf: one prediction for every row) fits budget "
-                    f"{budget_f:g}; its validation {score_name} is {chosen.score:.6g}"
-                ),
-            )
-            warnings.warn(f"train_to_budget: {msg}.", UserWarning, stacklevel=2)
-        else:
-            status, msg = (
-                0,
-                (
-                    f"{chosen.family} fits budget {budget_f:g}: validation cost {chosen.cost:.6g}, "
-                    f"{score_name} {chosen.score:.6g}"
-                ),
-            )
-    else:
-        best = min(range(len(frontier)), key=lambda i: (frontier[i].cost, -frontier[i].score))
-        chosen = frontier[best]
-        status, msg = (
-            2,
-            (
-                f"infeasible: no candidate fits budget {budget_f:g}; the cheapest costs {chosen.cost:.6g} per "
-                f"validation row ({chosen.family}) and is returned"
-            ),
-        )
+        seconds = clock.close()
+    frontier = (proxy.frontier if proxy else []) + full.frontier
+    boosters = (proxy.boosters if proxy else []) + full.boosters
+    if not frontier:
+        raise ValueError(f"The search was cut before its first model ({clock.cut}): raise 'max_fits' or 'time_limit'.")
+    best, status = _choose(frontier, o.budget)
+    msg = _message(status, frontier[best], o.budget, score_name, clock.cut)
+    if clock.cut is not None:
+        status = Status.LIMIT
+    if status != Status.SUCCESS:
         warnings.warn(f"train_to_budget: {msg}.", UserWarning, stacklevel=2)
-        if chosen.constant:
-            warnings.warn(
-                "train_to_budget: the returned model is constant (every tree a single leaf).",
-                UserWarning,
-                stacklevel=2,
-            )
-    booster = boosters[best]
-    result = BudgetTrainResult(
-        status=status,
-        success=status < 2,
-        message=msg,
-        budget=budget_f,
-        chosen=chosen,
-        score=chosen.score,
-        cost=chosen.cost,
-        params={**base, **chosen.params},
-        frontier=frontier,
-        scoring=score_name,
-        fork=fork,
-        boosters=boosters if keep_boosters else [],
+    c = frontier[best]
+    return BudgetTrainResult(
+        status=status, message=msg, booster=boosters[best], budget=o.budget, budgets=tuple(o.targets), chosen=c,
+        score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name, fork=fork,
+        boosters=boosters if keep_boosters else [], nfev=clock.nfev, seconds=seconds,
     )
-    booster.budget_result_ = result  # type: ignore[attr-defined]
-    return booster

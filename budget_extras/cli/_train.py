@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     costs = FeatureCosts.from_csv(args.costs, feature_names=feats)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        booster = train_to_budget(
+        r = train_to_budget(
             params,
             lgb.Dataset(train[feats], train[label].to_numpy()),
             budget=args.budget,
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         )
     for w in caught:
         print(f"budget-extras train: warning: {w.message}")
-    r = getattr(booster, "budget_result_")  # noqa: B009  (set by train_to_budget)
+    booster = r.booster
     rep: dict[str, Any] | None = None
     if args.json is not None:
         rep = {

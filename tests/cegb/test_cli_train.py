@@ -68,8 +68,8 @@ def test_cli_equals_library(files, capsys):
         num_boost_round=8,
         progress=False,
     )
-    assert b.budget_result_.cost == pytest.approx(cost)
-    assert b.budget_result_.score == pytest.approx(rep["score"])
+    assert b.cost == pytest.approx(cost)
+    assert b.score == pytest.approx(rep["score"])
 
 
 @pytest.mark.parametrize(

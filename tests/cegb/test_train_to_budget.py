@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import budget_extras.cegb._train_to_budget as ttb
-from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+from budget_extras import FeatureCosts, Status, TreeEnsemble, cost_report
 from budget_extras.cegb import BudgetTrainResult, train_to_budget
 
 PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
@@ -36,21 +36,20 @@ def run(data, budget, **kw):
 
 @pytest.mark.parametrize("budget", [1.5, 3.0, 5.0])
 def test_budget_respected_on_validation(data, budget):
-    b = run(data, budget)
-    r = b.budget_result_
+    r = run(data, budget)
     assert isinstance(r, BudgetTrainResult) and r.status == 0 and r.success
     # oracle: an independent cost_report of the returned booster
-    cost = cost_report(TreeEnsemble.from_booster(b), data[2], FeatureCosts(COSTS)).total_cost.mean()
+    cost = cost_report(TreeEnsemble.from_booster(r.booster), data[2], FeatureCosts(COSTS)).total_cost.mean()
     assert cost <= budget + 1e-9
     assert cost == pytest.approx(r.cost)
-    assert b.num_trees() == 15
+    assert r.booster.num_trees() == 15
     assert r.best_at(budget) is not None and r.score == pytest.approx(r.best_at(budget).score)
 
 
 def test_monotone_in_budget_same_candidates(data):
     # no bisection and a fixed k grid: the candidate set does not depend on the budget
     budgets = [1.0, 2.0, 3.0, 4.5, 8.0]
-    scores = [run(data, B, n_bisect=0, k_grid=[1, 2, 3], num_leaves_grid=None).budget_result_.score for B in budgets]
+    scores = [run(data, B, n_bisect=0, k_grid=[1, 2, 3], num_leaves_grid=None).score for B in budgets]
     assert all(a <= b + 1e-12 for a, b in itertools.pairwise(scores)), scores
 
 
@@ -64,7 +63,7 @@ def test_dominates_topk_at_same_budget(data):
 
     cost_k = cost_report(TreeEnsemble.from_booster(bk), Xv, FeatureCosts(COSTS)).total_cost.mean()
     assert set(np.flatnonzero(bk.feature_importance("split"))) <= set(top2)  # the restriction works
-    r = run(data, cost_k).budget_result_
+    r = run(data, cost_k)
     assert r.score >= roc_auc_score(yv, bk.predict(Xv)) - 1e-12
 
 
@@ -90,32 +89,32 @@ def test_costs_forms_agree(data):
             progress=False,
             n_bisect=0,
         )
-        out.append((b.budget_result_.score, b.budget_result_.cost))
+        out.append((b.score, b.cost))
     assert len(set(out)) == 1, out
 
 
 def test_constant_model_warns(data):
     with pytest.warns(UserWarning, match="constant model"):
         b = run(data, 0.5)
-    assert b.budget_result_.status == 1 and b.budget_result_.chosen.constant
-    assert b.budget_result_.cost == 0.0
+    assert b.status == Status.CONSTANT and b.chosen.constant and not b.success
+    assert b.cost == 0.0
 
 
 def test_infeasible_returns_cheapest_with_warning(data):
     costs = FeatureCosts(COSTS, tree=1.0)  # every model evaluates >= 1 tree: pays >= 1 per row
     with pytest.warns(UserWarning, match="infeasible"):
         b = run(data, 0.5, costs=costs)
-    r = b.budget_result_
+    r = b
     assert r.status == 2 and not r.success
     assert r.cost == min(c.cost for c in r.frontier)
     assert f"{r.cost:.6g}" in r.message
 
 
 def test_scoring_names_and_callables(data):
-    r1 = run(data, 3.0, scoring="roc_auc", n_bisect=0).budget_result_
-    r0 = run(data, 3.0, n_bisect=0).budget_result_
+    r1 = run(data, 3.0, scoring="roc_auc", n_bisect=0)
+    r0 = run(data, 3.0, n_bisect=0)
     assert r1.score == pytest.approx(r0.score)
-    r2 = run(data, 3.0, scoring="neg_log_loss", n_bisect=0).budget_result_
+    r2 = run(data, 3.0, scoring="neg_log_loss", n_bisect=0)
     assert r2.score < 0 and r2.scoring == "neg_log_loss"
 
 
@@ -131,7 +130,7 @@ def test_upstream_knobs_only(data, monkeypatch):
     monkeypatch.setattr(ttb.lgb, "train", spy)
     costs = FeatureCosts(COSTS, groups=[0, 0, -1, -1, -1, -1])
     b = run(data, 3.0, costs=costs)
-    assert not b.budget_result_.fork
+    assert not b.fork
     assert all("cegb_feature_group" not in p for p in seen)
     assert any("cegb_penalty_feature_lazy" in p for p in seen)
 
@@ -159,6 +158,16 @@ def test_fork_trains_with_groups(data, monkeypatch):
         ({"scoring": "no_such_scorer"}, ValueError, "'scoring' parameter of train_to_budget.*Got 'no_such_scorer'"),
         ({"scoring": 3}, TypeError, "'scoring' parameter of train_to_budget.*Got 3 \\(type int\\)"),
         ({"params": {"objective": "binary", "cegb_tradeoff": 1.0}}, ValueError, "'params'.*cegb_tradeoff"),
+        ({"params": {"objective": "binary", "cegb_penalty_split": 1e3}}, ValueError, "'params'.*cegb_penalty_split"),
+        ({"params": {"objective": "binary", "interaction_constraints": [[0]]}}, ValueError, "'params'.*interaction"),
+        ({"valid_set": (np.zeros((4, 6)), np.ones(4))}, ValueError, "'valid_set'.*two classes.*label 1"),
+        ({"valid_set": (np.zeros((4, 6)), np.array([0, 1, np.nan, 1]))}, ValueError, "'valid_set'.*finite"),
+        ({"valid_set": lgb.Dataset("valid.csv")}, ValueError, "'valid_set'.*raw rows.*valid.csv"),
+        ({"valid_set": (np.zeros((4, 5)), np.array([0, 1, 0, 1]))}, ValueError, "'valid_set'.*6 columns.*Got 5"),
+        ({"n_jobs": 0}, ValueError, "'n_jobs'.*>= 1"),
+        ({"max_fits": 0}, ValueError, "'max_fits'.*>= 1 or None"),
+        ({"time_limit": -1}, ValueError, "'time_limit'.*> 0"),
+        ({"proxy_rows": 5}, ValueError, "'proxy_rows'.*>= 100"),
         ({"train_set": "train.csv"}, TypeError, "'train_set'.*Got str"),
     ],
 )
@@ -194,7 +203,7 @@ def multi(data):
     """One search refined at several budgets, every booster kept."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return run(data, 5.0, budgets=[0.5, 1.5, 3.0], keep_boosters=True, k_grid=[5], greedy=True).budget_result_
+        return run(data, 5.0, budgets=[0.5, 1.5, 3.0], keep_boosters=True, k_grid=[5], greedy=True)
 
 
 def test_greedy_candidates_use_their_subset_only(multi):
@@ -234,7 +243,7 @@ def test_lazy_inside_a_subset_uses_that_subset(multi):
 
 
 def test_greedy_off_and_boosters_not_kept(data):
-    r = run(data, 3.0, n_bisect=0).budget_result_
+    r = run(data, 3.0, n_bisect=0)
     assert "greedy" not in {c.family for c in r.frontier} and r.boosters == []
     with pytest.raises(ValueError, match="keep_boosters=True"):
         r.booster_at(3.0)
@@ -242,7 +251,7 @@ def test_greedy_off_and_boosters_not_kept(data):
 
 def test_upstream_fallback_keeps_greedy(data, monkeypatch):
     monkeypatch.setattr(ttb, "is_fork", lambda: False)
-    r = run(data, 3.0, n_bisect=0, k_grid=[5], greedy=True).budget_result_
+    r = run(data, 3.0, n_bisect=0, k_grid=[5], greedy=True)
     assert not r.fork and "greedy" in {c.family for c in r.frontier}
     assert r.cost <= 3.0 + 1e-9
 
@@ -283,15 +292,15 @@ def test_num_leaves_grid_under_an_alias_and_off(data):
             greedy=False,
             n_bisect=0,
             keep_boosters=True,
-        ).budget_result_
+        )
     sizes = {c.params.get("num_leaves") for c in r.frontier} - {None}
     assert sizes == {6, 3}
     for c, b in zip(r.frontier, r.boosters, strict=True):
         cap = c.params.get("num_leaves", 12)
         assert max(t["num_leaves"] for t in b.dump_model()["tree_info"]) <= cap
-    off = run(data, 3.0, n_bisect=0, num_leaves_grid=None).budget_result_
+    off = run(data, 3.0, n_bisect=0, num_leaves_grid=None)
     assert all("num_leaves" not in c.params for c in off.frontier)
-    grid = run(data, 3.0, n_bisect=0, num_leaves_grid=[4, 2]).budget_result_
+    grid = run(data, 3.0, n_bisect=0, num_leaves_grid=[4, 2])
     assert {c.params.get("num_leaves") for c in grid.frontier} - {None} == {4, 2}
 
 
@@ -299,3 +308,79 @@ def test_num_leaves_grid_under_an_alias_and_off(data):
 def test_num_leaves_grid_errors(data, bad):
     with pytest.raises(ValueError, match="'num_leaves_grid'"):
         run(data, 3.0, num_leaves_grid=bad)
+
+
+# ---------------------------------------------------------------- result shape, limits, proxies, parallel fits
+def test_result_carries_the_booster_and_survives_copies(data):
+    import copy
+    import pickle
+
+    r = run(data, 3.0, n_bisect=0)
+    assert isinstance(r.booster, lgb.Booster)
+    for other in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
+        assert other.chosen == r.chosen and other.status == r.status
+        np.testing.assert_array_equal(other.booster.predict(data[2]), r.booster.predict(data[2]))
+    assert r.nfev >= len(r.frontier) and r.seconds["total"] > 0
+    assert set(r.seconds) - {"total", "greedy_select"} <= {c.family for c in r.frontier}
+
+
+def test_dataframe_valid_columns_matched_by_name(data):
+    Xt, yt, Xv, yv = data
+    names = [f"f{i}" for i in range(6)]
+    tr = pd.DataFrame(Xt, columns=names)
+    va = pd.DataFrame(Xv, columns=names)
+    kw = dict(budget=3.0, costs=dict(zip(names, COSTS, strict=True)), num_boost_round=10, progress=False,
+              greedy=False, n_bisect=0)
+    a = train_to_budget(PARAMS, lgb.Dataset(tr, yt), valid_set=(va, yv), **kw)
+    b = train_to_budget(PARAMS, lgb.Dataset(tr, yt), valid_set=(va[names[::-1]], yv), **kw)
+    assert [(c.score, c.cost) for c in a.frontier] == [(c.score, c.cost) for c in b.frontier]
+    with pytest.raises(ValueError, match=r"'valid_set'.*Missing \['f0'\]"):
+        train_to_budget(PARAMS, lgb.Dataset(tr, yt), valid_set=(va.rename(columns={"f0": "x"}), yv), **kw)
+
+
+def test_n_jobs_gives_the_serial_candidates(data):
+    kw = dict(n_bisect=1, k_grid=[1, 2, 3], greedy=True)
+    serial, par = run(data, 3.0, **kw), run(data, 3.0, n_jobs=3, **kw)
+    assert [(c.family, c.params, c.score, c.cost) for c in serial.frontier] == [
+        (c.family, c.params, c.score, c.cost) for c in par.frontier
+    ]
+
+
+def test_max_fits_and_time_limit_cut_with_a_status(data):
+    with pytest.warns(UserWarning, match="search cut \\(max_fits=4"):
+        r = run(data, 3.0, max_fits=4)
+    assert r.status == Status.LIMIT and not r.success and r.nfev == 4 and len(r.frontier) == 4
+    assert r.chosen == r.best_at(3.0)
+    with pytest.warns(UserWarning, match="time_limit"):
+        t = run(data, 3.0, time_limit=1e-9)
+    assert t.status == Status.LIMIT and len(t.frontier) == 1  # a fit is never cut half-way
+
+
+def test_proxies_rank_and_only_full_size_models_are_returned(data):
+    r = run(data, 3.0, proxy_rows=150, budgets=[1.5], k_grid=[1, 2, 3])
+    proxies = [c for c in r.frontier if c.proxy]
+    full = [c for c in r.frontier if not c.proxy]
+    assert proxies and all(c.rows == 150 for c in proxies)
+    assert 2 <= len(full) <= 6 and all(c.rows == 400 for c in full)  # two refits at budget, one at 1.5 (+ retries)
+    assert not r.chosen.proxy and r.chosen == r.best_at(3.0)
+    assert r.cost == pytest.approx(
+        cost_report(TreeEnsemble.from_booster(r.booster), data[2], FeatureCosts(COSTS)).total_cost.mean()
+    )
+    # every refit repeats a proxy's knobs
+    assert all(any(p.family == c.family and p.params == c.params for p in proxies) for c in full)
+
+
+def test_greedy_selection_never_scores_on_validation_rows(data, monkeypatch):
+    import budget_extras.cegb._search as search
+
+    calls = []
+    real = search.Search._train_one
+
+    def spy(self, spec):
+        calls.append(spec.family)
+        return real(self, spec)
+
+    monkeypatch.setattr(search.Search, "_train_one", spy)
+    r = run(data, 3.0, greedy=True, n_bisect=0)
+    # the validation rows score exactly the candidates: greedy's selection fits are not among them
+    assert len(calls) == len(r.frontier) < r.nfev

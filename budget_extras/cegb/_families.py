@@ -1,0 +1,236 @@
+"""The candidate families of :func:`train_to_budget`, one function each, over a :class:`Search`."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+
+from .._compat import param_aliases
+from ..core._costs import FeatureCosts
+from ..core._status import fits_budget
+from ._result import Candidate
+from ._scoring import objective_kind
+from ._search import Search, Spec
+
+__all__ = [
+    "Ranking",
+    "Subset",
+    "cegb_knobs",
+    "greedy_forward",
+    "lazy_in_subsets",
+    "lazy_sweep",
+    "plain_and_ranking",
+    "smaller_trees",
+    "topk",
+]
+
+#: LightGBM metric a greedy step is scored with, per objective kind (unless the user set one).
+_GREEDY_METRIC = {"binary": "auc", "multiclass": "multi_logloss", "regression": "l2"}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Features of the plain model, ranked.
+
+    Attributes
+    ----------
+    gain : numpy.ndarray of float64, shape (n_features,)
+        Total split gain of each feature in the plain model.
+    unit_cost : numpy.ndarray of float64, shape (n_features,)
+        Cost of buying each feature alone (its group's cost if grouped).
+    by_gain, by_gain_cost : numpy.ndarray of int
+        Used features (gain > 0) by decreasing gain, and by decreasing gain / cost.
+    scale : float
+        Data-derived tradeoff scale: total gain / (trees * rows * mean positive cost).
+    """
+
+    gain: np.ndarray
+    unit_cost: np.ndarray
+    by_gain: np.ndarray
+    by_gain_cost: np.ndarray
+    scale: float
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A feature-subset candidate: its size, sorted feature indices and measurement."""
+
+    k: int
+    features: list[int]
+    candidate: Candidate
+
+
+def plain_and_ranking(s: Search) -> tuple[Candidate, Ranking]:
+    """Train plain LightGBM (family ``all``) and rank the features by its gain."""
+    c0 = s.fit(Spec("all", {}))
+    b0 = s.boosters[-1]
+    gain = np.asarray(b0.feature_importance("gain"), dtype=np.float64)
+    fcost = s.fc.unit_cost[s.fc.unit]
+    used = np.flatnonzero(gain > 0)
+    ratio = np.where(fcost > 0, gain / np.where(fcost > 0, fcost, 1.0), np.inf)
+    pos = fcost[fcost > 0]
+    scale = float(gain.sum()) / (max(1, b0.num_trees()) * max(1, s.rows) * (float(pos.mean()) if pos.size else 1.0))
+    if not math.isfinite(scale) or scale <= 0:
+        scale = 1e-3
+    rank = Ranking(
+        gain=gain,
+        unit_cost=fcost,
+        by_gain=used[np.argsort(-gain[used], kind="stable")],
+        by_gain_cost=used[np.lexsort((-gain[used], -ratio[used]))],
+        scale=scale,
+    )
+    return c0, rank
+
+
+def topk(s: Search, rank: Ranking, grid: list[int], seen: set[frozenset[int]]) -> list[Subset]:
+    """Top-k features by gain and by gain / cost, for k in ``grid`` (``interaction_constraints=[subset]``)."""
+    n_used = rank.by_gain.size
+    todo: list[tuple[int, list[int], Spec]] = []
+    for family, order in (("topk_gain", rank.by_gain), ("topk_gain_cost", rank.by_gain_cost)):
+        for k in grid:
+            sub = sorted(int(i) for i in order[:k])
+            if k >= n_used or frozenset(sub) in seen:
+                continue
+            seen.add(frozenset(sub))
+            todo.append((k, sub, Spec(family, {"interaction_constraints": [sub]}, k)))
+    cands = s.fit_many([t[2] for t in todo])
+    return [Subset(k, sub, c) for (k, sub, _), c in zip(todo, cands, strict=True)]
+
+
+def _set_cost(fc: FeatureCosts, sel: list[int]) -> float:
+    m = np.zeros((1, fc.n_features), dtype=bool)
+    m[0, sel] = True
+    return float(fc.row_cost(m)[0])
+
+
+def _greedy_score(s: Search, fit_rows: lgb.Dataset, hold: lgb.Dataset, sub: list[int], rounds: int) -> float:
+    """Score a cheap proxy restricted to ``sub`` on held-out TRAINING rows (LightGBM's own metric)."""
+    p = {**s.base, "learning_rate": 0.2, "num_leaves": 15, "interaction_constraints": [sub]}
+    for alias in param_aliases("num_leaves") - {"num_leaves"}:
+        p.pop(alias, None)
+    if not param_aliases("metric") & set(p):
+        p["metric"] = _GREEDY_METRIC[objective_kind(p)]
+    t0 = time.perf_counter()
+    s.clock.allow(1)
+    b = lgb.train(
+        p, fit_rows, num_boost_round=rounds, valid_sets=[hold], valid_names=["hold"], keep_training_booster=True
+    )
+    _, _, value, higher = b.eval_valid()[0][:4]
+    s.clock.record_raw("greedy_select", time.perf_counter() - t0, fit_rows.num_data() * rounds / s.rounds)
+    return float(value) if higher else -float(value)
+
+
+def greedy_forward(
+    s: Search, rank: Ranking, seen: set[frozenset[int]], pool_size: int = 16, steps: int = 8
+) -> list[Subset]:
+    """Forward selection scored on held-out training rows; every selected prefix refit as a candidate.
+
+    Each step adds the feature with the best held-out gain per unit of added cost (cheap proxies:
+    40 rounds, learning rate 0.2, 15 leaves, trained on 80% of the search's rows and scored
+    with LightGBM's metric on the other 20%) over the ``pool_size`` best features by gain /
+    cost; it stops when no feature improves the held-out score. The validation rows only
+    score the refit prefixes, as every other candidate.
+    """
+    pool = [int(i) for i in rank.by_gain_cost[:pool_size]]
+    fit_rows, hold = s.split_rows(0.2, salt=1)
+    rounds = min(40, s.rounds)
+    chosen: list[int] = []
+    current = -math.inf
+    prefixes: list[list[int]] = []
+    for _ in range(min(steps, len(pool))):
+        base_cost = _set_cost(s.fc, chosen)
+        best: tuple[Any, ...] | None = None
+        for f in (f for f in pool if f not in chosen):
+            score = _greedy_score(s, fit_rows, hold, sorted([*chosen, f]), rounds)
+            gain, added = score - current, _set_cost(s.fc, [*chosen, f]) - base_cost
+            ratio = gain / added if added > 1e-12 else (math.inf if gain > 0 else gain)
+            key = (gain > 0, ratio, score, -f)
+            if best is None or key > best[0]:
+                best = (key, f, score)
+        if best is None or not best[0][0]:
+            break
+        chosen.append(best[1])
+        current = best[2]
+        prefixes.append(sorted(chosen))
+    todo = [p for p in prefixes if frozenset(p) not in seen and len(p) < rank.by_gain.size]
+    seen.update(frozenset(p) for p in todo)
+    cands = s.fit_many([Spec("greedy", {"interaction_constraints": [p]}, len(p)) for p in todo])
+    return [Subset(len(p), p, c) for p, c in zip(todo, cands, strict=True)]
+
+
+def cegb_knobs(s: Search, rank: Ranking, fork: bool) -> dict[str, Any]:
+    """Return the lazy-cost parameters every CEGB candidate adds (groups with the fork)."""
+    knobs: dict[str, Any] = {"cegb_penalty_feature_lazy": [float(v) for v in rank.unit_cost]}
+    if fork and np.any(np.asarray(s.fc.group) >= 0):
+        knobs["cegb_feature_group"] = [int(g) for g in s.fc.group]
+    return knobs
+
+
+def _crossing(pts: list[tuple[float, Candidate]], b: float) -> tuple[float, float] | None:
+    pts.sort(key=lambda z: z[0])
+    for (t1, c1), (t2, c2) in itertools.pairwise(pts):
+        if not fits_budget(c1.cost, b) and fits_budget(c2.cost, b):
+            return t1, t2
+    return None
+
+
+def lazy_sweep(
+    s: Search,
+    family: str,
+    extra: dict[str, Any],
+    k: int | None,
+    tradeoffs: list[float],
+    n_bisect: int,
+    targets: list[float],
+) -> None:
+    """CEGB at each of ``tradeoffs``, then ``n_bisect`` geometric bisections of every budget crossing."""
+    specs = [Spec(family, {**extra, "cegb_tradeoff": t}, k, t) for t in tradeoffs]
+    pts = list(zip(tradeoffs, s.fit_many(specs), strict=True))
+    for b in targets:
+        for _ in range(n_bisect):
+            span = _crossing(pts, b)
+            if span is None or span[1] / span[0] < 1.05:
+                break
+            t = math.sqrt(span[0] * span[1])
+            pts.append((t, s.fit(Spec(family, {**extra, "cegb_tradeoff": t}, k, t))))
+
+
+def lazy_in_subsets(
+    s: Search, subsets: list[Subset], knobs: dict[str, Any], scale: float, targets: list[float]
+) -> None:
+    """CEGB lazy inside the cheapest subset (top-k or greedy) that misses each budget."""
+    done: set[frozenset[int]] = set()
+    for b in targets:
+        over = [x for x in subsets if not fits_budget(x.candidate.cost, b)]
+        if not over:
+            continue
+        x = min(over, key=lambda z: z.candidate.cost)
+        if frozenset(x.features) in done:
+            continue
+        done.add(frozenset(x.features))
+        family = "lazy_greedy" if x.candidate.family == "greedy" else "lazy_topk"
+        extra = {**knobs, "interaction_constraints": [x.features]}
+        lazy_sweep(s, family, extra, x.k, [scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2, targets)
+
+
+def smaller_trees(s: Search, targets: list[float], leaves_grid: list[int]) -> None:
+    """At each budget, the best candidate so far refit with each ``num_leaves`` of ``leaves_grid``."""
+    refit: set[int] = set()
+    for b in targets if leaves_grid else []:
+        within = [
+            i
+            for i, c in enumerate(s.frontier)
+            if fits_budget(c.cost, b) and not c.constant and i not in refit and "num_leaves" not in c.params
+        ]
+        if not within:
+            continue
+        i = max(within, key=lambda j: (s.frontier[j].score, -s.frontier[j].cost))
+        refit.add(i)
+        c = s.frontier[i]
+        s.fit_many([Spec(c.family, {**c.params, "num_leaves": nl}, c.k, c.tradeoff) for nl in leaves_grid])

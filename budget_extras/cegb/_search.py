@@ -1,0 +1,233 @@
+"""The state of one :func:`train_to_budget` search: fits, their measurements, limits and progress."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+
+from ..core._costs import FeatureCosts
+from ..core._ensemble import TreeEnsemble
+from ..core._report import cost_report
+from ..core._status import fits_budget
+from ._result import Candidate
+
+__all__ = ["Search", "SearchCut", "Spec"]
+
+
+class SearchCut(Exception):
+    """Raised inside a search when ``max_fits`` or ``time_limit`` is reached."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One candidate to train: its family, the parameters added to the user's, and its knobs."""
+
+    family: str
+    extra: dict[str, Any]
+    k: int | None = None
+    tradeoff: float | None = None
+
+
+def leaves_aliases() -> set[str]:
+    """Every LightGBM alias of ``num_leaves``."""
+    from .._compat import param_aliases
+
+    return param_aliases("num_leaves")
+
+
+class Search:
+    """Trains candidates on one row set, measures them on the validation rows, keeps the frontier.
+
+    Parameters
+    ----------
+    base : dict
+        The user's LightGBM parameters (with seed and verbosity set).
+    root : lightgbm.Dataset
+        The whole training set, constructed.
+    indices : numpy.ndarray of int or None
+        Sorted rows of ``root`` the candidates are trained on (None: every row; else the
+        candidates are proxies).
+    Xv, yv : array-like
+        Validation rows, columns in the training set's order.
+    fc : FeatureCosts
+        The cost model, aligned with the training columns.
+    score_fn : callable
+        ``score_fn(booster, X, y)``, higher is better.
+    rounds : int
+        Boosting rounds of every candidate.
+    clock : _Clock
+        The limits and progress shared by every row set of one search.
+    """
+
+    def __init__(
+        self,
+        base: dict[str, Any],
+        root: lgb.Dataset,
+        indices: np.ndarray | None,
+        Xv: Any,
+        yv: np.ndarray,
+        fc: FeatureCosts,
+        score_fn: Any,
+        rounds: int,
+        clock: Clock,
+    ) -> None:
+        self.base = base
+        self.root, self.indices = root, indices
+        self.train = root if indices is None else root.subset(indices.tolist())
+        self.Xv, self.yv, self.fc = Xv, yv, fc
+        self.score_fn = score_fn
+        self.rounds = rounds
+        self.proxy = indices is not None
+        self.clock = clock
+        self.rows = int(root.num_data() if indices is None else indices.size)
+        self.frontier: list[Candidate] = []
+        self.boosters: list[lgb.Booster] = []
+
+    def split_rows(self, share: float, salt: int) -> tuple[lgb.Dataset, lgb.Dataset]:
+        """Split this search's rows at random into (fit, held-out) Datasets, ``share`` held out."""
+        idx = np.arange(self.root.num_data()) if self.indices is None else self.indices
+        rng = np.random.default_rng([int(self.base.get("seed", 0)) & 0xFFFFFFFF, salt])
+        perm = rng.permutation(idx)
+        n_hold = min(max(1, round(share * idx.size)), idx.size - 1)
+        return self.root.subset(np.sort(perm[n_hold:]).tolist()), self.root.subset(np.sort(perm[:n_hold]).tolist())
+
+    def params_for(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """Return the user's parameters with ``extra`` added (a ``num_leaves`` replaces the user's under any alias)."""
+        p = {**self.base, **extra}
+        if "num_leaves" in extra:
+            for alias in leaves_aliases() - {"num_leaves"}:
+                p.pop(alias, None)
+        return p
+
+    def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster]:
+        t0 = time.perf_counter()
+        b = lgb.train(self.params_for(spec.extra), self.train, num_boost_round=self.rounds)
+        rep = cost_report(TreeEnsemble.from_booster(b), self.Xv, self.fc, feature_counts=False)
+        c = Candidate(
+            family=spec.family,
+            params=dict(spec.extra),
+            k=spec.k,
+            tradeoff=spec.tradeoff,
+            score=float(self.score_fn(b, self.Xv, self.yv)),
+            cost=float(np.mean(rep.total_cost)),
+            coupled_cost=float(rep.coupled_cost),
+            constant=bool(np.sum(b.feature_importance("split")) == 0),
+            rows=self.rows,
+            proxy=self.proxy,
+            seconds=time.perf_counter() - t0,
+        )
+        return c, b
+
+    def fit_many(self, specs: Sequence[Spec]) -> list[Candidate]:
+        """Train ``specs`` (in parallel with ``n_jobs`` threads); results in the order of ``specs``.
+
+        The candidates are the same as serial fits: each one is trained with its own parameters
+        on the same rows; only their wall-clock order differs.
+
+        Raises
+        ------
+        SearchCut
+            Before a fit that ``max_fits`` or ``time_limit`` does not allow (fits already done stay).
+        """
+        out: list[Candidate] = []
+        step = max(1, self.clock.n_jobs)
+        for i in range(0, len(specs), step):
+            batch = list(specs[i : i + step])
+            self.clock.allow(len(batch))
+            if len(batch) == 1:
+                done = [self._train_one(batch[0])]
+            else:
+                with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+                    done = list(pool.map(self._train_one, batch))
+            for c, b in done:
+                self.frontier.append(c)
+                self.boosters.append(b)
+                self.clock.record(c, self.best_score())
+                out.append(c)
+        return out
+
+    def fit(self, spec: Spec) -> Candidate:
+        """Train one candidate (see :meth:`fit_many`)."""
+        return self.fit_many([spec])[0]
+
+    def best_score(self) -> float | None:
+        """Best validation score among this row set's candidates within the main budget."""
+        fits = [c.score for c in self.frontier if fits_budget(c.cost, self.clock.budget)]
+        return max(fits) if fits else None
+
+
+class Clock:
+    """Fit and time limits, per-family wall time and the progress bar of one search.
+
+    The bar counts in units of ONE training of the user's model on every row: a proxy fit on
+    ``m`` of ``n`` rows counts ``m / n``, so the bar's position is the search's cost so far
+    as a multiple of one training.
+    """
+
+    def __init__(
+        self,
+        budget: float,
+        n_rows: int,
+        max_fits: int | None,
+        time_limit: float | None,
+        n_jobs: int,
+        progress: bool,
+        planned: float,
+    ) -> None:
+        from tqdm.auto import tqdm
+
+        self.budget = budget
+        self.n_rows = max(1, n_rows)
+        self.max_fits = max_fits
+        self.time_limit = time_limit
+        self.n_jobs = n_jobs
+        self.start = time.perf_counter()
+        self.nfev = 0
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.cut: str | None = None
+        self.bar = tqdm(
+            total=round(planned, 2), disable=not progress, desc="train_to_budget", unit="training",
+            bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} trainings [{elapsed}<{remaining}{postfix}]",
+        )
+
+    def allow(self, n: int) -> None:
+        """Raise :class:`SearchCut` if ``n`` more fits would pass a limit (the first fit always runs)."""
+        if self.nfev == 0:
+            pass
+        elif self.max_fits is not None and self.nfev + n > self.max_fits:
+            self.cut = f"max_fits={self.max_fits} reached"
+        elif self.time_limit is not None and time.perf_counter() - self.start > self.time_limit:
+            self.cut = f"time_limit={self.time_limit:g} s reached"
+        if self.cut is not None:
+            raise SearchCut(self.cut)
+        self.nfev += n
+
+    def record(self, c: Candidate, best: float | None) -> None:
+        """Account one finished candidate: its family's time and the bar."""
+        self.seconds[("proxy:" if c.proxy else "") + c.family] += c.seconds
+        step = c.rows / self.n_rows
+        if self.bar.n + step > self.bar.total:
+            self.bar.total = round(self.bar.n + step, 2)
+        self.bar.update(step)
+        self.bar.set_postfix(best="-" if best is None else f"{best:.4g}", refresh=False)
+
+    def record_raw(self, family: str, seconds: float, rows: float) -> None:
+        """Account a fit that is not a candidate (a selection proxy trained on ``rows`` row-rounds)."""
+        self.seconds[family] += seconds
+        step = rows / self.n_rows
+        if self.bar.n + step > self.bar.total:
+            self.bar.total = round(self.bar.n + step, 2)
+        self.bar.update(step)
+
+    def close(self) -> dict[str, float]:
+        """Close the bar and return the per-family seconds with their ``"total"``."""
+        self.bar.total = self.bar.n
+        self.bar.close()
+        return {**dict(self.seconds), "total": time.perf_counter() - self.start}
