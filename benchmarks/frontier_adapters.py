@@ -528,6 +528,8 @@ class TrainToBudget(Adapter):
                                       **self.extra)
         out = []
         for c, b in zip(res.frontier, res.boosters, strict=True):
+            if c.proxy:  # ranked the candidates on a row subsample; never returned
+                continue
             knobs = {"family": c.family, "k": c.k, "tradeoff": c.tradeoff, "num_leaves": c.params.get("num_leaves")}
             out.append(lgb_candidate(ctx, self.name, b, knobs))
         return out

@@ -115,6 +115,9 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
     if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not float(budget) >= 0 or budget == math.inf:
         raise ValueError(f"The 'budget' argument must be a finite number >= 0. Got {budget!r}.")
     Xv, yv = _valid_iv(valid_set, objective_kind(base))
+    base.setdefault("seed", kw["random_state"])
+    if not param_aliases("verbosity") & set(base):
+        base["verbosity"] = -1
     extra: list[float] = []
     if kw["budgets"] is not None:
         try:
@@ -318,30 +321,14 @@ def train_to_budget(
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains candidates of several families and returns the one with the best validation score
-    among those whose mean per-row validation cost, by :func:`budget_extras.cost_report` (each
-    feature or group paid once per row on its paths, plus split / tree evaluation costs if
-    ``costs`` has them), fits ``budget`` (:func:`budget_extras.core.fits_budget`). The
-    candidates include what a user would otherwise do, so on validation the result is at
-    least as good as each of them at the same budget:
-
-    * ``all``: plain LightGBM (it also ranks the features by total gain);
-    * ``topk_gain`` / ``topk_gain_cost``: the top-k features by gain and by gain / cost, for k
-      in ``k_grid`` (restricted with ``interaction_constraints=[subset]``);
-    * ``greedy``: forward selection scored on held-out TRAINING rows (each step adds the
-      feature with the best held-out gain per unit of added cost, cheap proxies over the 16
-      best features by gain / cost, up to 8 steps); every prefix refit as a candidate;
-    * ``lazy``: CEGB lazy costs, ``n_tradeoffs`` tradeoffs over four decades around a
-      data-derived scale, then ``n_bisect`` geometric bisections of every budget crossing;
-    * ``lazy_topk`` / ``lazy_greedy``: CEGB lazy inside the cheapest top-k or greedy subset
-      that misses each budget;
-    * ``lazy_coupled``: lazy plus coupled costs, when ``costs.coupled`` is set;
-    * smaller trees: at each budget, the best candidate so far refit with each ``num_leaves``
-      of ``num_leaves_grid``.
-
-    On a large training set (``proxy_rows``) every family runs on a row subsample first, and
-    only the best proxies at each budget are refit on every row: two at ``budget``, one at
-    each other budget of ``budgets`` (the next proxy when a refit misses its budget).
+    Trains candidates of several families (plain LightGBM, top-k feature subsets, greedy
+    forward selection scored on held-out training rows, CEGB lazy costs over a tradeoff grid
+    with bisection of every budget crossing, CEGB inside a subset, smaller trees; see
+    docs/train_to_budget.md) and returns the one with the best validation score among those
+    whose mean per-row validation cost, by :func:`budget_extras.cost_report`, fits ``budget``
+    (:func:`budget_extras.core.fits_budget`). On a large training set (``proxy_rows``) every
+    family runs on a row subsample first and only the best proxies at each budget are refit
+    on every row.
 
     Parameters
     ----------
@@ -417,15 +404,20 @@ def train_to_budget(
     o, Xv, yv = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
-        greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits,
+        greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
     )
+    return _search(o, train_set, Xv, yv, costs, scoring, progress, keep_boosters)
+
+
+def _search(
+    o: _Options, train_set: lgb.Dataset, Xv: Any, yv: np.ndarray, costs: Any, scoring: Any, progress: bool,
+    keep_boosters: bool,
+) -> BudgetTrainResult:
+    """Run the validated search: bin once, run the families (on proxies first if large), choose."""
     if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
         as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
-    o.base.setdefault("seed", random_state)
-    if not param_aliases("verbosity") & set(o.base):
-        o.base["verbosity"] = -1
     root = _construct(train_set, o.base)
     names = [str(n) for n in root.get_feature_name()]
     Xv = _align_valid(Xv, names)
