@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
-from ..core._report import cost_report
+from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
 from ._result import Candidate
 
@@ -109,15 +109,17 @@ class Search:
     def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster]:
         t0 = time.perf_counter()
         b = lgb.train(self.params_for(spec.extra), self.train, num_boost_round=self.rounds)
-        rep = cost_report(TreeEnsemble.from_booster(b), self.Xv, self.fc, feature_counts=False)
+        ens = TreeEnsemble.from_booster(b)
+        # LightGBM routes the rows (its C++ predictor); the accounting is cost_report's
+        row_cost = row_costs_from_leaves(ens, b.predict(self.Xv, pred_leaf=True), self.fc)
         c = Candidate(
             family=spec.family,
             params=dict(spec.extra),
             k=spec.k,
             tradeoff=spec.tradeoff,
             score=float(self.score_fn(b, self.Xv, self.yv)),
-            cost=float(np.mean(rep.total_cost)),
-            coupled_cost=float(rep.coupled_cost),
+            cost=float(np.mean(row_cost)),
+            coupled_cost=float(self.fc.coupled[np.unique(ens.feature[~ens.is_leaf])].sum()),
             constant=bool(np.sum(b.feature_importance("split")) == 0),
             rows=self.rows,
             proxy=self.proxy,

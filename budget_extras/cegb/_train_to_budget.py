@@ -211,13 +211,17 @@ def _construct(train_set: lgb.Dataset, base: dict[str, Any]) -> lgb.Dataset:
     return construct_dataset(train_set, base)
 
 
+def _rows(n: int, m: int, seed: int, salt: int = 7) -> np.ndarray | None:
+    """Return ``m`` of ``n`` row indices drawn at random, sorted (None if ``m >= n``)."""
+    if m >= n:
+        return None
+    return np.sort(np.random.default_rng([seed & 0xFFFFFFFF, salt]).choice(n, size=m, replace=False))
+
+
 def _proxy_indices(n: int, proxy_rows: Any, seed: int) -> np.ndarray | None:
-    if proxy_rows is None:
+    if proxy_rows is None or (proxy_rows == "auto" and n <= _PROXY_ABOVE):
         return None
-    m = max(10_000, n // 40) if proxy_rows == "auto" else int(proxy_rows)
-    if (proxy_rows == "auto" and n <= _PROXY_ABOVE) or m >= n:
-        return None
-    return np.sort(np.random.default_rng([seed & 0xFFFFFFFF, 7]).choice(n, size=m, replace=False))
+    return _rows(n, max(10_000, n // 40) if proxy_rows == "auto" else int(proxy_rows), seed)
 
 
 def _run_families(s: Search, o: _Options, fork: bool) -> None:
@@ -427,7 +431,11 @@ def _search(
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress,
                   _planned_units(o, share, bool(np.any(np.asarray(fc.coupled) > 0))))
     full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
-    proxy = None if idx is None else Search(o.base, root, idx, Xv, yv, fc, score_fn, o.rounds, clock)
+    proxy = None
+    if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
+        vi = _rows(len(yv), idx.size, int(o.base["seed"]))
+        Xp = Xv if vi is None else (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi])
+        proxy = Search(o.base, root, idx, Xp, yv if vi is None else yv[vi], fc, score_fn, o.rounds, clock)
     try:
         _run_families(proxy or full, o, fork)
         if proxy is not None:
