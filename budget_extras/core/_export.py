@@ -366,6 +366,14 @@ def to_model_string(ens: EnsembleArrays) -> str:
 
 
 def save_model(ens: EnsembleArrays, path: str | os.PathLike[str]) -> None:
-    """Write :func:`to_model_string` to ``path`` (UTF-8)."""
+    """Write :func:`to_model_string` to ``path`` (UTF-8).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    path : str or os.PathLike
+        Where to write the model text.
+    """
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(to_model_string(ens))

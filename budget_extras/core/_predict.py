@@ -48,7 +48,13 @@ _CHUNK_PAIRS = 1 << 16  # (row, tree) pairs routed at once (small: cache-friendl
 
 
 def prepare_values(X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Return a copy of ``X`` with values ``|x| <= kZeroThreshold`` set to exactly 0."""
+    """Return a copy of ``X`` with values ``|x| <= kZeroThreshold`` set to exactly 0.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X`` (not modified).
+    """
     out = np.array(X, dtype=np.float64, order="C", copy=True)
     out[np.abs(out) <= K_ZERO_THRESHOLD] = 0.0
     return out
@@ -98,7 +104,17 @@ def _step(
 def go_left(
     ens: EnsembleArrays, nodes: npt.NDArray[np.int64], x: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.bool_]:
-    """Decide, for internal ``nodes`` and their (prepared) feature values ``x``, who goes left."""
+    """Decide, for internal ``nodes`` and their (prepared) feature values ``x``, who goes left.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    nodes : ndarray of int64, shape (n,)
+        Global indices of internal nodes.
+    x : ndarray of float64, shape (n,)
+        The value of each node's split feature, prepared by :func:`prepare_values`.
+    """
     tab = routing_tables(ens)
     nodes = np.asarray(nodes, dtype=np.intp)
     x = np.asarray(x, dtype=np.float64)
@@ -125,6 +141,17 @@ def apply_prepared(
     ``trees`` selects (and orders) the trees routed (default all); with ``n_eval``, row ``i``
     is routed through the first ``n_eval[i]`` of them only and the rest of its entries are -1.
     Returns int64 (n_rows, len(trees)).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    Xp : ndarray of float64, shape (n_rows, n_features)
+        Rows prepared by :func:`prepare_values`.
+    trees : ndarray of int64, optional
+        The trees routed, in this order (default: all, in model order).
+    n_eval : ndarray of int64, shape (n_rows,), optional
+        Route row ``i`` through the first ``n_eval[i]`` trees of ``trees`` only.
     """
     n, n_feat = Xp.shape
     sel = np.arange(ens.n_trees) if trees is None else np.asarray(trees, dtype=np.int64)
@@ -173,12 +200,28 @@ def apply_prepared(
 
 
 def apply(ens: EnsembleArrays, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """Leaf (global node index) reached by each row in each tree, int64 (n_rows, n_trees)."""
+    """Leaf (global node index) reached by each row in each tree, int64 (n_rows, n_trees).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    """
     return apply_prepared(ens, prepare_values(X))
 
 
 def tree_outputs(ens: EnsembleArrays, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Each tree's output per row, float64 (n_rows, n_trees)."""
+    """Each tree's output per row, float64 (n_rows, n_trees).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    """
     return ens.value[apply(ens, X)]
 
 
@@ -203,7 +246,13 @@ def _shape(res: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def n_iterations(ens: EnsembleArrays) -> int:
-    """Return the number of iterations (LightGBM's divisor for random-forest averaging)."""
+    """Return the number of iterations (LightGBM's divisor for random-forest averaging).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    """
     return ens.n_trees // max(ens.num_tree_per_iteration, 1)
 
 
@@ -215,6 +264,15 @@ def predict_raw(
     LightGBM's raw score (``predict(raw_score=True)``) is the plain sum of tree outputs, also
     for random forests; with ``average=True`` a random forest's sum is divided by the number
     of iterations, as LightGBM does before its output transformation.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    average : bool, default False
+        Divide a random forest's sum by the number of iterations.
     """
     n_iter = n_iterations(ens) if (average and ens.average_output) else 0
     return _shape(_class_sums(ens, tree_outputs(ens, X), n_iter))
@@ -223,7 +281,17 @@ def predict_raw(
 def staged_predict_raw(
     ens: EnsembleArrays, X: npt.NDArray[np.float64], *, average: bool = False
 ) -> Iterator[npt.NDArray[np.float64]]:
-    """Yield the raw score after each iteration (1, 2, ..., n_iterations); see :func:`predict_raw`."""
+    """Yield the raw score after each iteration (1, 2, ..., n_iterations); see :func:`predict_raw`.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    average : bool, default False
+        Divide a random forest's sums by the number of iterations so far.
+    """
     out = tree_outputs(ens, X)
     k = ens.num_tree_per_iteration
     n_iter = ens.n_trees // k
@@ -236,7 +304,15 @@ def staged_predict_raw(
 
 
 def decision_path(ens: EnsembleArrays, X: npt.NDArray[np.float64]) -> sp.csr_matrix:
-    """Nodes visited by each row: boolean CSR (n_rows, n_nodes)."""
+    """Nodes visited by each row: boolean CSR (n_rows, n_nodes).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    """
     leaves = apply(ens, X)
     n = leaves.shape[0]
     rows_parts = []
@@ -263,6 +339,15 @@ def reference_leaf(ens: EnsembleArrays, x: npt.ArrayLike, tree: int) -> int:
 
     Written directly from LightGBM's ``tree.h``, one node at a time; the test oracle for the
     vectorized :func:`apply`.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    x : array-like of float, shape (n_features,)
+        One row, as given (the function applies LightGBM's zero threshold itself).
+    tree : int
+        Tree index.
     """
     row = [float(v) for v in np.asarray(x, dtype=np.float64)]
     node = int(ens.tree_offset[tree])

@@ -30,6 +30,11 @@ def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
     Row ``i`` counts, for every feature, the splits on the path from the root down to node
     ``i`` (node ``i`` itself excluded). Rows of leaves are what a row reaching the leaf
     evaluates in that tree.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
     """
     n = ens.n_nodes
     parent = ens.parent.astype(np.int64)
