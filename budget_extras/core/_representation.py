@@ -301,9 +301,9 @@ value, count, weight, split_gain, leaf_index : array-like of shape (n_nodes,)
     def replace(self: _E, **changes: Any) -> _E:
         """Return a new ensemble with the given constructor arguments replaced.
 
-        Like :func:`dataclasses.replace`: every argument not named keeps this ensemble's value
-        (arrays are shared, they are read-only); the result goes through the validating
-        constructor, so derived arrays (``parent``, ``depth``, ...) are rebuilt.
+        Like :func:`dataclasses.replace`: every argument not named keeps this ensemble's value;
+        the result goes through the validating constructor (which copies every array into a
+        read-only one), so derived arrays (``parent``, ``depth``, ...) are rebuilt.
 
         Parameters
         ----------
@@ -329,7 +329,7 @@ value, count, weight, split_gain, leaf_index : array-like of shape (n_nodes,)
         return type(self)(**{**self._fields(), **changes})
 
     def _fields(self) -> dict[str, Any]:
-        """Keyword arguments that rebuild this ensemble (arrays are shared, read-only)."""
+        """Keyword arguments that rebuild this ensemble (this ensemble's read-only arrays)."""
         out: dict[str, Any] = {name: getattr(self, name) for name, _ in NODE_ARRAYS}
         out.update(
             cat_offsets=self.cat_offsets,
