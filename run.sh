@@ -44,16 +44,19 @@ install() {
     log "creating $venv"
     "$py" -m venv "$venv"
   fi
-  log "installing Python dependencies into .venv"
+  log "installing the build tools into .venv"
   "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-  "$venv/bin/python" -m pip install -q "setuptools>=64" wheel "cmake>=3.28" ninja "scikit-build-core>=0.11" \
-    "numpy>=1.24" "numba>=0.60" "scipy>=1.11" "pandas>=1.5" "scikit-learn>=1.2" narwhals tqdm matplotlib \
-    pytest hypothesis ruff mypy "dask[array,dataframe]" distributed
+  # the fork's build (scikit-build-core) and budget_extras' (setuptools), both without isolation;
+  # narwhals is the fork's own runtime dependency (build.sh installs its wheel with --no-deps)
+  "$venv/bin/python" -m pip install -q "setuptools>=77" wheel "cmake>=3.28" ninja "scikit-build-core>=0.11" narwhals
   log "preparing the fork's sources (pinned LightGBM sdist + patch series)"
   bash lightgbm-cegb/scripts/prepare.sh
   log "building the fork"
   PYTHON="$venv/bin/python" bash lightgbm-cegb/scripts/build.sh
-  "$venv/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
+  # budget_extras with the dependencies pyproject.toml lists; after the fork, which already
+  # satisfies its `lightgbm` requirement (so pip fetches no upstream wheel)
+  log "installing budget_extras and its Python dependencies (pyproject.toml) into .venv"
+  "$venv/bin/python" -m pip install -q --no-build-isolation -e ".[test,plot,lint]"
   if [ ! -x "$upstream_venv/bin/python" ] || ! "$upstream_venv/bin/python" -c \
       "import lightgbm, sys; sys.exit(lightgbm.__version__ != '4.7.0')" >/dev/null 2>&1; then
     log "creating $upstream_venv with the upstream LightGBM 4.7.0 wheel (parity oracle)"

@@ -12,7 +12,6 @@ Timings are the best of --repeat runs. Results are recorded in docs/benchmarks.m
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import socket
 import subprocess
@@ -43,12 +42,11 @@ def params(args: argparse.Namespace, lazy: bool) -> dict:
 
 def worker(args: argparse.Namespace) -> None:
     import lightgbm as lgb
-    from lightgbm.basic import _LIB, _c_str, _safe_call
 
-    _safe_call(_LIB.LGBM_NetworkInit(_c_str(args.machines), ctypes.c_int(args.port), ctypes.c_int(2),
-                                     ctypes.c_int(2)))
+    from budget_extras._compat import lightgbm_network
+
     out = {}
-    try:
+    with lightgbm_network(args.machines, port=args.port, timeout_minutes=2, num_machines=2):
         for name, lazy in (("plain", False), ("lazy", True)):
             best = float("inf")
             for _ in range(args.repeat):
@@ -59,8 +57,6 @@ def worker(args: argparse.Namespace) -> None:
                 best = min(best, time.perf_counter() - t)
             out[name] = best
             out[name + "_splits"] = sum(t["num_leaves"] - 1 for t in booster.dump_model()["tree_info"])
-    finally:
-        _safe_call(_LIB.LGBM_NetworkFree())
     Path(args.out).write_text(json.dumps(out))
 
 

@@ -6,6 +6,7 @@ candidate, the validation and test score and mean per-row cost (each feature or 
 per row, on the row's paths: ``budget_extras.cost_report`` for LightGBM, JSON walks checked against
 raw predictions for CatBoost and XGBoost). Every (dataset, scheme, seed, method) result is
 checkpointed to ``benchmarks/results/frontier/`` as it finishes; a rerun skips what is there.
+The checkpoints are a local cache (git ignores them); the committed result is the summary.
 
 The report (``--report``, also run at the end) chooses every operating point ON VALIDATION:
 at a budget B (a fraction of the unconstrained model's validation cost), among a method's
@@ -452,6 +453,10 @@ def write_doc(path: Path, text: str) -> None:
 
 def report(args: argparse.Namespace) -> str:
     recs = load_records(args.out_dir, quick=args.quick)
+    if not recs:
+        # the checkpoints are a local cache (not committed): never overwrite the committed summary with nothing
+        raise SystemExit(f"no checkpoints in {args.out_dir}: run the benchmark first (without --report); "
+                         "it rebuilds the cache and resumes from it when interrupted")
     if args.datasets:
         recs = [r for r in recs if r["dataset"] in args.datasets]
     summary = summarize(recs)

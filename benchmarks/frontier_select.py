@@ -42,6 +42,8 @@ def main() -> None:
     ap.add_argument("--out-dir", type=Path, default=fr.ROOT / "benchmarks" / "results" / "frontier")
     args = ap.parse_args()
     recs = [r for r in fr.load_records(args.out_dir, quick=False) if r["method"] in ("train_to_budget", "lightgbm")]
+    if not recs:
+        raise SystemExit(f"no checkpoints in {args.out_dir}: run benchmarks/frontier.py first (they are a local cache)")
     counts: dict[tuple[str, int], tuple[str, np.ndarray]] = {}
     rows = []
     for r in recs:

@@ -29,7 +29,13 @@ __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``adapt`` subcommand to an ``argparse`` subparsers object."""
+    """Add the ``adapt`` subcommand to an ``argparse`` subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers()`` returned.
+    """
     p = subparsers.add_parser(
         "adapt",
         help="fit a cheap gate and cheap model (Adapt-GBRT) in front of an expensive LightGBM model",
@@ -92,7 +98,13 @@ def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    """``budget-extras adapt predict``: write predictions, probabilities, route and cost per row."""
+    """``budget-extras adapt predict``: write predictions, probabilities, route and cost per row.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     inputs = {"--model": args.model, "--f0": args.f0, "--data": args.data, "--costs": args.costs}
     check_paths(inputs, {} if args.output is None else {"-o/--output": args.output})
     model, data = _load(args)
@@ -112,7 +124,13 @@ def run_predict(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    """``budget-extras adapt evaluate``: print accuracy, mean cost and share to f0 as JSON."""
+    """``budget-extras adapt evaluate``: print accuracy, mean cost and share to f0 as JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     check_paths({"--model": args.model, "--f0": args.f0, "--data": args.data, "--costs": args.costs}, {})
     frame = read_csv(args.data, "--data")
     if args.label not in frame.columns:
@@ -125,7 +143,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the subcommand; returns the process exit status."""
+    """Run the subcommand; returns the process exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     missing = [f"--{k}" for k in ("train", "label", "f0", "output") if getattr(args, k) is None]
     if missing:
         raise ValueError(f"fitting needs {', '.join(missing)} (or an action: 'adapt predict', 'adapt evaluate').")

@@ -46,60 +46,164 @@ def _help(text: str, note: str | None) -> str:
 
 
 def add_train(p: Any, *, required: bool = True, note: str | None = None) -> None:
-    """Add ``--train``: the training CSV."""
+    """Add ``--train``: the training CSV.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    required : bool, default True
+        Whether the option must be given.
+    note : str, optional
+        Added to the help text in parentheses.
+    """
     p.add_argument("--train", required=required, help=_help(TRAIN_HELP, note))
 
 
 def add_valid(p: Any, *, required: bool = False, note: str | None = None) -> None:
-    """Add ``--valid``: the validation CSV."""
+    """Add ``--valid``: the validation CSV.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    required : bool, default False
+        Whether the option must be given.
+    note : str, optional
+        Added to the help text in parentheses.
+    """
     p.add_argument("--valid", required=required, help=_help(VALID_HELP, note))
 
 
 def add_test(p: Any, *, note: str | None = None) -> None:
-    """Add ``--test``: the CSV a subcommand reports on."""
+    """Add ``--test``: the CSV a subcommand reports on.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    note : str, optional
+        Added to the help text in parentheses.
+    """
     p.add_argument("--test", help=_help(TEST_HELP, note))
 
 
 def add_data(p: Any, *, note: str | None = None) -> None:
-    """Add the required ``--data``: the rows to predict or report on."""
+    """Add the required ``--data``: the rows to predict or report on.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    note : str, optional
+        Added to the help text in parentheses.
+    """
     p.add_argument("--data", required=True, help=_help(DATA_HELP, note))
 
 
 def add_label(p: Any, *, required: bool = True, default: str | None = None, note: str | None = None) -> None:
-    """Add ``--label``: the label column's name."""
+    """Add ``--label``: the label column's name.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    required : bool, default True
+        Whether the option must be given.
+    default : str, optional
+        The label column used when the option is missing (shown in the help).
+    note : str, optional
+        Added to the help text in parentheses.
+    """
     if default is not None:
         note = f"default: {default}" if note is None else f"{note}; default: {default}"
     p.add_argument("--label", required=required, default=default, help=_help(LABEL_HELP, note))
 
 
 def add_costs(p: Any, *, required: bool = False, default: str = "every feature costs 1") -> None:
-    """Add ``--costs``: the costs CSV; ``default`` says what a missing ``--costs`` means."""
+    """Add ``--costs``: the costs CSV; ``default`` says what a missing ``--costs`` means.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    required : bool, default False
+        Whether the option must be given.
+    default : str, default "every feature costs 1"
+        What a missing ``--costs`` means (shown in the help).
+    """
     text = COSTS_HELP if required else _help(COSTS_HELP, f"default: {default}")
     p.add_argument("--costs", required=required, help=text)
 
 
 def add_model(p: Any, *, required: bool = True, what: str = MODEL_HELP, note: str | None = None) -> None:
-    """Add ``--model``: the model file read (``what`` for a file that is not LightGBM model text)."""
+    """Add ``--model``: the model file read (``what`` for a file that is not LightGBM model text).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    required : bool, default True
+        Whether the option must be given.
+    what : str, default MODEL_HELP
+        The help text (for a file that is not LightGBM model text).
+    note : str, optional
+        Added to the help text in parentheses.
+    """
     p.add_argument("--model", required=required, help=_help(what, note))
 
 
 def add_output(p: Any, what: str, *, required: bool = True, short: bool = True) -> None:
-    """Add ``-o/--output`` (``--output`` alone with ``short=False``): the file written."""
+    """Add ``-o/--output`` (``--output`` alone with ``short=False``): the file written.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    what : str
+        The help text: what the file holds.
+    required : bool, default True
+        Whether the option must be given.
+    short : bool, default True
+        Also accept ``-o``.
+    """
     names = ("-o", "--output") if short else ("--output",)
     p.add_argument(*names, required=required, help=what)
 
 
 def add_scoring(p: Any, *, default: str) -> None:
-    """Add ``--scoring``: the validation metric of a budget search (``default``: what None means)."""
+    """Add ``--scoring``: the validation metric of a budget search (``default``: what None means).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    default : str
+        What a missing ``--scoring`` means (shown in the help).
+    """
     p.add_argument("--scoring", default=None, help=_help(SCORING_HELP, f"default: {default}"))
 
 
 def add_seed(p: Any) -> None:
-    """Add ``--seed`` (an integer, default 0)."""
+    """Add ``--seed`` (an integer, default 0).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    """
     p.add_argument("--seed", type=int, default=0, help=_help(SEED_HELP, "default: 0"))
 
 
 def add_quiet(p: Any, *, short: bool = False) -> None:
-    """Add ``--quiet`` (also ``-q`` with ``short=True``): no progress bars."""
+    """Add ``--quiet`` (also ``-q`` with ``short=True``): no progress bars.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    short : bool, default False
+        Also accept ``-q``.
+    """
     names = ("-q", "--quiet") if short else ("--quiet",)
     p.add_argument(*names, action="store_true", help=QUIET_HELP)

@@ -37,7 +37,13 @@ __all__ = ["register", "run"]
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``cstc`` subcommand and its ``predict`` and ``evaluate`` actions."""
+    """Add the ``cstc`` subcommand and its ``predict`` and ``evaluate`` actions.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers()`` returned.
+    """
     p = subparsers.add_parser(
         "cstc",
         help="train CSTC (cost-sensitive tree of classifiers) and report accuracy and per-row cost",
@@ -109,7 +115,17 @@ def _read(path: Path, label: str, columns: list[str] | None, option: str = "CSV"
 
 
 def result_dict(model: CSTC, X: pd.DataFrame, y: np.ndarray) -> dict[str, Any]:
-    """JSON-ready summary of a fitted CSTC on data ``(X, y)``: metric, tree and cost."""
+    """JSON-ready summary of a fitted CSTC on data ``(X, y)``: metric, tree and cost.
+
+    Parameters
+    ----------
+    model : CSTC
+        The fitted model.
+    X : pandas.DataFrame
+        The feature columns.
+    y : ndarray
+        The labels.
+    """
     rep = model.cost_report(X)
     pred = model.predict(X)
     metric = (
@@ -131,7 +147,15 @@ def result_dict(model: CSTC, X: pd.DataFrame, y: np.ndarray) -> dict[str, Any]:
 
 
 def prediction_table(model: CSTC, X: pd.DataFrame) -> pd.DataFrame:
-    """Per-row prediction, class probabilities (binary), leaf and costs of ``model`` on ``X``."""
+    """Per-row prediction, class probabilities (binary), leaf and costs of ``model`` on ``X``.
+
+    Parameters
+    ----------
+    model : CSTC
+        The fitted model.
+    X : pandas.DataFrame
+        The feature columns.
+    """
     rep = model.cost_report(X)
     table = pd.DataFrame({"prediction": model.predict(X)})
     if model.task == "binary":
@@ -160,7 +184,13 @@ def _print_result(out: dict[str, Any], as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``cstc`` (training)."""
+    """Execute ``cstc`` (training).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     missing = [opt for opt, v in (("--train", args.train), ("--label", args.label)) if v is None]
     if missing:
         raise CLIError(
@@ -225,7 +255,13 @@ def _load(args: argparse.Namespace) -> tuple[CSTC, pd.DataFrame, np.ndarray | No
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    """``budget-extras cstc predict``: write prediction, probabilities, leaf and cost per row."""
+    """``budget-extras cstc predict``: write prediction, probabilities, leaf and cost per row.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     check_paths({"--model-file": args.model_file, "--data": args.data, "--costs": args.costs},
                 {"-o/--output": args.output})
     model, X, _ = _load(args)
@@ -239,7 +275,13 @@ def run_predict(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    """``budget-extras cstc evaluate``: print the metric and the per-row cost on labelled data."""
+    """``budget-extras cstc evaluate``: print the metric and the per-row cost on labelled data.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     check_paths({"--model-file": args.model_file, "--data": args.data, "--costs": args.costs}, {})
     model, X, y = _load(args)
     _print_result(result_dict(model, X, np.asarray(y)), args.json)

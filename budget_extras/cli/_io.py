@@ -102,7 +102,13 @@ class AtomicOutputs:
         self._pending: list[tuple[str, str]] = []
 
     def path(self, final: str | os.PathLike[str]) -> str:
-        """Return a temporary path in ``final``'s directory to write ``final``'s content to."""
+        """Return a temporary path in ``final``'s directory to write ``final``'s content to.
+
+        Parameters
+        ----------
+        final : str or os.PathLike
+            The output file that :class:`AtomicOutputs` moves into place on success.
+        """
         final = os.fspath(final)
         directory = os.path.dirname(os.path.abspath(final))
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(final)}.", suffix=".tmp")
@@ -160,6 +166,15 @@ def _describe(exc: BaseException) -> str:
 def read_csv(path: str | os.PathLike[str], option: str, **kwargs: Any) -> Any:
     """``pandas.read_csv`` with one-line errors naming ``option`` and the file.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file.
+    option : str
+        The command-line option that named the file, used in error messages.
+    **kwargs
+        Passed to ``pandas.read_csv``.
+
     Raises
     ------
     CLIError
@@ -179,6 +194,13 @@ def read_csv(path: str | os.PathLike[str], option: str, **kwargs: Any) -> Any:
 def read_model_text(path: str | os.PathLike[str], option: str) -> str:
     """Read a LightGBM model text file, with one-line errors naming ``option`` and the file.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model text file.
+    option : str
+        The command-line option that named the file, used in error messages.
+
     Raises
     ------
     CLIError
@@ -195,6 +217,13 @@ def read_model_text(path: str | os.PathLike[str], option: str) -> str:
 
 def load_booster(path: str | os.PathLike[str], option: str) -> Any:
     """Load a ``lightgbm.Booster`` from a model text file, with one-line errors naming the file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model text file.
+    option : str
+        The command-line option that named the file, used in error messages.
 
     Raises
     ------
@@ -220,6 +249,13 @@ def load_booster(path: str | os.PathLike[str], option: str) -> Any:
 
 def read_ensemble(path: str | os.PathLike[str], option: str) -> Any:
     """Parse a LightGBM model text file into a ``TreeEnsemble``; errors name ``option`` and the file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model text file.
+    option : str
+        The command-line option that named the file, used in error messages.
 
     Raises
     ------

@@ -30,7 +30,13 @@ def _features(table: pd.DataFrame, names: list[str], option: str, path: str) -> 
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``prune`` subcommand to an ``argparse`` subparsers object."""
+    """Add the ``prune`` subcommand to an ``argparse`` subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers()`` returned.
+    """
     p = subparsers.add_parser(
         "prune",
         help="prune a LightGBM forest to a feature-cost budget (BudgetPrune)",
@@ -62,7 +68,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``prune`` with parsed arguments; returns the exit status."""
+    """Run ``prune`` with parsed arguments; returns the exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     check_paths(
         {"--model": args.model, "--train": args.train, "--valid": args.valid, "--costs": args.costs},
         {"-o/--output": args.output, "--json": args.json},

@@ -36,7 +36,13 @@ def _read_calib(path: str, feature_names: list[str]) -> np.ndarray:
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``qwyc`` subcommand to an argparse subparsers object."""
+    """Add the ``qwyc`` subcommand to an argparse subparsers object.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers()`` returned.
+    """
     p = subparsers.add_parser(
         "qwyc",
         help="optimize evaluation order and early-exit thresholds (QWYC)",
@@ -83,7 +89,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fit QWYC and write the model file; prints a one-line summary."""
+    """Fit QWYC and write the model file; prints a one-line summary.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     from ..qwyc._estimator import QWYC
 
     check_paths({"--model": args.model, "--calib": args.calib}, {"-o/--output": args.output})

@@ -20,7 +20,13 @@ __all__ = ["load_data", "register", "report_dict", "run"]
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``report`` subcommand."""
+    """Add the ``report`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers()`` returned.
+    """
     p = subparsers.add_parser(
         "report",
         help="exact prediction cost of a LightGBM model on a data file",
@@ -53,6 +59,13 @@ def register(subparsers: Any) -> None:
 def load_data(path: str | Path, ens: TreeEnsemble) -> pd.DataFrame:
     """Read the data CSV and return the model's feature columns, in model order.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The data CSV.
+    ens : TreeEnsemble
+        The model whose feature columns are read.
+
     Raises
     ------
     ValueError
@@ -77,7 +90,13 @@ def load_data(path: str | Path, ens: TreeEnsemble) -> pd.DataFrame:
 
 
 def report_dict(rep: CostReport) -> dict[str, Any]:
-    """JSON-ready dict of a report: summary and per-feature usage."""
+    """JSON-ready dict of a report: summary and per-feature usage.
+
+    Parameters
+    ----------
+    rep : CostReport
+        The report.
+    """
     usage = rep.feature_usage()
     return {
         "summary": rep.summary(),
@@ -104,7 +123,13 @@ def _text(rep: CostReport, ens: TreeEnsemble, model: str | Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute ``report``."""
+    """Execute ``report``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     check_paths({"--model": args.model, "--data": args.data, "--costs": args.costs}, {"--per-row": args.per_row})
     ens = read_ensemble(args.model, "--model")
     costs = (

@@ -34,7 +34,13 @@ _DROP_KEYS = {
 
 
 def register(subparsers: Any) -> None:
-    """Add the ``train`` subcommand."""
+    """Add the ``train`` subcommand.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        What ``ArgumentParser.add_subparsers()`` returned.
+    """
     p = subparsers.add_parser(
         "train",
         help="train a LightGBM model whose mean per-row validation cost is <= a budget",
@@ -57,6 +63,11 @@ def register(subparsers: Any) -> None:
 
 def read_config(path: Path) -> dict[str, str]:
     """Read ``key=value`` lines (``#`` starts a comment) like LightGBM's CLI.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The configuration file.
 
     Raises
     ------
@@ -102,7 +113,13 @@ def _label_name(spec: str, columns: list[str], path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``budget-extras train``."""
+    """Run ``budget-extras train``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    """
     conf = read_config(args.config)
     data = next((conf[k] for k in _DATA_KEYS if k in conf), None)
     if data is None:

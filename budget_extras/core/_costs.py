@@ -536,7 +536,13 @@ class FeatureCosts:
         )
 
     def units_used(self, used: Any) -> Any:
-        """Acquisition units a usage matrix needs: bool (n_rows, n_units), sparse if ``used`` is."""
+        """Acquisition units a usage matrix needs: bool (n_rows, n_units), sparse if ``used`` is.
+
+        Parameters
+        ----------
+        used : array-like or scipy.sparse matrix of bool, shape (n_rows, n_features)
+            ``used[i, f]``: row ``i``'s evaluated paths split on feature ``f``.
+        """
         m = check_bool_matrix(used, name="used", n_features=self.n_features)
         if sp.issparse(m):
             return (m.astype(np.int32) @ self.unit_matrix().astype(np.int32)) > 0

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ._representation import EnsembleArrays
 from ._validation import check_index_array
 
-if TYPE_CHECKING:
-    from ._ensemble import TreeEnsemble
+_E = TypeVar("_E", bound=EnsembleArrays)
 
 __all__ = ["collapse", "save_model", "select_trees", "to_model_string"]
 
 
-def _preorder_leaf_ids(ens: TreeEnsemble, is_leaf: np.ndarray, node_tree: np.ndarray) -> np.ndarray:
+def _preorder_leaf_ids(ens: EnsembleArrays, is_leaf: np.ndarray, node_tree: np.ndarray) -> np.ndarray:
     """Rank of each leaf among its tree's leaves in pre-order (0, 1, ...); -1 for internal nodes."""
     leaf_pos = np.flatnonzero(is_leaf)
     t = node_tree[leaf_pos]
@@ -27,7 +27,7 @@ def _preorder_leaf_ids(ens: TreeEnsemble, is_leaf: np.ndarray, node_tree: np.nda
     return out
 
 
-def collapse(ens: TreeEnsemble, nodes: Any) -> TreeEnsemble:
+def collapse(ens: _E, nodes: Any) -> _E:
     """Return a new ensemble where each listed internal node becomes a leaf.
 
     The new leaf's output is the node's internal value (what LightGBM's model text records);
@@ -98,8 +98,7 @@ def collapse(ens: TreeEnsemble, nodes: Any) -> TreeEnsemble:
     )
     cat_offsets = np.zeros(kept.size + 1, dtype=np.int64)
     np.cumsum(lens, out=cat_offsets[1:])
-    kw = ens._arrays()
-    kw.update(
+    return ens.replace(
         left_child=remap(ens.left_child),
         right_child=remap(ens.right_child),
         feature=np.where(is_leaf, -1, ens.feature[kept]),
@@ -116,10 +115,9 @@ def collapse(ens: TreeEnsemble, nodes: Any) -> TreeEnsemble:
         leaf_index=leaf_index,
         tree_offset=tree_offset,
     )
-    return type(ens)(**kw)
 
 
-def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
+def select_trees(ens: _E, indices: Any) -> _E:
     """Return a new ensemble with the trees ``indices``, in that order (keep, drop, reorder).
 
     Parameters
@@ -165,21 +163,23 @@ def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
     )
     cat_offsets = np.zeros(old_nodes.size + 1, dtype=np.int64)
     np.cumsum(lens, out=cat_offsets[1:])
-    kw = ens._arrays()
-    for name in (
-        "feature",
-        "threshold",
-        "is_categorical",
-        "default_left",
-        "missing_type",
-        "value",
-        "count",
-        "weight",
-        "split_gain",
-        "leaf_index",
-    ):
-        kw[name] = kw[name][old_nodes]
-    kw.update(
+    per_node = {
+        name: getattr(ens, name)[old_nodes]
+        for name in (
+            "feature",
+            "threshold",
+            "is_categorical",
+            "default_left",
+            "missing_type",
+            "value",
+            "count",
+            "weight",
+            "split_gain",
+            "leaf_index",
+        )
+    }
+    return ens.replace(
+        **per_node,
         left_child=move(ens.left_child),
         right_child=move(ens.right_child),
         cat_offsets=cat_offsets,
@@ -188,7 +188,6 @@ def select_trees(ens: TreeEnsemble, indices: Any) -> TreeEnsemble:
         shrinkage=ens.shrinkage[sel],
         tree_class=ens.tree_class[sel],
     )
-    return type(ens)(**kw)
 
 
 # ----------------------------------------------------------------------------- writing
@@ -205,7 +204,7 @@ def _fmt_int(values: npt.ArrayLike) -> str:
     return " ".join(str(int(v)) for v in np.asarray(values).ravel())
 
 
-def _tree_text(ens: TreeEnsemble, t: int) -> str:
+def _tree_text(ens: EnsembleArrays, t: int) -> str:
     lo, hi = int(ens.tree_offset[t]), int(ens.tree_offset[t + 1])
     nodes = np.arange(lo, hi)
     leaf = ens.is_leaf[lo:hi]
@@ -289,7 +288,7 @@ _ZERO_TREE = (
 )
 
 
-def _iteration_layout(ens: TreeEnsemble) -> list[int]:
+def _iteration_layout(ens: EnsembleArrays) -> list[int]:
     """Tree written at each position of the model text (-1: a zero-output single-leaf tree).
 
     LightGBM assigns position ``p`` to class ``p % num_tree_per_iteration``. Trees already in
@@ -311,7 +310,7 @@ def _iteration_layout(ens: TreeEnsemble) -> list[int]:
     return [queues[c][it] if it < len(queues[c]) else -1 for it in range(n_iter) for c in range(k)]
 
 
-def to_model_string(ens: TreeEnsemble) -> str:
+def to_model_string(ens: EnsembleArrays) -> str:
     """LightGBM model text for ``ens`` (loadable by upstream LightGBM and the fork).
 
     Parameters
@@ -366,7 +365,15 @@ def to_model_string(ens: TreeEnsemble) -> str:
     return text
 
 
-def save_model(ens: TreeEnsemble, path: str | os.PathLike[str]) -> None:
-    """Write :func:`to_model_string` to ``path`` (UTF-8)."""
+def save_model(ens: EnsembleArrays, path: str | os.PathLike[str]) -> None:
+    """Write :func:`to_model_string` to ``path`` (UTF-8).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    path : str or os.PathLike
+        Where to write the model text.
+    """
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(to_model_string(ens))

@@ -415,6 +415,11 @@ _OBJECTIVES = frozenset(
 def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Parse LightGBM model text (``Booster.model_to_string()`` / a saved model file).
 
+    Parameters
+    ----------
+    text : str
+        The model text.
+
     Returns
     -------
     arrays : dict of str to numpy.ndarray
@@ -624,7 +629,13 @@ def _add_dump_tree(builder: _Builder, info: Mapping[str, Any], tree: int) -> Non
 
 
 def parse_dump(dump: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Parse the dict of ``Booster.dump_model()``; same outputs as :func:`parse_model_string`."""
+    """Parse the dict of ``Booster.dump_model()``; same outputs as :func:`parse_model_string`.
+
+    Parameters
+    ----------
+    dump : mapping
+        The dict of ``Booster.dump_model()``.
+    """
     if not isinstance(dump, Mapping):
         raise TypeError(f"The dump must be a dict (Booster.dump_model()). Got {type(dump).__name__}.")
     for key in ("num_class", "max_feature_idx", "tree_info"):

@@ -19,20 +19,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-if TYPE_CHECKING:
-    from ._ensemble import TreeEnsemble
+from ._representation import EnsembleArrays
+from ._routing import RoutingTables, routing_tables
 
 __all__ = [
     "K_ZERO_THRESHOLD",
     "apply",
+    "apply_prepared",
     "decision_path",
+    "go_left",
+    "n_iterations",
     "predict_raw",
+    "prepare_values",
     "reference_leaf",
     "staged_predict_raw",
     "tree_outputs",
@@ -45,55 +48,27 @@ _CHUNK_PAIRS = 1 << 16  # (row, tree) pairs routed at once (small: cache-friendl
 
 
 def prepare_values(X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Return a copy of ``X`` with values ``|x| <= kZeroThreshold`` set to exactly 0."""
+    """Return a copy of ``X`` with values ``|x| <= kZeroThreshold`` set to exactly 0.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X`` (not modified).
+    """
     out = np.array(X, dtype=np.float64, order="C", copy=True)
     out[np.abs(out) <= K_ZERO_THRESHOLD] = 0.0
     return out
 
 
-class _Tables:
-    """Routing tables derived once per ensemble (leaves loop onto themselves).
-
-    A leaf has ``threshold`` NaN, ``right`` = itself and ``feature`` 0, so one routing step
-    leaves it in place; the next node of an internal node is ``node + 1`` (pre-order left
-    child) if the row goes left, else ``right[node]``.
-    """
-
-    def __init__(self, ens: TreeEnsemble) -> None:
-        n = ens.n_nodes
-        idx = np.arange(n, dtype=np.intp)
-        leaf = ens.is_leaf
-        self.feature = np.where(leaf, 0, ens.feature).astype(np.intp)
-        self.threshold = np.where(leaf | ens.is_categorical, np.nan, ens.threshold)
-        self.right = np.where(leaf, idx, ens.right_child).astype(np.intp)
-        mt = ens.missing_type
-        numerical = ~leaf & ~ens.is_categorical
-        # where a NaN / an exact zero goes at each numerical node (LightGBM's rules)
-        zero_left = np.where(mt == 1, ens.default_left, 0.0 <= ens.threshold)
-        self.nan_left = numerical & np.where(mt == 2, ens.default_left, zero_left)
-        self.zero_left = numerical & zero_left
-        self.zero_differs = bool((self.zero_left != (0.0 <= self.threshold))[numerical].any())
-        self.has_cat = bool(ens.is_categorical.any())
-        self.is_cat = ens.is_categorical
-        self.is_leaf = leaf
-        depth = ens.depth.astype(np.int64)
-        t = ens.node_tree
-        n_trees = ens.n_trees
-        self.max_depth = np.zeros(n_trees, dtype=np.int64)
-        self.min_leaf_depth = np.full(n_trees, np.iinfo(np.int64).max, dtype=np.int64)
-        np.maximum.at(self.max_depth, t, depth)
-        np.minimum.at(self.min_leaf_depth, t[leaf], depth[leaf])
-
-
 def _categorical_left(
-    ens: TreeEnsemble, nodes: npt.NDArray[np.intp], x: npt.NDArray[np.float64]
+    tab: RoutingTables, nodes: npt.NDArray[np.intp], x: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.bool_]:
     """LightGBM's categorical decision for categorical ``nodes`` with values ``x``."""
     res = np.zeros(nodes.size, dtype=bool)
     valid = np.flatnonzero((x > -1.0) & (x < 2147483648.0))
     c = np.trunc(x[valid]).astype(np.int64)
     nd = nodes[valid]
-    off, nwords, bits = ens._cat_bitsets()
+    off, nwords, bits = tab.cat_word_offset, tab.cat_n_words, tab.cat_bits
     word = c >> 5
     inside = word < nwords[nd]
     w = np.where(inside, off[nd] + np.minimum(word, np.maximum(nwords[nd] - 1, 0)), 0)
@@ -102,7 +77,7 @@ def _categorical_left(
 
 
 def _step(
-    ens: TreeEnsemble, tab: _Tables, nodes: np.ndarray, base: np.ndarray, flat: np.ndarray, has_nan: bool
+    tab: RoutingTables, nodes: np.ndarray, base: np.ndarray, flat: np.ndarray, has_nan: bool
 ) -> np.ndarray:
     """Route every (row, tree) pair one level down; returns the new nodes."""
     f = np.take(tab.feature, nodes)
@@ -120,17 +95,27 @@ def _step(
     if tab.has_cat:
         cat = np.flatnonzero(np.take(tab.is_cat, nodes))
         if cat.size:
-            res[cat] = _categorical_left(ens, nodes[cat], x[cat])
+            res[cat] = _categorical_left(tab, nodes[cat], x[cat])
     nxt = np.take(tab.right, nodes)
     np.add(nodes, 1, out=nxt, where=res)
     return nxt
 
 
 def go_left(
-    ens: TreeEnsemble, nodes: npt.NDArray[np.int64], x: npt.NDArray[np.float64]
+    ens: EnsembleArrays, nodes: npt.NDArray[np.int64], x: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.bool_]:
-    """Decide, for internal ``nodes`` and their (prepared) feature values ``x``, who goes left."""
-    tab = ens._tables()
+    """Decide, for internal ``nodes`` and their (prepared) feature values ``x``, who goes left.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    nodes : ndarray of int64, shape (n,)
+        Global indices of internal nodes.
+    x : ndarray of float64, shape (n,)
+        The value of each node's split feature, prepared by :func:`prepare_values`.
+    """
+    tab = routing_tables(ens)
     nodes = np.asarray(nodes, dtype=np.intp)
     x = np.asarray(x, dtype=np.float64)
     res = x <= tab.threshold[nodes]
@@ -140,12 +125,12 @@ def go_left(
     res[zero] = tab.zero_left[nodes[zero]]
     cat = np.flatnonzero(tab.is_cat[nodes])
     if cat.size:
-        res[cat] = _categorical_left(ens, nodes[cat], x[cat])
+        res[cat] = _categorical_left(tab, nodes[cat], x[cat])
     return res
 
 
 def apply_prepared(
-    ens: TreeEnsemble,
+    ens: EnsembleArrays,
     Xp: npt.NDArray[np.float64],
     *,
     trees: npt.NDArray[np.int64] | None = None,
@@ -156,6 +141,17 @@ def apply_prepared(
     ``trees`` selects (and orders) the trees routed (default all); with ``n_eval``, row ``i``
     is routed through the first ``n_eval[i]`` of them only and the rest of its entries are -1.
     Returns int64 (n_rows, len(trees)).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    Xp : ndarray of float64, shape (n_rows, n_features)
+        Rows prepared by :func:`prepare_values`.
+    trees : ndarray of int64, optional
+        The trees routed, in this order (default: all, in model order).
+    n_eval : ndarray of int64, shape (n_rows,), optional
+        Route row ``i`` through the first ``n_eval[i]`` trees of ``trees`` only.
     """
     n, n_feat = Xp.shape
     sel = np.arange(ens.n_trees) if trees is None else np.asarray(trees, dtype=np.int64)
@@ -164,7 +160,7 @@ def apply_prepared(
     out = np.empty((n, n_trees), dtype=np.int64)
     if n == 0 or n_trees == 0:
         return out
-    tab = ens._tables()
+    tab = routing_tables(ens)
     max_depth = int(tab.max_depth[sel].max())
     min_depth = int(tab.min_leaf_depth[sel].min())
     chunk = max(1, _CHUNK_PAIRS // n_trees)
@@ -185,7 +181,7 @@ def apply_prepared(
         for level in range(max_depth):
             if nodes.size == 0:
                 break
-            nodes = _step(ens, tab, nodes, base, flat, has_nan)
+            nodes = _step(tab, nodes, base, flat, has_nan)
             if level + 1 >= min_depth and level + 1 < max_depth:
                 act = np.flatnonzero(~tab.is_leaf[nodes])
                 if act.size < nodes.size // 2:
@@ -203,17 +199,33 @@ def apply_prepared(
     return out
 
 
-def apply(ens: TreeEnsemble, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
-    """Leaf (global node index) reached by each row in each tree, int64 (n_rows, n_trees)."""
+def apply(ens: EnsembleArrays, X: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """Leaf (global node index) reached by each row in each tree, int64 (n_rows, n_trees).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    """
     return apply_prepared(ens, prepare_values(X))
 
 
-def tree_outputs(ens: TreeEnsemble, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Each tree's output per row, float64 (n_rows, n_trees)."""
+def tree_outputs(ens: EnsembleArrays, X: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Each tree's output per row, float64 (n_rows, n_trees).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    """
     return ens.value[apply(ens, X)]
 
 
-def _class_sums(ens: TreeEnsemble, outputs: npt.NDArray[np.float64], n_iter: int) -> npt.NDArray[np.float64]:
+def _class_sums(ens: EnsembleArrays, outputs: npt.NDArray[np.float64], n_iter: int) -> npt.NDArray[np.float64]:
     """Sum tree outputs per class in model order (as LightGBM does, so sums agree bitwise).
 
     ``n_iter > 0`` divides by it (random-forest averaging); pass 0 for the plain sum.
@@ -233,28 +245,53 @@ def _shape(res: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return res[:, 0].copy() if res.shape[1] == 1 else res
 
 
-def n_iterations(ens: TreeEnsemble) -> int:
-    """Return the number of iterations (LightGBM's divisor for random-forest averaging)."""
+def n_iterations(ens: EnsembleArrays) -> int:
+    """Return the number of iterations (LightGBM's divisor for random-forest averaging).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    """
     return ens.n_trees // max(ens.num_tree_per_iteration, 1)
 
 
 def predict_raw(
-    ens: TreeEnsemble, X: npt.NDArray[np.float64], *, average: bool = False
+    ens: EnsembleArrays, X: npt.NDArray[np.float64], *, average: bool = False
 ) -> npt.NDArray[np.float64]:
     """Raw score, float64 (n_rows,) or (n_rows, num_tree_per_iteration).
 
     LightGBM's raw score (``predict(raw_score=True)``) is the plain sum of tree outputs, also
     for random forests; with ``average=True`` a random forest's sum is divided by the number
     of iterations, as LightGBM does before its output transformation.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    average : bool, default False
+        Divide a random forest's sum by the number of iterations.
     """
     n_iter = n_iterations(ens) if (average and ens.average_output) else 0
     return _shape(_class_sums(ens, tree_outputs(ens, X), n_iter))
 
 
 def staged_predict_raw(
-    ens: TreeEnsemble, X: npt.NDArray[np.float64], *, average: bool = False
+    ens: EnsembleArrays, X: npt.NDArray[np.float64], *, average: bool = False
 ) -> Iterator[npt.NDArray[np.float64]]:
-    """Yield the raw score after each iteration (1, 2, ..., n_iterations); see :func:`predict_raw`."""
+    """Yield the raw score after each iteration (1, 2, ..., n_iterations); see :func:`predict_raw`.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    average : bool, default False
+        Divide a random forest's sums by the number of iterations so far.
+    """
     out = tree_outputs(ens, X)
     k = ens.num_tree_per_iteration
     n_iter = ens.n_trees // k
@@ -266,8 +303,16 @@ def staged_predict_raw(
         yield _shape(acc / (it + 1) if (average and ens.average_output) else acc.copy())
 
 
-def decision_path(ens: TreeEnsemble, X: npt.NDArray[np.float64]) -> sp.csr_matrix:
-    """Nodes visited by each row: boolean CSR (n_rows, n_nodes)."""
+def decision_path(ens: EnsembleArrays, X: npt.NDArray[np.float64]) -> sp.csr_matrix:
+    """Nodes visited by each row: boolean CSR (n_rows, n_nodes).
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    X : ndarray of float64, shape (n_rows, n_features)
+        Rows converted by ``TreeEnsemble.check_X``.
+    """
     leaves = apply(ens, X)
     n = leaves.shape[0]
     rows_parts = []
@@ -289,11 +334,20 @@ def decision_path(ens: TreeEnsemble, X: npt.NDArray[np.float64]) -> sp.csr_matri
     return m
 
 
-def reference_leaf(ens: TreeEnsemble, x: npt.ArrayLike, tree: int) -> int:
+def reference_leaf(ens: EnsembleArrays, x: npt.ArrayLike, tree: int) -> int:
     """Slow, obvious reference: global leaf index reached by one row in one tree.
 
     Written directly from LightGBM's ``tree.h``, one node at a time; the test oracle for the
     vectorized :func:`apply`.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
+    x : array-like of float, shape (n_features,)
+        One row, as given (the function applies LightGBM's zero threshold itself).
+    tree : int
+        Tree index.
     """
     row = [float(v) for v in np.asarray(x, dtype=np.float64)]
     node = int(ens.tree_offset[tree])

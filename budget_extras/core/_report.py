@@ -30,6 +30,11 @@ def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
     Row ``i`` counts, for every feature, the splits on the path from the root down to node
     ``i`` (node ``i`` itself excluded). Rows of leaves are what a row reaching the leaf
     evaluates in that tree.
+
+    Parameters
+    ----------
+    ens : TreeEnsemble
+        The ensemble (not modified).
     """
     n = ens.n_nodes
     parent = ens.parent.astype(np.int64)
@@ -62,7 +67,7 @@ def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[RowSource, int
     """Check the arguments; X is returned as a source of float64 row chunks (converted on demand).
 
     A 2-D ndarray, a DataFrame or a sparse matrix is converted chunk by chunk through the one
-    input path (``TreeEnsemble._X``), so the whole float64 copy of the input never exists at once;
+    input path (``TreeEnsemble.check_X``), so the whole float64 copy of the input never exists at once;
     anything else (lists) is converted once.
     """
     if not isinstance(ens, TreeEnsemble):
@@ -79,17 +84,17 @@ def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[RowSource, int
         rows = X.iloc
     source: RowSource
     if rows is None:
-        Xv = ens._X(X)
+        Xv = ens.check_X(X)
         n = int(Xv.shape[0])
 
         def source(a: int, b: int) -> npt.NDArray[np.float64]:
             return Xv[a:b]
     else:
         n = int(X.shape[0])
-        ens._X(rows[: min(n, 1)])  # column checks once, also for 0 rows
+        ens.check_X(rows[: min(n, 1)])  # column checks once, also for 0 rows
 
         def source(a: int, b: int) -> npt.NDArray[np.float64]:
-            return ens._X(rows[a:b])
+            return ens.check_X(rows[a:b])
     order = check_tree_order(tree_order, ens.n_trees)
     nt = check_n_trees(n_trees, n_rows=n, n_order=order.size)
     return source, n, order, nt

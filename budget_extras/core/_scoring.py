@@ -33,6 +33,11 @@ def scoring_name(scoring: Any) -> str:
 
     A string is its scikit-learn name (aliases resolved); a callable its ``__name__``, the
     ``repr`` of a scikit-learn scorer object (``make_scorer(...)``) or its type name.
+
+    Parameters
+    ----------
+    scoring : str or callable
+        A ``scoring`` argument (not None).
     """
     if isinstance(scoring, str):
         return SCORING_ALIASES.get(scoring, scoring)

@@ -133,7 +133,13 @@ def _has_column_names(X: Any) -> bool:
 
 
 def column_names(X: Any) -> tuple[str, ...] | None:
-    """Return a DataFrame's column names as LightGBM stores them (None without names)."""
+    """Return a DataFrame's column names as LightGBM stores them (None without names).
+
+    Parameters
+    ----------
+    X : object
+        Data; only a pandas DataFrame has column names.
+    """
     import pandas as pd
 
     if not isinstance(X, pd.DataFrame) or not _has_column_names(X):
@@ -147,6 +153,11 @@ def pandas_categories(X: Any) -> list[list[Any]] | None:
     Returns None for anything else than a DataFrame with categorical columns. Passing the
     result as ``pandas_categorical`` to :func:`check_array_2d` maps later data exactly as the
     training data were mapped (unseen categories become NaN).
+
+    Parameters
+    ----------
+    X : object
+        Data; only a pandas DataFrame has categorical columns.
     """
     import pandas as pd
 
@@ -289,7 +300,15 @@ def check_array_2d(
 
 
 def check_nonnegative_scalar(x: Any, *, name: str) -> float:
-    """Return ``x`` as a float after checking it is a finite number >= 0."""
+    """Return ``x`` as a float after checking it is a finite number >= 0.
+
+    Parameters
+    ----------
+    x : object
+        The value given.
+    name : str
+        The argument's name, used in error messages.
+    """
     return check_positive(x, name=name, allow_zero=True)
 
 
@@ -322,7 +341,17 @@ def check_positive(x: Any, *, name: str, owner: str | None = None, allow_zero: b
 
 
 def check_finite_nonnegative(x: Any, *, name: str, length: int | None = None) -> npt.NDArray[np.float64]:
-    """Return ``x`` as a 1-D float64 array after checking every entry is finite and >= 0."""
+    """Return ``x`` as a 1-D float64 array after checking every entry is finite and >= 0.
+
+    Parameters
+    ----------
+    x : scalar or array-like
+        The value given (a scalar is broadcast to ``length``).
+    name : str
+        The argument's name, used in error messages.
+    length : int, optional
+        The required number of entries.
+    """
     try:
         arr = np.array(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -343,7 +372,17 @@ def check_finite_nonnegative(x: Any, *, name: str, length: int | None = None) ->
 
 
 def check_index_array(x: Any, *, name: str, upper: int) -> npt.NDArray[np.int64]:
-    """Return ``x`` as a 1-D int64 array with entries in ``[0, upper)``."""
+    """Return ``x`` as a 1-D int64 array with entries in ``[0, upper)``.
+
+    Parameters
+    ----------
+    x : array-like of int
+        The indices given.
+    name : str
+        The argument's name, used in error messages.
+    upper : int
+        One past the largest valid index.
+    """
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise ValueError(f"The {name!r} parameter must be a 1-D array of integers. Got shape {arr.shape}.")
@@ -363,7 +402,15 @@ def check_index_array(x: Any, *, name: str, upper: int) -> npt.NDArray[np.int64]
 
 
 def check_tree_order(tree_order: Any, n_trees: int) -> npt.NDArray[np.int64]:
-    """Return the tree evaluation order (default: 0..n_trees-1); it must not repeat a tree."""
+    """Return the tree evaluation order (default: 0..n_trees-1); it must not repeat a tree.
+
+    Parameters
+    ----------
+    tree_order : array-like of int or None
+        The order given; None for model order.
+    n_trees : int
+        Number of trees of the model.
+    """
     if tree_order is None:
         return np.arange(n_trees, dtype=np.int64)
     order = check_index_array(tree_order, name="tree_order", upper=n_trees)
@@ -373,7 +420,17 @@ def check_tree_order(tree_order: Any, n_trees: int) -> npt.NDArray[np.int64]:
 
 
 def check_n_trees(n_trees: Any, *, n_rows: int, n_order: int) -> npt.NDArray[np.int64]:
-    """Return the per-row number of evaluated trees (an int or one int per row) as int64 (n_rows,)."""
+    """Return the per-row number of evaluated trees (an int or one int per row) as int64 (n_rows,).
+
+    Parameters
+    ----------
+    n_trees : int, array-like of int or None
+        Trees evaluated per row; None for all of the order.
+    n_rows : int
+        Number of rows.
+    n_order : int
+        Length of the tree order.
+    """
     if n_trees is None:
         return np.full(n_rows, n_order, dtype=np.int64)
     arr = np.asarray(n_trees)
@@ -395,7 +452,17 @@ def check_n_trees(n_trees: Any, *, n_rows: int, n_order: int) -> npt.NDArray[np.
 
 
 def check_bool_matrix(used: Any, *, name: str, n_features: int) -> Any:
-    """Return a boolean (n_rows, n_features) matrix as scipy.sparse CSR (int8 data) or dense bool."""
+    """Return a boolean (n_rows, n_features) matrix as scipy.sparse CSR (int8 data) or dense bool.
+
+    Parameters
+    ----------
+    used : array-like or scipy.sparse matrix
+        The matrix given.
+    name : str
+        The argument's name, used in error messages.
+    n_features : int
+        The required number of columns.
+    """
     import scipy.sparse as sp
 
     if sp.issparse(used):
@@ -487,6 +554,11 @@ def is_model(x: Any) -> bool:
     A ``lightgbm.Booster``, a fitted ``LGBMModel``, a ``TreeEnsemble``, a model file path or
     model text. The estimators use it to recognize the old call forms that passed the model
     to ``fit`` (deprecated: the model goes in the constructor).
+
+    Parameters
+    ----------
+    x : object
+        The value given.
     """
     if isinstance(x, str | os.PathLike):
         return True
@@ -500,6 +572,13 @@ def check_booster(model: Any, *, owner: str | None = None) -> Any:
 
     A Booster is returned as is and a fitted estimator's ``booster_`` as is; anything else is
     loaded from :func:`check_model_text` (same inputs and errors).
+
+    Parameters
+    ----------
+    model : lightgbm.Booster, LGBMModel, TreeEnsemble, str or os.PathLike
+        The model, a model file path or model text.
+    owner : str, optional
+        The class whose argument this is, used in error messages.
     """
     import lightgbm as lgb
 

@@ -44,7 +44,7 @@ HEART_EXERCISE_TEST = ("exang", "oldpeak", "slope")
 
 
 def _read(name: str) -> str:
-    data = resources.files("budget_extras.datasets").joinpath("data", name).read_bytes()
+    data = resources.files("budget_extras.datasets").joinpath("data").joinpath(name).read_bytes()
     return gzip.decompress(data).decode("utf-8")
 
 

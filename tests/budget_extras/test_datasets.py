@@ -68,11 +68,11 @@ def test_models_on_embedded_data_cost_report():
 def test_data_files_are_declared_as_package_data():
     root = Path(budget_extras.__file__).parent
     files = [p.relative_to(root).as_posix() for p in (root / "datasets" / "data").iterdir()]
-    setup_py = Path(__file__).resolve().parents[2] / "setup.py"
-    if not setup_py.exists():  # pragma: no cover - installed without the source tree
-        pytest.skip("setup.py not found next to the tests")
-    setup = setup_py.read_text()
-    patterns = re.findall(r'"(datasets/data/[^"]*)"', setup)
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.exists():  # pragma: no cover - installed without the source tree
+        pytest.skip("pyproject.toml not found next to the tests")
+    # [tool.setuptools.package-data]; read as text (tomllib is Python 3.11+)
+    patterns = re.findall(r'"(datasets/data/[^"]*)"', pyproject.read_text())
     assert patterns
     for f in files:
         assert any(fnmatch.fnmatch(f, p) for p in patterns), f

@@ -340,3 +340,35 @@ def test_thresholds_clamped_to_1e300(rng):
     booster = lgb.Booster(model_str="\n".join(lines) + "\n")
     X = np.array([[1e300, 0, 0, 0, 0], [np.inf, 0, 0, 0, 0], [2e300, 0, 0, 0, 0], [-np.inf, 0, 0, 0, 0]])
     assert_raw_equal(ens.predict_raw(X), booster.predict(X, raw_score=True))
+
+
+def test_replace_returns_a_validated_new_ensemble(rng):
+    ens = TreeEnsemble.from_booster(get_booster("categorical"))
+    X = hard_rows(rng, 50)
+    doubled = ens.replace(value=2 * ens.value, parameters={})
+    assert type(doubled) is TreeEnsemble and doubled is not ens
+    np.testing.assert_allclose(doubled.predict_raw(X), 2 * ens.predict_raw(X), rtol=1e-12)
+    assert dict(doubled.parameters) == {} and dict(ens.parameters)
+    np.testing.assert_array_equal(doubled.left_child, ens.left_child)
+    assert ens.replace().to_model_string() == ens.to_model_string()
+    with pytest.raises(TypeError, match=r"Got \['depth'\]"):
+        ens.replace(depth=ens.depth)
+    bad = ens.left_child.copy()
+    bad[0] = 5
+    with pytest.raises(ValueError, match="pre-order"):
+        ens.replace(left_child=bad)
+
+
+def test_routing_tables_are_cached_outside_the_ensemble(rng):
+    import pickle
+
+    from budget_extras.core._routing import routing_tables
+
+    ens = TreeEnsemble.from_booster(get_booster("categorical"))
+    before = dict(vars(ens))
+    tables = routing_tables(ens)
+    assert routing_tables(ens) is tables
+    assert vars(ens).keys() == before.keys()  # nothing stored on the ensemble
+    assert not tables.threshold.flags.writeable
+    again = pickle.loads(pickle.dumps(ens))
+    assert type(again) is TreeEnsemble and routing_tables(again) is not tables

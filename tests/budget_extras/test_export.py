@@ -121,10 +121,9 @@ def test_multiclass_partial_iterations_are_padded(pick, rng):
 
 def test_rf_multiclass_out_of_pattern_is_refused():
     ens = TreeEnsemble.from_booster(get_booster("multiclass"))
-    kw = ens.select_trees([1, 0, 2])._arrays()
-    kw["average_output"] = True
+    rf = ens.select_trees([1, 0, 2]).replace(average_output=True)
     with pytest.raises(ValueError, match="would change the average"):
-        TreeEnsemble(**kw).to_model_string()
+        rf.to_model_string()
 
 
 def test_save_model_and_errors(tmp_path, rng):

@@ -103,7 +103,7 @@ def test_inbag_counts_read_l2_regularization_from_the_core_parameters(rng):
     inbag = inbag_counts(forest, y)
     np.testing.assert_array_equal(inbag.sum(axis=1), forest.count)
     assert np.all(train_counts(forest, leaf_nodes(forest, booster, X), y) - inbag >= 0)
-    unregularized = TreeEnsemble(**{**forest._arrays(), "parameters": {}})
+    unregularized = forest.replace(parameters={})
     with pytest.raises(ValueError, match="Could not recover"):
         inbag_counts(unregularized, y)
 

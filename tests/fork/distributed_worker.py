@@ -15,7 +15,6 @@ Partitions:
 
 from __future__ import annotations
 
-import ctypes
 import json
 import sys
 from pathlib import Path
@@ -26,7 +25,8 @@ import numpy as np
 def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text())
     import lightgbm as lgb
-    from lightgbm.basic import _LIB, _c_str, _safe_call
+
+    from budget_extras._compat import lightgbm_network
 
     data_dir = Path(spec["data_dir"])
     rank = spec["rank"]
@@ -44,9 +44,7 @@ def main() -> None:
             mine = np.random.default_rng(7).integers(0, 2, size=len(y)) == rank
         X_local, y_local = X[mine], y[mine]
 
-    _safe_call(_LIB.LGBM_NetworkInit(_c_str(spec["machines"]), ctypes.c_int(spec["port"]),
-                                     ctypes.c_int(1), ctypes.c_int(2)))
-    try:
+    with lightgbm_network(spec["machines"], port=spec["port"], timeout_minutes=1, num_machines=2):
         def dataset():
             if partition == "bin":
                 return lgb.Dataset(str(data_dir / "train.bin"), params=dict(ds_params, pre_partition=False))
@@ -60,8 +58,6 @@ def main() -> None:
                 booster = lgb.train(params, dataset(), num_boost_round=cfg["continue_rounds"],
                                     init_model=booster)
             out[name] = booster.model_to_string()
-    finally:
-        _safe_call(_LIB.LGBM_NetworkFree())
     Path(spec["out"]).write_text(json.dumps(out))
 
 

@@ -1,4 +1,8 @@
 /*!
+ * Copyright (c) 2026 The lightgbm-cegb authors.
+ * Licensed under the MIT License (as LightGBM; see the LICENSE file in the root of the patched
+ * LightGBM source tree).
+ *
  * lightgbm-cegb: native early-exit prediction with a QWYC plan ("Quit When You Can",
  * Wang, Gupta, You 2018) stored in the model file's header as qwyc_* lines
  * (docs/qwyc_model_format.md is the specification; budget_extras.QWYC writes the plan).

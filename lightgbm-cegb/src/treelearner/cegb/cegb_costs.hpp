@@ -1,4 +1,8 @@
 /*!
+ * Copyright (c) 2026 The lightgbm-cegb authors.
+ * Licensed under the MIT License (as LightGBM; see the LICENSE file in the root of the patched
+ * LightGBM source tree).
+ *
  * lightgbm-cegb: resolution of the per-feature CEGB cost specification.
  *
  * Sources, for each per-feature parameter (lazy, coupled, split, group):

@@ -1,4 +1,8 @@
 /*!
+ * Copyright (c) 2026 The lightgbm-cegb authors.
+ * Licensed under the MIT License (as LightGBM; see the LICENSE file in the root of the patched
+ * LightGBM source tree).
+ *
  * lightgbm-cegb: Cost-Efficient Gradient Boosting (Peter et al., NeurIPS 2017) for LightGBM's
  * serial tree learner. Replaces upstream's src/treelearner/cost_effective_gradient_boosting.hpp.
  *
