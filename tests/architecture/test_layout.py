@@ -169,6 +169,4 @@ def test_lightgbm_private_api_only_in_compat() -> None:
                 base = node.value
                 if isinstance(base, ast.Attribute) and base.attr == "basic":
                     offenders.append(f"{path.relative_to(PKG)}:{node.lineno}")
-    # remove the exemption when the train_to_budget rewrite calls _compat.param_aliases / has_param (issue 24)
-    offenders = [o for o in offenders if not o.startswith("cegb/_train_to_budget.py:")]
     assert offenders == [], f"use budget_extras._compat instead: {offenders}"
