@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from ..core._status import MethodResult, Status
 from ._problem import PruneProblem
 
 __all__ = ["PruneResult", "lp_highs", "solve_primal_dual"]
@@ -56,33 +57,34 @@ _FACE_PATIENCE = 3  # on a face, halve the step factor after this many iteration
 _FACE_KEEP = 0.9  # weight of warm-start multipliers moved onto the face (the rest: even split)
 
 
-@dataclass
-class PruneResult:
+@dataclass(frozen=True)
+class PruneResult(MethodResult):
     """Outcome of a BudgetPrune solve (in the style of ``scipy.optimize.OptimizeResult``).
 
     Attributes
     ----------
-    status : int
-        0: the duality gap is within tolerance (optimal); 1: iteration limit; 2: time limit;
-        3: the LP solver failed (HiGHS only).
+    status : Status
+        ``SUCCESS``: the duality gap is within tolerance (optimal); ``LIMIT``: the iteration
+        limit (``max_iter``) or the time limit stopped the solver (the pruning is feasible but
+        not proven optimal); ``INFEASIBLE``: HiGHS (:func:`lp_highs` only) found no solution.
     success : bool
-        ``status == 0``.
+        ``status is Status.SUCCESS``.
     message : str
         Human-readable status.
-    objective : float
+    fun : float
         Objective of the returned pruning (upper bound).
     dual_bound : float
         Best lower bound on the optimum.
     gap : float
-        ``objective - dual_bound`` (>= 0 up to rounding).
+        ``fun - dual_bound`` (>= 0 up to rounding).
     rel_gap : float
         ``gap / gap_scale``: the gap relative to the part of the objective that depends on the
-        pruning (what ``gap_tol`` bounds); a gap within rounding (``1e-12 |objective|``) counts as 0.
+        pruning (what ``gap_tol`` bounds); a gap within rounding (``1e-12 |fun|``) counts as 0.
     gap_scale : float
-        ``objective`` minus the smallest error term of any pruning (the objective's constant
+        ``fun`` minus the smallest error term of any pruning (the objective's constant
         part); ``>= lam * cost``. The solver stops when ``gap <= gap_tol * gap_scale``.
-    iterations : int
-        Dual iterations done.
+    nit : int
+        Dual iterations done (HiGHS: its iterations).
     lam : float
         The trade-off parameter solved for.
     leaf_mask : ndarray of bool, shape (n_nodes,)
@@ -97,13 +99,11 @@ class PruneResult:
         Final multipliers (warm start for a nearby lambda).
     """
 
-    status: int
-    message: str
-    objective: float
+    fun: float
     dual_bound: float
     gap: float
     rel_gap: float
-    iterations: int
+    nit: int
     lam: float
     leaf_mask: np.ndarray
     collapsed: np.ndarray
@@ -115,9 +115,9 @@ class PruneResult:
     gap_scale: float = float("nan")
 
     @property
-    def success(self) -> bool:
-        """Whether the solve proved optimality within tolerance."""
-        return self.status == 0
+    def cost(self) -> float:
+        """Average validation cost of the pruning: ``acquisition_term + evaluation_term``."""
+        return self.acquisition_term + self.evaluation_term
 
 
 def _finish(problem: PruneProblem, lam: float, leaf_mask: np.ndarray, **kw: object) -> PruneResult:
@@ -295,7 +295,7 @@ def solve_primal_dual(
     best_kept = np.zeros(n_nodes, dtype=bool)
     lower = -np.inf
     theta, stall = 1.5, 0
-    status, it = 1, 0
+    status, it, timed_out = Status.LIMIT, 0, False
     # face mode: multipliers restricted to the complementary-slackness face of the best pruning
     face = face_steps and order is not None
     slack = np.zeros(problem.n_pairs)
@@ -337,10 +337,10 @@ def solve_primal_dual(
         if progress is not None:
             progress(it, best_upper, lower)
         if converged(best_upper, lower):
-            status = 0
+            status = Status.SUCCESS
             break
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            status = 2
+            status, timed_out = Status.LIMIT, True
             break
         if not has_pairs:
             continue
@@ -370,36 +370,38 @@ def solve_primal_dual(
             continue
         step = theta * (best_upper - dual) / norm2
         reward, beta_sum = kern.step_and_sums(ptr, node, weight, beta, kept, w, step, n_nodes, n_blocks)
-    if polish_every and status != 0:
+    if polish_every and status != Status.SUCCESS:
         best_kept, upper = polish(best_kept)
         if upper < best_upper:
             best_upper, best_leaves = upper, leaves_of(best_kept)
         if converged(best_upper, lower):
-            status = 0
+            status = Status.SUCCESS
     gap = max(best_upper - lower, 0.0)
     scale = max(best_upper - err_floor, 0.0)
     compared = (
         f"duality gap {gap:.3g} vs gap_tol {gap_tol:g} x {scale:.3g} (the objective {best_upper:.6g} "
         f"minus its constant part {err_floor:.6g}, the smallest error term of any pruning)"
     )
-    messages = {
-        0: f"Optimal at lam={lam:.6g}: {compared}.",
-        1: f"Iteration limit ({max_iter}) reached at lam={lam:.6g}: {compared}.",
-        2: f"Time limit reached at lam={lam:.6g}: {compared}.",
-    }
+    if status == Status.SUCCESS:
+        message = f"Optimal at lam={lam:.6g}: {compared}."
+    elif timed_out:
+        message = f"Time limit ({time_limit:g} s) reached at lam={lam:.6g}: {compared}."
+    else:
+        message = f"Iteration limit ({max_iter}) reached at lam={lam:.6g}: {compared}."
+
     return _finish(
         problem,
         lam,
         best_leaves,
         status=status,
-        message=messages[status],
-        objective=best_upper,
+        message=message,
+        fun=best_upper,
         dual_bound=lower,
         gap=gap,
         # gaps within floating-point rounding of the objective (1e-12 of it) count as zero
         rel_gap=max(gap - 1e-12 * abs(best_upper), 0.0) / max(scale, 1e-300),
         gap_scale=scale,
-        iterations=it,
+        nit=it,
         elapsed=time.perf_counter() - t0,
         beta=beta,
     )
@@ -516,7 +518,9 @@ def lp_highs(
         x = res.x
         leaf_mask = x[:n] > 0.5
         obj = float(cost @ x)
-    status = 0 if res.status == 0 else 3
+    # scipy's HiGHS status: 0 optimal, 1 iteration or time limit, 2 infeasible, 3 unbounded,
+    # 4 numerical difficulties (the program is always feasible: every tree cut to its root)
+    status = {0: Status.SUCCESS, 1: Status.LIMIT}.get(int(res.status), Status.INFEASIBLE)
     return (
         _finish(
             problem,
@@ -524,11 +528,11 @@ def lp_highs(
             leaf_mask,
             status=status,
             message=f"HiGHS: {res.message}",
-            objective=obj,
+            fun=obj,
             dual_bound=obj,
-            gap=0.0 if status == 0 else np.nan,
-            rel_gap=0.0 if status == 0 else np.nan,
-            iterations=int(getattr(res, "nit", 0)),
+            gap=0.0 if status == Status.SUCCESS else np.nan,
+            rel_gap=0.0 if status == Status.SUCCESS else np.nan,
+            nit=int(getattr(res, "nit", 0)),
             elapsed=elapsed,
         ),
         x,
