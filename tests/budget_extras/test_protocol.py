@@ -49,7 +49,6 @@ NEW: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 OLD: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "AdaptGBRT": lambda d: AdaptGBRT(0.4, n_trees=3, max_em_iter=1).fit(d["X"], d["y"], d["booster"], COSTS),
     "CSTC": lambda d: CSTC(depth=2, task="binary", n_cycles=1, max_iter=5).fit(
         d["X"], d["y"], COSTS, d["Xv"], d["yv"], booster=d["booster"]
     ),
