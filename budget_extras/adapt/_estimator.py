@@ -132,7 +132,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         Feature costs (the core's one cost input; default: 1 per feature).
     budget : float, optional
         Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` and
-        keeps, on the validation data, the most accurate system whose cost is ``<= budget``.
+        keeps, on the validation data, the best-scoring system whose mean cost fits the budget
+        (:func:`budget_extras.fits_budget`).
     p_full_grid, gamma_grid : sequence of float, optional
         Sweep grids (defaults: ``0.1 ... 0.9`` and ``1e-3 ... 1e-1``).
     n_trees : int, default 100

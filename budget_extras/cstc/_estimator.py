@@ -291,10 +291,10 @@ class CSTC(BaseEstimator):
         Mean test-time cost per row to stay within. ``fit`` then needs ``X_valid, y_valid``,
         trains the weak learners once and fits one tree per ``lam`` of ``lams`` (increasing;
         the scan stops at the first constant tree), and keeps the tree with the best validation
-        score among those whose mean validation cost (``cost_report(X_valid).total_cost``) is
-        ``<= budget`` (ties: the cheaper). A larger budget never gives a lower validation
-        score. ``result_.status`` says when nothing fits or a constant tree is returned (and
-        warns).
+        score among those whose mean validation cost (``cost_report(X_valid).total_cost``)
+        fits the budget (:func:`budget_extras.fits_budget`; ties: the cheaper). A larger budget
+        never gives a lower validation score. ``result_.status`` says when nothing fits or a
+        constant tree is returned (and warns).
     scoring : None, str or callable, default=None
         Validation score of the ``budget`` search (higher is better): ``None`` is accuracy for
         ``task="binary"`` and minus the mean squared error for regression; a string is a
