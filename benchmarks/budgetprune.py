@@ -132,7 +132,7 @@ class BudgetPruneMethod(Method):
             r = solve_primal_dual(ctx[self.problem_key], lam, max_iter=self.max_iter, beta0=beta)
             beta, prev = r.beta, lam
             self.stats.append(
-                dict(lam=lam, status=r.status, rel_gap=r.rel_gap, iterations=r.iterations, seconds=r.elapsed)
+                dict(lam=lam, status=r.status, rel_gap=r.rel_gap, iterations=r.nit, seconds=r.elapsed)
             )
             out.append((lam, r.leaf_mask))
         return out
@@ -440,7 +440,7 @@ def highs_child(args):
             seconds=time.perf_counter() - t,
             status=lp.status,
             message=lp.message,
-            objective=lp.objective,
+            objective=lp.fun,
             max_fractionality=float(np.abs(x - np.round(x)).max()) if lp.status == 0 else None,
         )
     except MemoryError:
@@ -506,8 +506,8 @@ def speed(X, y, configs, args):
             pd_seconds=pd_s,
             pd_status=pd_res.status,
             pd_rel_gap=pd_res.rel_gap,
-            pd_iterations=pd_res.iterations,
-            pd_objective=pd_res.objective,
+            pd_iterations=pd_res.nit,
+            pd_objective=pd_res.fun,
             load_average=os.getloadavg(),
         )
         if prob.n_triples > args.highs_max_triples:
@@ -525,7 +525,7 @@ def speed(X, y, configs, args):
             if hi["status"] == 0:
                 obj = hi["objective"]
                 row["lp_max_fractionality"] = hi["max_fractionality"]
-                row["pd_matches_highs"] = bool(abs(pd_res.objective - obj) <= 1e-6 * abs(obj))
+                row["pd_matches_highs"] = bool(abs(pd_res.fun - obj) <= 1e-6 * abs(obj))
                 hit = [t for t, u, _ in trace if abs(u - obj) <= 1e-6 * abs(obj)]
                 row["pd_seconds_to_optimal_primal"] = hit[0] if hit else None
         if int(prob.pair_count @ np.diff(prob.pair_ptr)) <= args.highs_unmerged_max_triples:
@@ -547,7 +547,7 @@ def speed(X, y, configs, args):
                 highs_objective=hi.get("objective"),
                 highs_peak_rss_gb=hi.get("peak_rss_gb"),
                 same_optimum=hi["status"] == 0
-                and abs(hi["objective"] - pd_res.objective) <= 1e-6 * abs(hi["objective"]),
+                and abs(hi["objective"] - pd_res.fun) <= 1e-6 * abs(hi["objective"]),
             )
         rows.append(row)
         print(f"  speed {n_trees} trees x {n_valid} rows: {row}", flush=True)
@@ -595,7 +595,7 @@ def scale_child(args):
         status=r.status,
         message=r.message,
         rel_gap=r.rel_gap,
-        iterations=r.iterations,
+        iterations=r.nit,
         gap_trace=[(round(t, 2), g) for t, g in trace],
         load_average=os.getloadavg(),
     )
@@ -608,8 +608,8 @@ def scale_child(args):
             seconds_after_build=time.perf_counter() - t1,
             status=r2.status,
             rel_gap=r2.rel_gap,
-            iterations=r2.iterations,
-            same_objective=bool(abs(r2.objective - r.objective) <= 1e-9 * abs(r.objective)),
+            iterations=r2.nit,
+            same_objective=bool(abs(r2.fun - r.fun) <= 1e-9 * abs(r.fun)),
         )
         out["peak_rss_gb"] = _peak_rss_gb()
     print(json.dumps(out))

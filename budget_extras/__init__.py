@@ -11,10 +11,6 @@ subpackage each, build on it: :class:`BudgetPrune` (:mod:`budget_extras.budgetpr
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
-
 from .adapt import AdaptGBRT, AdaptSweepResult
 from .budgetprune import BudgetPrune
 from .cegb import BudgetTrainResult, train_to_budget
@@ -57,32 +53,3 @@ __all__ = [
     "predict_acquiring",
     "train_to_budget",
 ]
-
-#: Names that lived at the top level before the subpackages; still importable, with a FutureWarning.
-_MOVED = {
-    "AdaptLin": "adapt",
-    "L1GateBaseline": "adapt",
-    "CSTCCostReport": "cstc",
-    "CSTCResult": "cstc",
-    "PruneProblem": "budgetprune",
-    "PruneResult": "budgetprune",
-    "build_problem": "budgetprune",
-    "lp_highs": "budgetprune",
-    "solve_primal_dual": "budgetprune",
-    "QWYCPlan": "qwyc",
-    "read_qwyc_plan": "qwyc",
-    "write_qwyc_plan": "qwyc",
-}
-
-
-def __getattr__(name: str) -> Any:
-    sub = _MOVED.get(name)
-    if sub is None:
-        raise AttributeError(f"module 'budget_extras' has no attribute {name!r}")
-    warnings.warn(
-        f"budget_extras.{name} moved to budget_extras.{sub}.{name}; the top-level name will be removed "
-        "in the next release.",
-        FutureWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module(f"budget_extras.{sub}"), name)

@@ -6,9 +6,8 @@ Nan & Saligrama, "Adaptive Classification for Prediction Under a Budget", NeurIP
 from __future__ import annotations
 
 import json
-import numbers
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import lightgbm as lgb
@@ -16,12 +15,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
+from ..core._fit_state import fit_in_one_step
 from ..core._report import CostReport, cost_report
 from ..core._scoring import resolve_scoring
+from ..core._status import MethodResult, Status, fits_budget
 from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._f0 import F0Model
 from ._heads import F1Head, make_head
@@ -40,17 +41,19 @@ __all__ = ["AdaptGBRT", "AdaptSweepResult"]
 _FORMAT = "budget_extras.AdaptGBRT/1"
 
 
-@dataclass
-class AdaptSweepResult:
+@dataclass(frozen=True)
+class AdaptSweepResult(MethodResult):
     """Result of the budget sweep of :class:`AdaptGBRT` (scipy-style).
 
     Attributes
     ----------
-    status : int
-        0: a configuration within the budget was found; 2: none was, the cheapest is kept;
-        3: the best one within the budget scores more than ``trivial_tol`` below the best
-        trivial system (a constant, or ``f0`` alone if within the budget); a UserWarning says so.
+    status : Status
+        ``SUCCESS``: a configuration within the budget was found; ``INFEASIBLE``: none was, the
+        cheapest is kept; ``TRIVIAL``: the best one within the budget is no better than a constant,
+        or scores more than ``trivial_tol`` below the best trivial system (``f0`` alone if within
+        the budget); a UserWarning says so.
     success : bool
+        ``status is Status.SUCCESS``.
     message : str
     results : pandas.DataFrame
         One row per ``(p_full, gamma, init)``: validation ``score`` (``scoring``; accuracy by
@@ -61,9 +64,6 @@ class AdaptSweepResult:
         Row of ``results`` chosen.
     """
 
-    status: int
-    success: bool
-    message: str
     results: pd.DataFrame
     best_index: int
 
@@ -132,7 +132,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         Feature costs (the core's one cost input; default: 1 per feature).
     budget : float, optional
         Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` and
-        keeps, on the validation data, the most accurate system whose cost is ``<= budget``.
+        keeps, on the validation data, the best-scoring system whose mean cost fits the budget
+        (:func:`budget_extras.fits_budget`).
     p_full_grid, gamma_grid : sequence of float, optional
         Sweep grids (defaults: ``0.1 ... 0.9`` and ``1e-3 ... 1e-1``).
     n_trees : int, default 100
@@ -194,6 +195,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         The initialization of the final model (``"greedy"`` or ``"f1 on ..."``).
     """
 
+    #: Private attributes that are part of the fitted state (see ``core._fit_state``).
+    _fitted_private = ("_leaf_cache", "_feature_names", "_pandas_categorical")
+    train_result_: AdaptTrainResult
+
     def __init__(
         self,
         f0: Any = None,
@@ -242,18 +247,22 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self,
         X: Any,
         y: Any,
-        *args: Any,
+        *,
         X_valid: Any = None,
         y_valid: Any = None,
         f0_proba_train: Any = None,
-        **kwargs: Any,
     ) -> AdaptGBRT:
         """Fit the gate and f1 around the constructor's fitted expensive model ``f0``.
+
+        The fit runs on a private copy; its fitted attributes replace this estimator's only when
+        it succeeds, so a refused fit leaves an earlier fit untouched.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_rows, n_features)
-        y : array-like of shape (n_rows,), two or more classes
+            Training rows.
+        y : array-like of shape (n_rows,)
+            Training labels, two or more classes.
         X_valid, y_valid : array-like, optional
             Validation data; required with ``budget``.
         f0_proba_train : array-like of shape (n_rows, n_classes), optional
@@ -263,46 +272,21 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        self
-
-        Notes
-        -----
-        The form ``fit(X, y, f0, costs)`` of earlier releases still works with a
-        ``FutureWarning``: pass ``f0`` and ``costs`` to the constructor.
+        self : AdaptGBRT
         """
-        f0, costs = self.f0, self.costs
-        p_full = self.p_full
-        if args or "f0" in kwargs or "costs" in kwargs:  # the deprecated fit(X, y, f0, costs)
-            old = dict(zip(("f0", "costs"), args, strict=False))
-            old.update(kwargs)
-            unknown = sorted(set(old) - {"f0", "costs"})
-            if len(args) > 2 or unknown:
-                raise TypeError(
-                    "AdaptGBRT.fit takes (X, y, *, X_valid=None, y_valid=None, f0_proba_train=None). "
-                    f"Got extra arguments {unknown or len(args)!r}."
-                )
-            warnings.warn(
-                "AdaptGBRT.fit(X, y, f0, costs) is deprecated and will be removed in the next release: "
-                "use AdaptGBRT(f0, costs=costs, ...).fit(X, y).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            f0, costs = old.get("f0", f0), old.get("costs", costs)
-        if isinstance(self.f0, numbers.Real) and not isinstance(self.f0, bool):
-            warnings.warn(
-                "AdaptGBRT(p_full) with p_full as the first positional argument is deprecated: the first "
-                "argument is f0. Use AdaptGBRT(f0, p_full=...).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            p_full = float(self.f0)
-            if f0 is self.f0:
-                f0 = None
-        if f0 is None:
+        return fit_in_one_step(self, lambda work: work._fit(X, y, X_valid, y_valid, f0_proba_train))
+
+    def _fit(self, X: Any, y: Any, X_valid: Any, y_valid: Any, f0_proba_train: Any) -> None:
+        """Fit this private copy (the body of :meth:`fit`)."""
+        if self.f0 is None:
             raise ValueError("AdaptGBRT needs the fitted expensive model: AdaptGBRT(f0, ...).")
-        if not 0.0 <= p_full <= 1.0:
-            raise ValueError(f"The 'p_full' parameter of AdaptGBRT must be a number in [0, 1]. Got {p_full!r} instead.")
         _adapt_iv(self)
+        if self.init not in ("auto", "greedy"):
+            raise ValueError(
+                f"The 'init' parameter of AdaptGBRT must be 'auto' or 'greedy'. Got {self.init!r} instead."
+            )
+        if self.budget is not None and (X_valid is None or y_valid is None):
+            raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"The 'y' argument of AdaptGBRT.fit must be 1-D. Got shape {y.shape} instead.")
@@ -312,7 +296,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         if classes.size < 2:
             raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
         k = classes.size
-        self.f0_ = F0Model(f0, features=self.f0_features, n_classes=k)
+        self.f0_ = F0Model(self.f0, features=self.f0_features, n_classes=k)
         self._set_input_spec(X)
         self.f0_.feature_names = self._feature_names
         X = self._validate(X, "X")
@@ -321,7 +305,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
                 f"The 'y' argument of AdaptGBRT.fit must have shape ({X.shape[0]},). Got {y.shape} instead."
             )
         self.classes_ = classes
-        self.costs_ = as_feature_costs(costs, X.shape[1], self._feature_names)
+        self.costs_ = as_feature_costs(self.costs, X.shape[1], self._feature_names)
         self.cost_vec_ = _per_feature_cost(self.costs_, X.shape[1])
         y_idx = np.searchsorted(classes, y).astype(np.float64)
         p0 = self.f0_.proba(X) if f0_proba_train is None else np.asarray(f0_proba_train, dtype=np.float64)
@@ -333,20 +317,13 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         f0_correct = np.argmax(p0, axis=1) == y_idx
         params = default_lgb_params()
         params.update(self.lgb_params or {})
-        ds = make_dataset(X, params)
-        ctx = _FitContext(X, y_idx, p0_true, f0_correct, ds, params)
-        if self.init not in ("auto", "greedy"):
-            raise ValueError(
-                f"The 'init' parameter of AdaptGBRT must be 'auto' or 'greedy'. Got {self.init!r} instead."
-            )
+        ctx = _FitContext(X, y_idx, p0_true, f0_correct, make_dataset(X, params), params)
         if self.budget is None:
-            self._fit_best_init(ctx, float(p_full), float(self.gamma), {})
+            self._fit_best_init(ctx, float(self.p_full), float(self.gamma), {})
             self.sweep_result_: AdaptSweepResult | None = None
-            self.result_: AdaptTrainResult | AdaptSweepResult = self.train_result_
             self._check_train_trivial(ctx)
-            return self
-        if X_valid is None or y_valid is None:
-            raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
+            self.result_: AdaptTrainResult | AdaptSweepResult = self.train_result_
+            return
         Xv = self._validate(X_valid, "X_valid")
         yv = np.asarray(y_valid)
         if yv.shape != (Xv.shape[0],):
@@ -356,7 +333,6 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self._sweep(ctx, Xv, yv)
         assert self.sweep_result_ is not None
         self.result_ = self.sweep_result_
-        return self
 
     def _set_input_spec(self, X: Any) -> None:
         """Record the columns, names and pandas categories that later data must match.
@@ -447,13 +423,17 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         acc = res.history[-1]["train_accuracy"] if res.history else 0.0
         major = float(np.bincount(ctx.y_idx.astype(np.int64)).max() / ctx.y_idx.size)
         if acc < major + 1e-9 and ctx.f0_correct.mean() > major + 0.01:
-            res.status, res.success = 3, False
-            res.message = (
-                f"The fitted system is no better than predicting the majority class on the training rows "
-                f"(accuracy {acc:.4f} vs {major:.4f}; f0 alone {ctx.f0_correct.mean():.4f}). "
-                f"Lower gamma or raise p_full. " + res.message
+            res = replace(
+                res,
+                status=Status.TRIVIAL,
+                message=(
+                    f"The fitted system is no better than predicting the majority class on the training rows "
+                    f"(accuracy {acc:.4f} vs {major:.4f}; f0 alone {ctx.f0_correct.mean():.4f}). "
+                    f"Lower gamma or raise p_full. " + res.message
+                ),
             )
-            warnings.warn(f"AdaptGBRT: {res.message}", UserWarning, stacklevel=3)
+            self.train_result_ = res
+            warnings.warn(f"AdaptGBRT: {res.message}", UserWarning, stacklevel=6)
 
     def _fit_one(
         self, ctx: _FitContext, p_full: float, gamma: float, init_raw: np.ndarray, init_name: str = "greedy"
@@ -523,28 +503,28 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
                 states.append(self._state())
         df = pd.DataFrame(rows)
         df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["score"].to_numpy())
-        ok = df["cost"] <= float(self.budget)  # type: ignore[arg-type]
+        ok = pd.Series(fits_budget(df["cost"].to_numpy(), float(self.budget)), index=df.index)  # type: ignore[arg-type]
         what = "Most accurate" if self.scoring is None else f"Best-scoring (scoring={score_name!r})"
         if ok.any():
             best = int(df[ok].sort_values(["score", "cost"], ascending=[False, True], kind="stable").index[0])
-            status, msg = 0, f"{what} validation configuration within budget {self.budget}."
+            status, msg = Status.SUCCESS, f"{what} validation configuration within budget {self.budget}."
         else:
             best = int(df["cost"].idxmin())
-            status, msg = 2, f"No configuration within budget {self.budget}; kept the cheapest."
+            status, msg = Status.INFEASIBLE, f"No configuration within budget {self.budget}; kept the cheapest."
         self._set_state(states[best])
         # the best trivial systems on the validation rows: a constant (the training class shares,
         # cost 0) and f0 alone (when within the budget)
         prior = np.bincount(ctx.y_idx.astype(np.int64), minlength=len(self.classes_)) / ctx.y_idx.size
         trivial = {"constant (class shares)": (scorer(np.tile(prior, (len(yv), 1)), yv, self.classes_), 0.0)}
         f0_cost = float(row_cost(self.costs_, f0_used_v).mean())
-        if f0_cost <= float(self.budget):  # type: ignore[arg-type]
+        if fits_budget(f0_cost, float(self.budget)):  # type: ignore[arg-type]
             trivial["f0 alone"] = (scorer(p0v, yv, self.classes_), f0_cost)
         tname, (tscore, tcost) = max(trivial.items(), key=lambda kv: kv[1][0])
         chosen = float(df.loc[best, "score"])
         tol = self.trivial_tol
         const = trivial["constant (class shares)"][0]
-        if status == 0 and chosen <= const + tol and tscore == const:
-            status = 3
+        if status == Status.SUCCESS and chosen <= const + tol and tscore == const:
+            status = Status.TRIVIAL
             msg = (
                 f"The best configuration within budget {self.budget} (validation {score_name} "
                 f"{chosen:.4f}, cost {df.loc[best, 'cost']:.3g}) is no better than a constant predicting the "
@@ -552,9 +532,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
                 "no useful adaptive system within the budget (try other p_full_grid / gamma_grid, a larger "
                 "budget, or larger n_trees)."
             )
-            warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=3)
-        elif status == 0 and chosen < tscore - tol:
-            status = 3
+            warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=6)
+        elif status == Status.SUCCESS and chosen < tscore - tol:
+            status = Status.TRIVIAL
             msg = (
                 f"The best configuration within budget {self.budget} (validation {score_name} "
                 f"{chosen:.4f}, cost {df.loc[best, 'cost']:.3g}) is worse than the trivial system "
@@ -562,8 +542,8 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
                 "adaptive system within the budget (try other p_full_grid / gamma_grid, larger n_trees, "
                 "or use the trivial system)."
             )
-            warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=3)
-        self.sweep_result_ = AdaptSweepResult(status, status == 0, msg, df, best)
+            warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=6)
+        self.sweep_result_ = AdaptSweepResult(status=status, message=msg, results=df, best_index=best)
         self.trivial_ = {k: {"score": v[0], "cost": v[1]} for k, v in trivial.items()}
 
     def _state(self) -> dict[str, Any]:
@@ -587,17 +567,36 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     # -------------------------------------------------------------- predict
     def _check(self, X: Any) -> np.ndarray:
-        if not hasattr(self, "g_model_"):
-            raise NotFittedError("This AdaptGBRT instance is not fitted yet. Call 'fit' (or 'load') first.")
+        check_is_fitted(self, "g_model_")
         return self._validate(X, "X")
 
     def decision_function_gate(self, X: Any) -> np.ndarray:
-        """Raw gate score ``g(x)``; rows with ``g(x) > gate_threshold`` go to ``f0``."""
+        """Raw gate score ``g(x)``; rows with ``g(x) > gate_threshold`` go to ``f0``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
         X = self._check(X)
         return np.asarray(self.g_model_.predict(X, raw_score=True)) + self.g_bias_
 
     def route(self, X: Any) -> np.ndarray:
-        """Which model answers each row: 1 for ``f0``, 0 for ``f1`` (int8, shape (n_rows,))."""
+        """Which model answers each row: 1 for ``f0``, 0 for ``f1``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of int8, shape (n_rows,)
+        """
         return (self.decision_function_gate(X) > self.gate_threshold).astype(np.int8)
 
     def _head(self) -> F1Head:
@@ -609,7 +608,20 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return self.f0_
 
     def predict_proba(self, X: Any, *, p0: np.ndarray | None = None) -> np.ndarray:
-        """Class probabilities: ``f0``'s on rows routed to it, ``f1``'s (sigmoid or softmax) elsewhere."""
+        """Class probabilities: ``f0``'s on rows routed to it, ``f1``'s (sigmoid or softmax) elsewhere.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+        p0 : ndarray of float64, shape (n_rows, n_classes), optional
+            ``f0``'s probabilities for the rows, precomputed (default: asked of ``f0`` for the
+            rows routed to it).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows, n_classes)
+        """
         X = self._check(X)
         to_f0 = self.route(X).astype(bool)
         out = self._head().proba(np.asarray(self.f1_model_.predict(X, raw_score=True)) + self.f1_bias_)
@@ -621,7 +633,18 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels."""
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Labels from ``classes_``.
+        """
         proba = self.predict_proba(X)
         return np.asarray(self.classes_[np.argmax(proba, axis=1)])
 
@@ -633,7 +656,19 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return self._leaf_cache[which]
 
     def features_used(self, X: Any, *, f0_used: np.ndarray | None = None) -> np.ndarray:
-        """Boolean ``(n_rows, n_features)``: features acquired per row under the unified rule."""
+        """Features acquired per row under the unified rule.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
+        f0_used : ndarray of bool, shape (n_rows, n_features), optional
+            Features ``f0`` reads for each row, precomputed (default: asked of ``f0``).
+
+        Returns
+        -------
+        ndarray of bool, shape (n_rows, n_features)
+        """
         X = self._check(X)
         gu = booster_features_used(self.g_model_, X, ensemble=self._ensemble("g"))
         to_f0 = self.route(X).astype(bool)
@@ -648,8 +683,21 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         return gu | other
 
     def row_cost(self, X: Any, *, f0_used: np.ndarray | None = None) -> np.ndarray:
-        """Acquisition cost of each row (float64, shape (n_rows,))."""
-        return row_cost(self.costs_, self.features_used(X, f0_used=f0_used))
+        """Acquisition cost of each row.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
+        f0_used : ndarray of bool, shape (n_rows, n_features), optional
+            Features ``f0`` reads for each row, precomputed (default: asked of ``f0``).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
+        used = self.features_used(X, f0_used=f0_used)
+        return row_cost(self.costs_, used)
 
     def cost_report(self, X: Any) -> CostReport:
         """Return the core's cost accounting of the whole system (gate, f1 and f0) on the rows ``X``.
@@ -663,6 +711,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
 
         Returns
         -------
@@ -718,13 +767,32 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         }
 
     def evaluate(self, X: Any, y: Any) -> dict[str, float]:
-        """Accuracy, mean cost per row and share of rows sent to ``f0`` on ``(X, y)``."""
+        """Accuracy, mean cost per row and share of rows sent to ``f0`` on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to evaluate on.
+        y : array-like of shape (n_rows,)
+            Their labels.
+
+        Returns
+        -------
+        dict
+            ``accuracy``, ``cost`` and ``frac_f0``.
+        """
         return self._evaluate(self._check(X), np.asarray(y))
 
     # ------------------------------------------------------------ save/load
     def save(self, path: str) -> None:
-        """Write the gate, f1, classes, costs and parameters as JSON (f0 is not saved)."""
-        self._check(np.zeros((0, self.n_features_in_)))
+        """Write the gate, f1, classes, costs and parameters as JSON (f0 is not saved).
+
+        Parameters
+        ----------
+        path : str
+            File to write.
+        """
+        check_is_fitted(self, "g_model_")
         doc = {
             "format": _FORMAT,
             "params": {k: v for k, v in self.get_params(deep=False).items() if k != "f0" and _jsonable(v)},
@@ -746,7 +814,23 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str, *, f0: Any = None, costs: Any = None, f0_features: Any = "auto") -> AdaptGBRT:
-        """Read a model written by :meth:`save`; pass ``f0`` to predict rows routed to it."""
+        """Read a model written by :meth:`save`; pass ``f0`` to predict rows routed to it.
+
+        Parameters
+        ----------
+        path : str
+            File written by :meth:`save`.
+        f0 : fitted classifier or LightGBM model, optional
+            The expensive model (not saved with the file); needed for rows routed to it.
+        costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+            Feature costs (default: those saved with the model).
+        f0_features : {"auto", "all"}, bool mask or callable, default "auto"
+            Which features ``f0`` reads (see :class:`AdaptGBRT`).
+
+        Returns
+        -------
+        AdaptGBRT
+        """
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
         if doc.get("format") != _FORMAT:

@@ -33,6 +33,7 @@ import lightgbm as lgb
 import numpy as np
 from scipy.special import expit, log_expit, logit
 
+from ..core._status import MethodResult, Status
 from ._heads import BinaryHead, F1Head
 from ._qstep import gate_loss_grad_hess, q_step
 
@@ -55,12 +56,18 @@ def default_lgb_params() -> dict[str, Any]:
     }
 
 
-@dataclass
-class AdaptTrainResult:
+@dataclass(frozen=True)
+class AdaptTrainResult(MethodResult):
     """Result of one Adapt-GBRT fit (scipy-style).
 
     Attributes
     ----------
+    status : Status
+        ``SUCCESS``: converged; ``LIMIT``: the iteration cap ``max_em_iter`` was reached;
+        ``TRIVIAL`` (set by :class:`AdaptGBRT`): the system is no better than a constant.
+    success : bool
+        ``status is Status.SUCCESS``.
+    message : str
     g_model, f1_model : lightgbm.Booster
         The gate and cheap model (raw scores ``booster.predict(raw_score=True) + bias``).
     g_bias : float
@@ -70,11 +77,6 @@ class AdaptTrainResult:
     history : list of dict
         Per EM iteration: ``mean_q`` (after the q-step), ``beta``, ``q_change`` (L1 / n_rows),
         ``loss``, ``train_accuracy``, ``frac_f0`` (share of rows with g > 0), ``n_features``.
-    status : int
-        0 converged, 1 iteration cap reached.
-    success : bool
-        ``status == 0``.
-    message : str
     nit : int
         EM iterations run.
     """
@@ -84,9 +86,6 @@ class AdaptTrainResult:
     g_bias: float
     f1_bias: float | np.ndarray
     history: list[dict[str, float]] = field(default_factory=list)
-    status: int = 1
-    success: bool = False
-    message: str = ""
     nit: int = 0
 
 
@@ -201,7 +200,7 @@ def train_adapt_gbrt(
     -------
     AdaptTrainResult
     """
-    n, n_features = np.shape(X)
+    n = np.shape(X)[0]
     g_raw = np.zeros(n)
     f1_raw = np.asarray(init_f1_raw, dtype=np.float64)
     q_old = np.zeros(n)
@@ -210,7 +209,11 @@ def train_adapt_gbrt(
     hd: F1Head = head or BinaryHead()
     params = dict(lgb_params)
     params.update(objective="none", cegb_tradeoff=1.0, cegb_penalty_feature_coupled=list(penalty))
-    result = AdaptTrainResult(None, None, 0.0, 0.0)
+    history: list[dict[str, float]] = []
+    status, nit = Status.LIMIT, 0
+    g_b = f_b = None
+    g_bias_out: float = 0.0
+    f1_bias_out: Any = 0.0
     y = np.asarray(y01, dtype=np.float64)
     log_p0 = np.log(np.clip(p0_true, 1e-300, 1.0))
     for it in range(max_em_iter):
@@ -228,15 +231,7 @@ def train_adapt_gbrt(
         def f_obj(preds: np.ndarray, _data: Any, w: np.ndarray = w1, b: Any = f1_bias) -> Any:
             return hd.loss_grad_hess(preds + b, y, w)[1:]
 
-        g_b = lgb.Booster(params, ds)
-        f_b = lgb.Booster(dict(params, num_class=hd.n_outputs), ds)
-        used = np.zeros(n_features, dtype=bool)
-        for _ in range(n_trees):
-            for booster, fobj in ((g_b, g_obj), (f_b, f_obj)):
-                pen = np.where(used, 0.0, penalty)
-                booster.reset_parameter({"cegb_penalty_feature_coupled": list(pen)})
-                booster.update(fobj=fobj)
-                used |= _booster_split_features(booster)
+        g_b, f_b, used = _grow(params, ds, hd.n_outputs, n_trees, penalty, g_obj, f_obj)
         g_raw = np.asarray(g_b.predict(X, raw_score=True)) + g_bias
         f1_raw = np.asarray(f_b.predict(X, raw_score=True)) + f1_bias
         shift = route_shift(g_raw, qs.mean_q) if calibrate_gate else 0.0
@@ -246,30 +241,71 @@ def train_adapt_gbrt(
         acc = float(correct.mean())
         loss = gate_loss_grad_hess(g_raw, q)[0] + hd.loss_grad_hess(f1_raw, y, w1)[0]
         q_change = float(np.abs(q - q_old).sum())
-        rec = {
-            "iteration": float(it + 1),
-            "mean_q": qs.mean_q,
-            "beta": float(qs.beta),
-            "q_change": q_change / n,
-            "loss": loss / n,
-            "train_accuracy": acc,
-            "frac_f0": float(to_f0.mean()),
-            "n_features": float(used.sum()),
-        }
-        result.history.append(rec)
+        rec = _record(it + 1, qs.mean_q, float(qs.beta), q_change / n, loss / n, acc, float(to_f0.mean()), used)
+        history.append(rec)
         if callback is not None:
             callback(rec)
-        result.g_model, result.f1_model = g_b, f_b
-        result.g_bias, result.f1_bias = g_bias + shift, f1_bias
-        result.nit = it + 1
+        g_bias_out, f1_bias_out, nit = g_bias + shift, f1_bias, it + 1
         if it > 0 and abs(acc - acc_old) < accu_tol and q_change < q_tol * n:
-            result.status, result.success = 0, True
-            result.message = "Converged: accuracy and q changes below tolerance."
+            status = Status.SUCCESS
             break
         q_old, acc_old = q, acc
-    if not result.success:
-        result.message = f"Stopped at the iteration cap max_em_iter={max_em_iter}."
-    return result
+    message = (
+        "Converged: accuracy and q changes below tolerance."
+        if status == Status.SUCCESS
+        else f"Stopped at the iteration cap max_em_iter={max_em_iter}."
+    )
+    return AdaptTrainResult(
+        status=status,
+        message=message,
+        g_model=g_b,
+        f1_model=f_b,
+        g_bias=g_bias_out,
+        f1_bias=f1_bias_out,
+        history=history,
+        nit=nit,
+    )
+
+
+def _record(
+    it: int, mean_q: float, beta: float, q_change: float, loss: float, acc: float, frac_f0: float, used: np.ndarray
+) -> dict[str, float]:
+    """One history record of :func:`train_adapt_gbrt` (see :class:`AdaptTrainResult`)."""
+    return {
+        "iteration": float(it),
+        "mean_q": mean_q,
+        "beta": beta,
+        "q_change": q_change,
+        "loss": loss,
+        "train_accuracy": acc,
+        "frac_f0": frac_f0,
+        "n_features": float(used.sum()),
+    }
+
+
+def _grow(
+    params: dict[str, Any],
+    ds: Any,
+    n_outputs: int,
+    n_trees: int,
+    penalty: np.ndarray,
+    g_obj: Callable[..., Any],
+    f_obj: Callable[..., Any],
+) -> tuple[Any, Any, np.ndarray]:
+    """Grow the gate and f1 one tree each per round, each feature penalized until either uses it.
+
+    Returns the gate and f1 boosters and the features either splits on.
+    """
+    g_b = lgb.Booster(params, ds)
+    f_b = lgb.Booster(dict(params, num_class=n_outputs), ds)
+    used = np.zeros(penalty.size, dtype=bool)
+    for _ in range(n_trees):
+        for booster, fobj in ((g_b, g_obj), (f_b, f_obj)):
+            pen = np.where(used, 0.0, penalty)
+            booster.reset_parameter({"cegb_penalty_feature_coupled": list(pen)})
+            booster.update(fobj=fobj)
+            used |= _booster_split_features(booster)
+    return g_b, f_b, used
 
 
 def route_shift(g_raw: np.ndarray, share: float) -> float:

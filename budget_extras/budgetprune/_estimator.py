@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import os
 import warnings
 from dataclasses import dataclass, replace
@@ -10,12 +9,14 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from ..core._costs import as_feature_costs
 from ..core._ensemble import TreeEnsemble
+from ..core._fit_state import fit_in_one_step
 from ..core._report import CostReport, cost_report
-from ..core._validation import check_booster, is_model
+from ..core._status import Status, fits_budget
+from ..core._validation import check_booster
 from ._error_terms import (
     forest_error,
     gbdt_surrogate_error,
@@ -302,10 +303,13 @@ class BudgetPrune(BaseEstimator):
     setup_ : BudgetPruneSetup
         The program and routing, for re-solving at other lambdas.
     path_ : list of tuple
-        ``(lam, average cost, error term, status)`` of each solve (bisection history).
+        ``(lam, average cost, error term, status)`` of each solve (bisection history;
+        ``status`` a :class:`~budget_extras.core.Status`).
     search_ : list of dict
         Each candidate pruning (per lambda, after re-linearization): ``lam``, ``cost``,
         ``score`` (validation, ``scoring``), ``status``.
+    scoring_ : str
+        Name of the validation metric (``scoring`` resolved).
     score_ : float
         Validation score of the returned pruning; ``score_full_``, ``score_constant_`` and
         ``min_score_`` the unpruned model's, the best constant model's and the floor applied.
@@ -348,20 +352,17 @@ class BudgetPrune(BaseEstimator):
         self.min_score = min_score
         self.relinearize = relinearize
 
-    def _lam(self) -> float | None:
-        """``lam``, or the number the deprecated form ``BudgetPrune(0.1)`` passed as ``model``."""
-        if self.lam is None and _is_number(self.model):
-            return float(self.model)
-        return self.lam
-
     def _params_iv(self) -> None:
-        lam = self._lam()
-        if (lam is None) == (self.budget is None):
+        if self.model is None:
+            raise ValueError(
+                "BudgetPrune needs the LightGBM model to prune: BudgetPrune(model, lam=... or budget=...)."
+            )
+        if (self.lam is None) == (self.budget is None):
             raise ValueError(
                 "BudgetPrune needs exactly one of 'lam' and 'budget'. "
-                f"Got lam={lam!r}, budget={self.budget!r}."
+                f"Got lam={self.lam!r}, budget={self.budget!r}."
             )
-        for name, value in (("lam", lam), ("budget", self.budget)):
+        for name, value in (("lam", self.lam), ("budget", self.budget)):
             if value is not None and not _finite_nonneg(value):
                 raise ValueError(
                     f"The {name!r} parameter of BudgetPrune must be a finite number >= 0. "
@@ -372,89 +373,51 @@ class BudgetPrune(BaseEstimator):
                 f"The 'bisect_steps' parameter must be an integer >= 1. Got {self.bisect_steps!r} instead."
             )
 
-    def fit(
-        self,
-        X: Any,
-        y: Any = None,
-        *args: Any,
-        X_valid: Any = None,
-        y_valid: Any = None,
-        **kwargs: Any,
-    ) -> BudgetPrune:
+    def fit(self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None) -> BudgetPrune:
         """Prune the constructor's ``model`` for the costs ``costs``.
+
+        The fit runs on a private copy; its fitted attributes replace this estimator's only when
+        it succeeds, so a refused fit leaves an earlier fit untouched.
 
         Parameters
         ----------
-        X, y : array-like or pandas.DataFrame, array-like
-            Training rows and labels (define the error terms; labels as the model was
-            trained on them: 0/1, class indices or regression targets).
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Training rows (define the error terms).
+        y : array-like of shape (n_rows,)
+            Training labels as the model was trained on them: 0/1, class indices or regression
+            targets.
         X_valid : array-like or pandas.DataFrame, optional
             Validation rows: which features each row would acquire, hence the cost the
-            budget bounds (labels not needed). Default: ``X``.
-        y_valid : ignored
-            Accepted for the common protocol; the program needs no validation labels.
+            budget bounds. Default: ``X``.
+        y_valid : array-like of shape (n_valid,), optional
+            Validation labels: the rows ``scoring`` is computed on are ``(X_valid, y_valid)``;
+            without them, ``(X, y)``.
 
         Returns
         -------
         self : BudgetPrune
-
-        Notes
-        -----
-        The form ``fit(model, X_train, y_train, X_valid, costs=None)`` of earlier releases still
-        works with a ``FutureWarning``: pass the model and the costs to the constructor.
         """
-        model, costs = self.model, self.costs
-        names = ("X", "y", "X" if X_valid is None else "X_valid")
-        if is_model(X) or "model" in kwargs:  # the deprecated fit(model, X_train, y_train, X_valid, costs)
-            old = dict(zip(("model", "X_train", "y_train", "X_valid", "costs"), (X, y, *args), strict=False))
-            old.update(kwargs)
-            if X_valid is not None:
-                old["X_valid"] = X_valid
-            warnings.warn(
-                "BudgetPrune.fit(model, X_train, y_train, X_valid, costs) is deprecated and will be "
-                "removed in the next release: use BudgetPrune(model, costs=costs, lam=...)"
-                ".fit(X_train, y_train, X_valid=X_valid).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            model, costs = old["model"], old.get("costs", costs)
-            X, y, X_valid = old.get("X_train"), old.get("y_train"), old.get("X_valid")
-            names = ("X_train", "y_train", "X_valid")
-        elif args or kwargs:
-            raise TypeError(
-                f"BudgetPrune.fit takes (X, y, *, X_valid=None, y_valid=None). Got extra arguments "
-                f"{[type(a).__name__ for a in args] + sorted(kwargs)!r}."
-            )
-        if _is_number(self.model) and self.lam is None:
-            warnings.warn(
-                "BudgetPrune(lam) with lam as the first positional argument is deprecated: the first "
-                "argument is the model. Use BudgetPrune(model, lam=...).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            model = model if not _is_number(model) else None
-        if model is None:
-            raise ValueError(
-                "BudgetPrune needs the LightGBM model to prune: BudgetPrune(model, lam=... or budget=...)."
-            )
+        return fit_in_one_step(self, lambda work: work._fit(X, y, X_valid, y_valid))
+
+    def _fit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+        """Fit this private copy (the body of :meth:`fit`)."""
         if y is None:
             raise ValueError("The 'y' argument of BudgetPrune.fit is required (training labels). Got None.")
         self._params_iv()
-        lam = self._lam()
         setup = prepare(
-            model,
+            self.model,
             X,
             y,
             X if X_valid is None else X_valid,
-            costs,
+            self.costs,
             error_source=self.error_source,
             error=self.error,
             eval_cost=self.eval_cost,
-            arg_names=names,
+            arg_names=("X", "y", "X" if X_valid is None else "X_valid"),
         )
         self.setup_ = setup
         self.costs_ = as_feature_costs(
-            costs, n_features=setup.ensemble.n_features, feature_names=setup.ensemble.feature_names
+            self.costs, n_features=setup.ensemble.n_features, feature_names=setup.ensemble.feature_names
         )
         self.n_features_in_ = setup.ensemble.n_features
         self.path_: list[tuple[float, float, float, int]] = []
@@ -463,16 +426,16 @@ class BudgetPrune(BaseEstimator):
         self._bar = _Progress(self.progress, "BudgetPrune")
         self._capped: list[float] = []
         try:
-            if lam is not None:
-                result = self._solve(setup.problem, float(lam), None)
+            if self.lam is not None:
+                result = self._solve(setup.problem, float(self.lam), None)
                 self.score_ = self._score_of(result.collapsed)
                 if self.min_score_ is not None and self.score_ < self.min_score_:
                     warnings.warn(
-                        f"BudgetPrune: the pruning at lam={float(lam):.6g} scores {self._metric}="
+                        f"BudgetPrune: the pruning at lam={float(self.lam):.6g} scores {self.scoring_}="
                         f"{self.score_:.4g} on validation, below the floor min_score={self.min_score_:.4g} "
                         f"(unpruned {self.score_full_:.4g}, best constant model {self.score_constant_:.4g}).",
                         UserWarning,
-                        stacklevel=2,
+                        stacklevel=5,
                     )
             else:
                 result = self._bisect(setup.problem, float(self.budget))  # type: ignore[arg-type]
@@ -481,13 +444,16 @@ class BudgetPrune(BaseEstimator):
         if self._capped:
             lams = ", ".join(f"{v:.6g}" for v in self._capped[:8])
             more = f" and {len(self._capped) - 8} more" if len(self._capped) > 8 else ""
-            chosen = " (including the returned one)" if result.status == 1 else ""
+            chosen = " (including the returned one)" if result.status == Status.LIMIT else ""
+            limit = f"max_iter={self.max_iter}" + (
+                "" if self.time_limit is None else f" or the time limit time_limit={self.time_limit:g} s"
+            )
             warnings.warn(
-                f"BudgetPrune: the solve at lam={lams}{more}{chosen} stopped at the iteration cap "
-                f"max_iter={self.max_iter} before certifying gap_tol={self.gap_tol:g}; its pruning is "
-                "feasible and exactly scored but not proven optimal. Raise max_iter to certify it.",
+                f"BudgetPrune: the solve at lam={lams}{more}{chosen} stopped at the iteration limit "
+                f"{limit} before certifying gap_tol={self.gap_tol:g}; its pruning is feasible and "
+                "exactly scored but not proven optimal. Raise max_iter (or time_limit) to certify it.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=5,
             )
         self.result_ = result
         self.lam_ = result.lam
@@ -497,15 +463,16 @@ class BudgetPrune(BaseEstimator):
         import lightgbm as lgb
 
         self.booster_ = lgb.Booster(model_str=self.model_string_)
-        return self
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "setup_"):
-            raise NotFittedError("This BudgetPrune instance is not fitted yet. Call 'fit' first.")
 
     def save_model(self, path: str | os.PathLike[str]) -> None:
-        """Write the pruned model as LightGBM model text (``lightgbm.Booster(model_file=path)`` loads it)."""
-        self._check_fitted()
+        """Write the pruned model as LightGBM model text (``lightgbm.Booster(model_file=path)`` loads it).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write.
+        """
+        check_is_fitted(self)
         self.ensemble_.save_model(path)
 
     def cost_report(self, X: Any, costs: Any = None) -> CostReport:
@@ -514,6 +481,7 @@ class BudgetPrune(BaseEstimator):
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
         costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
             Default: the costs the model was pruned for.
 
@@ -521,11 +489,21 @@ class BudgetPrune(BaseEstimator):
         -------
         CostReport
         """
-        self._check_fitted()
+        check_is_fitted(self)
         return cost_report(self.ensemble_, X, self.costs_ if costs is None else costs)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Raw scores of the pruned model (same as :meth:`predict_raw`)."""
+        """Raw scores of the pruned model (same as :meth:`predict_raw`).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        """
         return self.predict_raw(X)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -533,8 +511,17 @@ class BudgetPrune(BaseEstimator):
 
         Labels are ``0/1`` for binary and the class index for multiclass models (as the model
         was trained); other objectives return ``booster_.predict(X)``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
         """
-        self._check_fitted()
+        check_is_fitted(self)
         objective = objective_name(self.setup_.ensemble)
         raw = self.predict_raw(X)
         if objective in ("multiclass", "multiclassova"):
@@ -546,7 +533,7 @@ class BudgetPrune(BaseEstimator):
     def _scoring_setup(self, setup: BudgetPruneSetup, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
         """Rows, labels and floor of the validation score (``scoring``, ``min_score``)."""
         forest = setup.ensemble
-        self._metric, self._score_fn = resolve_scoring(self.scoring, forest)
+        self.scoring_, self._score_fn = resolve_scoring(self.scoring, forest)
         if y_valid is not None or X_valid is None:
             rows = forest._X(X if X_valid is None else X_valid)
             labels = np.asarray(y if X_valid is None else y_valid, dtype=np.float64)
@@ -594,8 +581,8 @@ class BudgetPrune(BaseEstimator):
             beta0=beta0,
             progress=tick,
         )
-        self.path_.append((lam, res.acquisition_term + res.evaluation_term, res.error_term, res.status))
-        if res.status == 1 and lam not in self._capped:
+        self.path_.append((lam, res.cost, res.error_term, res.status))
+        if res.status == Status.LIMIT and lam not in self._capped:
             self._capped.append(lam)
         return res
 
@@ -642,7 +629,7 @@ class BudgetPrune(BaseEstimator):
         """
 
         def cost(r: PruneResult) -> float:
-            return r.acquisition_term + r.evaluation_term
+            return r.cost
 
         def run(lam: float, beta0: np.ndarray | None) -> PruneResult:
             self._solve(problem, lam, beta0)
@@ -650,7 +637,7 @@ class BudgetPrune(BaseEstimator):
             for it in {x.collapsed.tobytes(): x for x in self._iterates}.values():
                 sc = self._score_of(it.collapsed)
                 self.search_.append({"lam": lam, "cost": cost(it), "score": sc, "status": it.status})
-                if cost(it) <= budget + 1e-12 * max(budget, 1.0):
+                if fits_budget(cost(it), budget):
                     key = (sc, -cost(it), -lam)
                     if self._best is None or key > self._best[0]:
                         self._best = (key, it)
@@ -660,15 +647,15 @@ class BudgetPrune(BaseEstimator):
 
         self._best = None
         res = run(0.0, None)
-        if cost(res) > budget:
+        if not fits_budget(cost(res), budget):
             total = float(problem.pair_cost.sum() + problem.node_eval.max(initial=0.0))
             lam_hi = 1.0 / max(total, 1e-12)
             hi = run(lam_hi, None)
-            if cost(hi) <= budget:  # bracket from above: shrink lambda until the budget is missed
+            if fits_budget(cost(hi), budget):  # bracket from above: shrink lambda until the budget is missed
                 lam_lo = lam_hi / 4.0
                 for _ in range(60):
                     lo = run(lam_lo, hi.beta)
-                    if cost(lo) > budget:
+                    if not fits_budget(cost(lo), budget):
                         break
                     lam_hi, hi, lam_lo = lam_lo, lo, lam_lo / 4.0
                 else:
@@ -677,21 +664,21 @@ class BudgetPrune(BaseEstimator):
                 for _ in range(200):
                     lam_lo, lam_hi = lam_hi, lam_hi * 4.0
                     hi = run(lam_hi, hi.beta)
-                    if cost(hi) <= budget:
+                    if fits_budget(cost(hi), budget):
                         break
             for _ in range(self.bisect_steps):
                 if lam_hi / max(lam_lo, 1e-300) - 1.0 < 1e-6:
                     break
                 mid = float(np.sqrt(lam_lo * lam_hi))
                 r = run(mid, hi.beta)
-                if cost(r) <= budget:
+                if fits_budget(cost(r), budget):
                     lam_hi, hi = mid, r
                 else:
                     lam_lo = mid
         return self._select(budget)
 
     def _select(self, budget: float) -> PruneResult:
-        feasible = [c for c in self.search_ if c["cost"] <= budget + 1e-12 * max(budget, 1.0)]
+        feasible = [c for c in self.search_ if fits_budget(c["cost"], budget)]
         if self._best is None:
             raise ValueError(
                 f"BudgetPrune: no pruning found within budget={budget:.6g} (lowest cost reached "
@@ -707,7 +694,7 @@ class BudgetPrune(BaseEstimator):
             )
             raise ValueError(
                 f"BudgetPrune refuses the pruning for budget={budget:.6g}: the best of the "
-                f"{len(feasible)} prunings within the budget scores {self._metric}={score:.4g} on "
+                f"{len(feasible)} prunings within the budget scores {self.scoring_}={score:.4g} on "
                 f"validation, below the floor min_score={self.min_score_:.4g} (unpruned model "
                 f"{self.score_full_:.4g}, best constant model {self.score_constant_:.4g}; 'auto' is "
                 f"halfway between them){cheapest}. Raise the budget, or pass min_score=None to accept it."
@@ -716,8 +703,18 @@ class BudgetPrune(BaseEstimator):
         return r
 
     def predict_raw(self, X: Any) -> np.ndarray:
-        """Raw scores of the pruned model, as ``booster_.predict(X, raw_score=True)``."""
-        self._check_fitted()
+        """Raw scores of the pruned model, as ``booster_.predict(X, raw_score=True)``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        """
+        check_is_fitted(self)
         setup = self.setup_
         leaves = leaf_nodes(setup.ensemble, setup.booster, X)
         return raw_from_leaves(setup.ensemble, pruned_leaf_map(setup.ensemble, self.collapsed_)[leaves])
@@ -727,7 +724,17 @@ class BudgetPrune(BaseEstimator):
 
         Random forests only; for multiclass each tree's positive share votes for its class and the
         votes are normalized.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows, n_classes)
         """
+        check_is_fitted(self)
         setup = self.setup_
         if setup.counts is None:
             raise ValueError("predict_proba needs a random forest (class counts); use predict_raw for GBDT.")
@@ -777,10 +784,6 @@ def _labels_iv(
                 f"(objective {objective!r}). Got {float(y[i])!r} at position {i}."
             )
     return y
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _finite_nonneg(value: Any) -> bool:

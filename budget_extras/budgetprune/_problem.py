@@ -182,6 +182,32 @@ def first_group_nodes(parent: np.ndarray, node_group: np.ndarray, n_groups: int)
     return first
 
 
+def _merge_entries(
+    e_h1: np.ndarray, e_h2: np.ndarray, e_cnt: np.ndarray, e_group: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pair of every (group, row) entry when entries with equal hashes, count and group merge.
+
+    Returns ``pair_of_entry`` (int64, one per entry: its pair, pairs numbered in the order of
+    their first entry) and ``rep`` (int64, one per pair: the entry that represents it).
+    """
+    n_entries = e_h1.shape[0]
+    mixed = e_h1 + e_h2 * np.uint64(0x9E3779B97F4A7C15) + e_group.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
+    order = np.argsort(mixed, kind="stable")
+    same = np.ones(n_entries - 1, dtype=bool)  # sorted neighbours with equal keys
+    for key in (mixed, e_h1, e_h2, e_cnt, e_group):
+        ks = key[order]
+        same &= ks[1:] == ks[:-1]
+    new = np.concatenate([[True], ~same])  # first member of a run
+    del mixed, same
+    run_first = order[new]  # entry index of each run's first member
+    perm = np.argsort(run_first, kind="stable")
+    rank = np.empty(perm.shape[0], dtype=np.int64)
+    rank[perm] = np.arange(perm.shape[0])
+    pair_of_entry = np.empty(n_entries, dtype=np.int64)
+    pair_of_entry[order] = rank[np.cumsum(new) - 1]
+    return pair_of_entry, run_first[perm]
+
+
 def build_problem(
     *,
     tree_offset: np.ndarray,
@@ -263,24 +289,7 @@ def build_problem(
     for attempt_merge in (merge, False) if merge else (False,):
         n_entries = entry.shape[0]
         if attempt_merge and n_entries:
-            mixed = e_h1 + e_h2 * np.uint64(0x9E3779B97F4A7C15) + e_group.astype(np.uint64) * np.uint64(
-                0xC2B2AE3D27D4EB4F
-            )
-            order = np.argsort(mixed, kind="stable")
-            same = np.ones(n_entries - 1, dtype=bool)  # sorted neighbours with equal keys
-            for key in (mixed, e_h1, e_h2, e_cnt, e_group):
-                ks = key[order]
-                same &= ks[1:] == ks[:-1]
-            new = np.concatenate([[True], ~same])  # first member of a run
-            del mixed, same, ks
-            run_first = order[new]  # entry index of each run's first member
-            perm = np.argsort(run_first, kind="stable")
-            rank = np.empty(perm.shape[0], dtype=np.int64)
-            rank[perm] = np.arange(perm.shape[0])
-            pair_of_entry = np.empty(n_entries, dtype=np.int64)
-            pair_of_entry[order] = rank[np.cumsum(new) - 1]
-            rep = run_first[perm]
-            del order, new, run_first, perm, rank
+            pair_of_entry, rep = _merge_entries(e_h1, e_h2, e_cnt, e_group)
         else:
             pair_of_entry = np.arange(n_entries, dtype=np.int64)
             rep = pair_of_entry

@@ -38,11 +38,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from ..core._status import MethodResult, Status
 from ._problem import PruneProblem
 
 __all__ = ["PruneResult", "lp_highs", "solve_primal_dual"]
@@ -56,33 +58,34 @@ _FACE_PATIENCE = 3  # on a face, halve the step factor after this many iteration
 _FACE_KEEP = 0.9  # weight of warm-start multipliers moved onto the face (the rest: even split)
 
 
-@dataclass
-class PruneResult:
+@dataclass(frozen=True)
+class PruneResult(MethodResult):
     """Outcome of a BudgetPrune solve (in the style of ``scipy.optimize.OptimizeResult``).
 
     Attributes
     ----------
-    status : int
-        0: the duality gap is within tolerance (optimal); 1: iteration limit; 2: time limit;
-        3: the LP solver failed (HiGHS only).
+    status : Status
+        ``SUCCESS``: the duality gap is within tolerance (optimal); ``LIMIT``: the iteration
+        limit (``max_iter``) or the time limit stopped the solver (the pruning is feasible but
+        not proven optimal); ``INFEASIBLE``: HiGHS (:func:`lp_highs` only) found no solution.
     success : bool
-        ``status == 0``.
+        ``status is Status.SUCCESS``.
     message : str
         Human-readable status.
-    objective : float
+    fun : float
         Objective of the returned pruning (upper bound).
     dual_bound : float
         Best lower bound on the optimum.
     gap : float
-        ``objective - dual_bound`` (>= 0 up to rounding).
+        ``fun - dual_bound`` (>= 0 up to rounding).
     rel_gap : float
         ``gap / gap_scale``: the gap relative to the part of the objective that depends on the
-        pruning (what ``gap_tol`` bounds); a gap within rounding (``1e-12 |objective|``) counts as 0.
+        pruning (what ``gap_tol`` bounds); a gap within rounding (``1e-12 |fun|``) counts as 0.
     gap_scale : float
-        ``objective`` minus the smallest error term of any pruning (the objective's constant
+        ``fun`` minus the smallest error term of any pruning (the objective's constant
         part); ``>= lam * cost``. The solver stops when ``gap <= gap_tol * gap_scale``.
-    iterations : int
-        Dual iterations done.
+    nit : int
+        Dual iterations done (HiGHS: its iterations).
     lam : float
         The trade-off parameter solved for.
     leaf_mask : ndarray of bool, shape (n_nodes,)
@@ -97,13 +100,11 @@ class PruneResult:
         Final multipliers (warm start for a nearby lambda).
     """
 
-    status: int
-    message: str
-    objective: float
+    fun: float
     dual_bound: float
     gap: float
     rel_gap: float
-    iterations: int
+    nit: int
     lam: float
     leaf_mask: np.ndarray
     collapsed: np.ndarray
@@ -115,9 +116,9 @@ class PruneResult:
     gap_scale: float = float("nan")
 
     @property
-    def success(self) -> bool:
-        """Whether the solve proved optimality within tolerance."""
-        return self.status == 0
+    def cost(self) -> float:
+        """Average validation cost of the pruning: ``acquisition_term + evaluation_term``."""
+        return self.acquisition_term + self.evaluation_term
 
 
 def _finish(problem: PruneProblem, lam: float, leaf_mask: np.ndarray, **kw: object) -> PruneResult:
@@ -250,159 +251,227 @@ def solve_primal_dual(
     _solve_iv(lam, gap_tol, max_iter, time_limit)
     t0 = time.perf_counter()
     lam = float(lam)
-    parent, is_leaf = problem.parent, problem.is_leaf
-    n_nodes = problem.n_nodes
-    c = problem.node_error + lam * problem.node_eval
-    b = lam * problem.pair_cost
-    ptr = problem.pair_ptr
-    counts = np.diff(ptr)
-    node = problem.pair_node
-    dtype = np.float32 if problem.n_triples > _BIG else np.float64
-    if beta0 is None:
-        beta = np.repeat((b / np.maximum(counts, 1)).astype(dtype), counts)
-    else:
-        beta = np.maximum(np.asarray(beta0, dtype=dtype), 0.0)  # a new array: beta0 is not modified
-        if beta.shape != (problem.n_triples,):
-            raise ValueError(
-                f"The 'beta0' parameter must have shape ({problem.n_triples},). Got {beta.shape} instead."
-            )
-    weight = problem.pair_count if problem.pair_count is not None else np.ones(problem.n_pairs, dtype=np.int32)
-    has_pairs = problem.n_pairs > 0
-    n_blocks = max(1, min(problem.n_pairs, 4 * _threads()))
-    order = _tree_order(problem) if polish_every and has_pairs else None
-
-    def leaves_of(kept: np.ndarray) -> np.ndarray:
-        reach = np.ones(n_nodes, dtype=bool)
-        has_parent = parent >= 0
-        reach[has_parent] = kept[parent[has_parent]]
-        return reach & ~kept
-
-    last_polish: list[np.ndarray] = []  # [kept, usage] of the last polished pruning
-
-    def polish(kept: np.ndarray) -> tuple[np.ndarray, float]:
-        if order is None:
-            kept, _ = kern.best_pruning(parent, is_leaf, c)
-            usage = np.zeros(0, dtype=np.int32)
-        else:
-            # the usage counts of the last polished pruning are kept up to date by the sweep
-            usage = last_polish[1] if last_polish and last_polish[0] is kept else kern.pair_usage(ptr, node, kept)
-            kept = kept.copy()
-            kern.polish_sweep(parent, is_leaf, problem.tree_offset, c, b, kept, *order, usage)
-            last_polish[:] = [kept, usage]
-        return kept, float(c @ leaves_of(kept)) + float(b @ (usage > 0))
-
-    best_upper, best_leaves = np.inf, np.zeros(n_nodes, dtype=bool)
-    best_kept = np.zeros(n_nodes, dtype=bool)
-    lower = -np.inf
-    theta, stall = 1.5, 0
-    status, it = 1, 0
-    # face mode: multipliers restricted to the complementary-slackness face of the best pruning
-    face = face_steps and order is not None
-    slack = np.zeros(problem.n_pairs)
-    mass = np.zeros(problem.n_pairs) if face else slack
-    total = np.zeros(problem.n_pairs) if face else slack
-    face_upper = np.inf
-    # the part of the objective that depends on the pruning: objective minus the smallest error
-    # term of any pruning (a constant, often most of the objective), >= lam * cost >= 0
-    _, err_floor = kern.best_pruning(parent, is_leaf, problem.node_error)
-    err_floor = float(err_floor)
-
-    def converged(upper: float, low: float) -> bool:
-        scale = max(upper - err_floor, 0.0)
-        return upper - low <= gap_tol * scale + 1e-12 * abs(upper)
-
-    reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
+    order = _tree_order(problem) if polish_every and problem.n_pairs > 0 else None
+    primal = _Primal(problem, lam, order, kern)
+    dual = _Dual(problem, primal, beta0, patience=patience, face=face_steps and order is not None, kern=kern)
+    status, it, timed_out = Status.LIMIT, 0, False
     for it in range(1, max_iter + 1):
-        kept, tree_value = kern.best_pruning(parent, is_leaf, c - kern.subtree_sums(parent, reward))
-        w = beta_sum > b  # w_p = 1 iff its reduced cost b_p - sum_t beta^t_p is negative
-        dual = tree_value + float(np.minimum(beta_sum, b).sum())
-        if not np.isfinite(lower) or dual > lower + _TIE * max(abs(lower), 1.0):
-            lower, stall = max(lower, dual), 0
-        else:
-            stall += 1
-            if stall >= (min(patience, _FACE_PATIENCE) if face else patience):
-                theta, stall = max(theta / 2, 1e-8), 0
-        if face and it > 1:
-            norm2, acq = kern.face_stats(ptr, node, beta, slack, kept, b, mass, total)
-        else:
-            norm2, acq = kern.subgradient_stats(ptr, node, weight, kept, w, b)
-        leaves = leaves_of(kept)
-        upper = float(c @ leaves) + float(acq)
-        if upper < best_upper:
-            best_upper, best_leaves, best_kept = upper, leaves, kept
+        kept, w, value = dual.bound()
+        norm2, acq = dual.stats(it, kept, w)
+        upper = primal.offer(kept, acq)
         if polish_every and it % polish_every == 1 % polish_every:
-            best_kept, upper = polish(best_kept)
-            if upper < best_upper:
-                best_upper, best_leaves = upper, leaves_of(best_kept)
+            upper = primal.polish_best()
         if progress is not None:
-            progress(it, best_upper, lower)
-        if converged(best_upper, lower):
-            status = 0
+            progress(it, primal.best_upper, dual.lower)
+        if primal.converged(dual.lower, gap_tol):
+            status = Status.SUCCESS
             break
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            status = 2
+            status, timed_out = Status.LIMIT, True
             break
-        if not has_pairs:
-            continue
-        if face and (theta < _FACE_MIN_THETA or (it > 1 and norm2 <= 0.0)):
-            face, theta, stall = False, 1.5, 0  # the face is exhausted: unrestricted steps from here
-            norm2, _ = kern.subgradient_stats(ptr, node, weight, kept, w, b)
-        if face and best_upper < face_upper * (1 - 1e-12):
-            # (re)start on the face of the best pruning (first iteration or a better pruning found),
-            # after polishing it until a sweep no longer improves it
-            for _ in range(_FACE_POLISH):
-                cand, upper = polish(best_kept)
-                if upper >= best_upper * (1 - 1e-12):
-                    break
-                best_kept, best_upper, best_leaves = cand, upper, leaves_of(cand)
-            face_upper = best_upper
-            kern.face_start(ptr, node, best_kept, b, beta, slack, 0.0 if beta0 is None else _FACE_KEEP)
-            reward, beta_sum = kern.sums(ptr, node, beta, n_nodes, n_blocks)
-            continue
-        if face:
-            eta = min(theta * (best_upper - dual) / norm2, _FACE_MAX_ETA)
-            reward, beta_sum = kern.face_step_and_sums(
-                ptr, node, beta, slack, kept, mass, total, eta, n_nodes, n_blocks
-            )
-            continue
-        if norm2 == 0:  # beta is dual optimal and the relaxed pruning is feasible
-            lower = max(lower, upper)
-            continue
-        step = theta * (best_upper - dual) / norm2
-        reward, beta_sum = kern.step_and_sums(ptr, node, weight, beta, kept, w, step, n_nodes, n_blocks)
-    if polish_every and status != 0:
-        best_kept, upper = polish(best_kept)
-        if upper < best_upper:
-            best_upper, best_leaves = upper, leaves_of(best_kept)
-        if converged(best_upper, lower):
-            status = 0
-    gap = max(best_upper - lower, 0.0)
-    scale = max(best_upper - err_floor, 0.0)
+        if problem.n_pairs > 0:
+            dual.step(it, kept, w, value, norm2, upper)
+    if polish_every and status != Status.SUCCESS:
+        primal.polish_best()
+        if primal.converged(dual.lower, gap_tol):
+            status = Status.SUCCESS
+    gap = max(primal.best_upper - dual.lower, 0.0)
+    scale = max(primal.best_upper - primal.err_floor, 0.0)
     compared = (
-        f"duality gap {gap:.3g} vs gap_tol {gap_tol:g} x {scale:.3g} (the objective {best_upper:.6g} "
-        f"minus its constant part {err_floor:.6g}, the smallest error term of any pruning)"
+        f"duality gap {gap:.3g} vs gap_tol {gap_tol:g} x {scale:.3g} (the objective {primal.best_upper:.6g} "
+        f"minus its constant part {primal.err_floor:.6g}, the smallest error term of any pruning)"
     )
-    messages = {
-        0: f"Optimal at lam={lam:.6g}: {compared}.",
-        1: f"Iteration limit ({max_iter}) reached at lam={lam:.6g}: {compared}.",
-        2: f"Time limit reached at lam={lam:.6g}: {compared}.",
-    }
+    if status == Status.SUCCESS:
+        message = f"Optimal at lam={lam:.6g}: {compared}."
+    elif timed_out:
+        message = f"Time limit ({time_limit:g} s) reached at lam={lam:.6g}: {compared}."
+    else:
+        message = f"Iteration limit ({max_iter}) reached at lam={lam:.6g}: {compared}."
     return _finish(
         problem,
         lam,
-        best_leaves,
+        primal.best_leaves,
         status=status,
-        message=messages[status],
-        objective=best_upper,
-        dual_bound=lower,
+        message=message,
+        fun=primal.best_upper,
+        dual_bound=dual.lower,
         gap=gap,
         # gaps within floating-point rounding of the objective (1e-12 of it) count as zero
-        rel_gap=max(gap - 1e-12 * abs(best_upper), 0.0) / max(scale, 1e-300),
+        rel_gap=max(gap - 1e-12 * abs(primal.best_upper), 0.0) / max(scale, 1e-300),
         gap_scale=scale,
-        iterations=it,
+        nit=it,
         elapsed=time.perf_counter() - t0,
-        beta=beta,
+        beta=dual.beta,
     )
+
+
+class _Primal:
+    """The primal side of :func:`solve_primal_dual`: the best pruning found and its polishing.
+
+    ``c`` and ``b`` are the node and pair coefficients of the objective at ``lam``; the best
+    pruning is ``best_kept`` (internal nodes kept), ``best_leaves`` (its leaves) and
+    ``best_upper`` (its objective, the upper bound).
+    """
+
+    def __init__(
+        self, problem: PruneProblem, lam: float, order: tuple[np.ndarray, ...] | None, kern: Any
+    ) -> None:
+        self.problem, self.order, self.kern = problem, order, kern
+        self.parent, self.is_leaf = problem.parent, problem.is_leaf
+        self.c = problem.node_error + lam * problem.node_eval
+        self.b = lam * problem.pair_cost
+        n = problem.n_nodes
+        self.best_upper, self.best_leaves, self.best_kept = np.inf, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        self._last_polish: list[np.ndarray] = []  # [kept, usage] of the last polished pruning
+        # the part of the objective that depends on the pruning: objective minus the smallest error
+        # term of any pruning (a constant, often most of the objective), >= lam * cost >= 0
+        self.err_floor = float(kern.best_pruning(self.parent, self.is_leaf, problem.node_error)[1])
+
+    def leaves_of(self, kept: np.ndarray) -> np.ndarray:
+        """Leaves of the pruning that keeps the internal nodes ``kept``."""
+        reach = np.ones(self.parent.shape[0], dtype=bool)
+        has_parent = self.parent >= 0
+        reach[has_parent] = kept[self.parent[has_parent]]
+        return reach & ~kept
+
+    def polish(self, kept: np.ndarray) -> tuple[np.ndarray, float]:
+        """Re-prune every tree as the exact best response to the others; the pruning and its objective."""
+        kern = self.kern
+        if self.order is None:
+            kept, _ = kern.best_pruning(self.parent, self.is_leaf, self.c)
+            usage = np.zeros(0, dtype=np.int32)
+        else:
+            ptr, node = self.problem.pair_ptr, self.problem.pair_node
+            last = self._last_polish
+            # the usage counts of the last polished pruning are kept up to date by the sweep
+            usage = last[1] if last and last[0] is kept else kern.pair_usage(ptr, node, kept)
+            kept = kept.copy()
+            kern.polish_sweep(self.parent, self.is_leaf, self.problem.tree_offset, self.c, self.b, kept,
+                              *self.order, usage)
+            self._last_polish[:] = [kept, usage]
+        return kept, float(self.c @ self.leaves_of(kept)) + float(self.b @ (usage > 0))
+
+    def offer(self, kept: np.ndarray, acq: float) -> float:
+        """Keep the pruning ``kept`` (pair cost ``acq``) if it beats the best; return its objective."""
+        leaves = self.leaves_of(kept)
+        upper = float(self.c @ leaves) + float(acq)
+        if upper < self.best_upper:
+            self.best_upper, self.best_leaves, self.best_kept = upper, leaves, kept
+        return upper
+
+    def polish_best(self) -> float:
+        """Polish the best pruning (never worse); return the polished objective."""
+        self.best_kept, upper = self.polish(self.best_kept)
+        if upper < self.best_upper:
+            self.best_upper, self.best_leaves = upper, self.leaves_of(self.best_kept)
+        return upper
+
+    def polish_until_stable(self) -> None:
+        """Polish the best pruning until a sweep no longer improves it (at most ``_FACE_POLISH`` sweeps)."""
+        for _ in range(_FACE_POLISH):
+            cand, upper = self.polish(self.best_kept)
+            if upper >= self.best_upper * (1 - 1e-12):
+                break
+            self.best_kept, self.best_upper, self.best_leaves = cand, upper, self.leaves_of(cand)
+
+    def converged(self, lower: float, gap_tol: float) -> bool:
+        """Whether the gap to ``lower`` is within ``gap_tol`` of the pruning-dependent objective."""
+        scale = max(self.best_upper - self.err_floor, 0.0)
+        return self.best_upper - lower <= gap_tol * scale + 1e-12 * abs(self.best_upper)
+
+
+class _Dual:
+    """The dual side of :func:`solve_primal_dual`: the multipliers, the lower bound and the steps.
+
+    ``beta`` holds one multiplier per triple; ``reward``/``beta_sum`` are its sums per node and
+    per pair. In face mode the multipliers stay on the complementary-slackness face of the best
+    pruning (``slack``, ``mass``, ``total`` per pair); ``theta`` is the step factor, halved after
+    ``patience`` iterations without a better bound (``stall``).
+    """
+
+    def __init__(
+        self,
+        problem: PruneProblem,
+        primal: _Primal,
+        beta0: np.ndarray | None,
+        *,
+        patience: int,
+        face: bool,
+        kern: Any,
+    ) -> None:
+        self.primal, self.kern, self.patience, self.face = primal, kern, patience, face
+        self.ptr, self.node, self.b = problem.pair_ptr, problem.pair_node, primal.b
+        self.n_nodes = problem.n_nodes
+        counts = np.diff(self.ptr)
+        dtype = np.float32 if problem.n_triples > _BIG else np.float64
+        if beta0 is None:
+            self.beta = np.repeat((self.b / np.maximum(counts, 1)).astype(dtype), counts)
+        else:
+            self.beta = np.maximum(np.asarray(beta0, dtype=dtype), 0.0)  # a new array: beta0 is not modified
+            if self.beta.shape != (problem.n_triples,):
+                raise ValueError(
+                    f"The 'beta0' parameter must have shape ({problem.n_triples},). Got {self.beta.shape} instead."
+                )
+        self.keep = 0.0 if beta0 is None else _FACE_KEEP
+        self.weight = (
+            problem.pair_count if problem.pair_count is not None else np.ones(problem.n_pairs, dtype=np.int32)
+        )
+        self.n_blocks = max(1, min(problem.n_pairs, 4 * _threads()))
+        self.slack = np.zeros(problem.n_pairs)
+        self.mass = np.zeros(problem.n_pairs) if face else self.slack
+        self.total = np.zeros(problem.n_pairs) if face else self.slack
+        self.face_upper = np.inf
+        self.lower, self.theta, self.stall = -np.inf, 1.5, 0
+        self.reward, self.beta_sum = kern.sums(self.ptr, self.node, self.beta, self.n_nodes, self.n_blocks)
+
+    def bound(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """Solve the relaxation at ``beta``: each tree's minimizer, ``w`` and the dual value (a lower bound)."""
+        p, kern = self.primal, self.kern
+        kept, tree_value = kern.best_pruning(p.parent, p.is_leaf, p.c - kern.subtree_sums(p.parent, self.reward))
+        w = self.beta_sum > self.b  # w_p = 1 iff its reduced cost b_p - sum_t beta^t_p is negative
+        value = tree_value + float(np.minimum(self.beta_sum, self.b).sum())
+        lower = self.lower
+        if not np.isfinite(lower) or value > lower + _TIE * max(abs(lower), 1.0):
+            self.lower, self.stall = max(lower, value), 0
+        else:
+            self.stall += 1
+            if self.stall >= (min(self.patience, _FACE_PATIENCE) if self.face else self.patience):
+                self.theta, self.stall = max(self.theta / 2, 1e-8), 0
+        return kept, w, value
+
+    def stats(self, it: int, kept: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+        """Squared norm of the step direction and the pair cost of the pruning ``kept``."""
+        if self.face and it > 1:
+            return self.kern.face_stats(self.ptr, self.node, self.beta, self.slack, kept, self.b, self.mass,
+                                        self.total)
+        return self.kern.subgradient_stats(self.ptr, self.node, self.weight, kept, w, self.b)
+
+    def step(self, it: int, kept: np.ndarray, w: np.ndarray, value: float, norm2: float, upper: float) -> None:
+        """Move ``beta``: onto (or along) the face of the best pruning, or a projected subgradient step."""
+        kern, p = self.kern, self.primal
+        ptr, node, n_nodes, n_blocks = self.ptr, self.node, self.n_nodes, self.n_blocks
+        if self.face and (self.theta < _FACE_MIN_THETA or (it > 1 and norm2 <= 0.0)):
+            self.face, self.theta, self.stall = False, 1.5, 0  # the face is exhausted: unrestricted steps
+            norm2, _ = kern.subgradient_stats(ptr, node, self.weight, kept, w, self.b)
+        if self.face and p.best_upper < self.face_upper * (1 - 1e-12):
+            # (re)start on the face of the best pruning (first iteration or a better pruning found),
+            # after polishing it until a sweep no longer improves it
+            p.polish_until_stable()
+            self.face_upper = p.best_upper
+            kern.face_start(ptr, node, p.best_kept, self.b, self.beta, self.slack, self.keep)
+            self.reward, self.beta_sum = kern.sums(ptr, node, self.beta, n_nodes, n_blocks)
+        elif self.face:
+            eta = min(self.theta * (p.best_upper - value) / norm2, _FACE_MAX_ETA)
+            self.reward, self.beta_sum = kern.face_step_and_sums(
+                ptr, node, self.beta, self.slack, kept, self.mass, self.total, eta, n_nodes, n_blocks
+            )
+        elif norm2 == 0:  # beta is dual optimal and the relaxed pruning is feasible
+            self.lower = max(self.lower, upper)
+        else:
+            step = self.theta * (p.best_upper - value) / norm2
+            self.reward, self.beta_sum = kern.step_and_sums(
+                ptr, node, self.weight, self.beta, kept, w, step, n_nodes, n_blocks
+            )
 
 
 def _threads() -> int:
@@ -516,7 +585,9 @@ def lp_highs(
         x = res.x
         leaf_mask = x[:n] > 0.5
         obj = float(cost @ x)
-    status = 0 if res.status == 0 else 3
+    # scipy's HiGHS status: 0 optimal, 1 iteration or time limit, 2 infeasible, 3 unbounded,
+    # 4 numerical difficulties (the program is always feasible: every tree cut to its root)
+    status = {0: Status.SUCCESS, 1: Status.LIMIT}.get(int(res.status), Status.INFEASIBLE)
     return (
         _finish(
             problem,
@@ -524,11 +595,11 @@ def lp_highs(
             leaf_mask,
             status=status,
             message=f"HiGHS: {res.message}",
-            objective=obj,
+            fun=obj,
             dual_bound=obj,
-            gap=0.0 if status == 0 else np.nan,
-            rel_gap=0.0 if status == 0 else np.nan,
-            iterations=int(getattr(res, "nit", 0)),
+            gap=0.0 if status == Status.SUCCESS else np.nan,
+            rel_gap=0.0 if status == Status.SUCCESS else np.nan,
+            nit=int(getattr(res, "nit", 0)),
             elapsed=elapsed,
         ),
         x,

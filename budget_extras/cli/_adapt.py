@@ -192,14 +192,16 @@ def run(args: argparse.Namespace) -> int:
     summary: dict[str, Any] = {
         "p_full": model.p_full_,
         "gamma": model.gamma_,
-        "status": model.train_result_.status,
+        "status": int(model.train_result_.status),
+        "success": model.train_result_.success,
         "message": model.train_result_.message,
-        "em_iterations": model.train_result_.nit,
+        "nit": model.train_result_.nit,
     }
     if "X_valid" in kw:
         summary["valid"] = model.evaluate(kw["X_valid"], kw["y_valid"])
     if model.sweep_result_ is not None:
-        summary["sweep_status"] = model.sweep_result_.status
+        summary["sweep_status"] = int(model.sweep_result_.status)
+        summary["sweep_success"] = model.sweep_result_.success
         summary["sweep_message"] = model.sweep_result_.message
         summary["frontier"] = model.sweep_result_.frontier[["p_full", "gamma", "accuracy", "cost"]].to_dict(
             orient="records"

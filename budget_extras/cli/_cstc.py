@@ -140,8 +140,8 @@ def result_dict(model: CSTC, X: pd.DataFrame, y: np.ndarray) -> dict[str, Any]:
         "n_nodes": int(model.active_.sum()),
         "n_leaves": int(model.is_leaf_.sum()),
         "rows_per_leaf": {str(k): int(v) for k, v in zip(leaf_ids, leaf_rows, strict=True)},
-        "optimization": {"status": model.result_.status, "message": model.result_.message,
-                         "fun": model.result_.fun, "cycles": model.result_.nit,
+        "optimization": {"status": int(model.result_.status), "success": model.result_.success,
+                         "message": model.result_.message, "fun": model.result_.fun, "nit": model.result_.nit,
                          "n_pruned": model.result_.n_pruned},
     }
 
@@ -176,10 +176,11 @@ def _print_result(out: dict[str, Any], as_json: bool) -> None:
     metric = "mse" if "mse" in out else "accuracy"
     c = out["cost"]
     print(f"{metric}: {out[metric]:.6g}   nodes: {out['n_nodes']} ({out['n_leaves']} leaves)")
-    print(f"cost per row: mean {c['mean_total_cost']:.6g} (acquisition {c['mean_acquisition_cost']:.6g}, "
-          f"evaluation {c['mean_eval_cost']:.6g}), p50 {c['p50_total_cost']:.6g}, "
-          f"p90 {c['p90_total_cost']:.6g}, max {c['max_total_cost']:.6g}")
-    print(f"trees evaluated per row: {c['mean_trees_evaluated']:.4g}   "
+    total = c["total_cost"]
+    print(f"cost per row: mean {total['mean']:.6g} (acquisition {c['acquisition_cost']['mean']:.6g}, "
+          f"evaluation {c['eval_cost']['mean']:.6g}), p50 {total['p50']:.6g}, "
+          f"p90 {total['p90']:.6g}, max {total['max']:.6g}")
+    print(f"trees evaluated per row: {c['trees_evaluated']['mean']:.4g}   "
           f"rows per leaf: {out['rows_per_leaf']}")
 
 

@@ -108,14 +108,15 @@ def run(args: argparse.Namespace) -> int:
     r = est.result_
     summary = {
         "lambda": r.lam,
-        "status": r.status,
+        "status": int(r.status),
+        "success": r.success,
         "message": r.message,
-        "objective": r.objective,
+        "fun": r.fun,
         "dual_bound": r.dual_bound,
         "rel_gap": r.rel_gap,
-        "iterations": r.iterations,
+        "nit": r.nit,
         "error_term": r.error_term,
-        "average_cost": r.acquisition_term + r.evaluation_term,
+        "average_cost": r.cost,
         "collapsed_nodes": int(r.collapsed.size),
     }
     with AtomicOutputs() as out:
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             with open(out.path(args.json), "w", encoding="utf-8") as fh:
                 json.dump(summary, fh, indent=2)
     print(
-        f"lambda={r.lam:.6g} status={r.status} ({r.message}) average cost={summary['average_cost']:.6g} "
+        f"lambda={r.lam:.6g} status={int(r.status)} {r.status.name} ({r.message}) "
+        f"average cost={summary['average_cost']:.6g} "
         f"error term={r.error_term:.6g} collapsed nodes={r.collapsed.size} -> {args.output}"
     )
     return 0

@@ -23,12 +23,14 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
 
 from ..core._costs import FeatureCosts
+from ..core._fit_state import fit_in_one_step
 from ..core._report import CostReport, features_used
 from ..core._scoring import resolve_scoring
+from ..core._status import MethodResult, Status, fits_budget
 from ..core._validation import check_array_2d, column_names, pandas_categories
 from ._features import (
     _CostModel,
@@ -56,15 +58,21 @@ FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True)
-class CSTCResult:
+class CSTCResult(MethodResult):
     """Outcome of the CSTC optimization (scipy-style result object).
 
     Attributes
     ----------
-    status : int
-        0: the relative decrease of the objective fell below ``tol``; 1: ``n_cycles`` reached.
+    status : Status
+        Without ``budget``: ``SUCCESS`` when the relative decrease of the objective fell below
+        ``tol``, ``LIMIT`` when ``n_cycles`` was reached. With ``budget``, that of the search:
+        ``SUCCESS`` (the best validation score within the budget, a tree that uses weak
+        learners), ``INFEASIBLE`` (no ``lam`` tried is within the budget: the cheapest tree is
+        returned), ``CONSTANT`` (only a constant tree, one that uses no weak learner, is within
+        the budget) or ``TRIVIAL`` (the best validation score within the budget is a constant
+        tree's, though non-constant trees are within it); all but ``SUCCESS`` also warn.
     success : bool
-        ``status == 0``.
+        ``status is Status.SUCCESS``.
     message : str
         Human-readable description of ``status``.
     fun : float
@@ -83,16 +91,8 @@ class CSTCResult:
         (``"constant"``, 1.0 or 0.0). Empty otherwise.
     scoring : str or None
         ``budget=`` mode: the name of the validation score.
-
-    With ``budget``, ``status`` is that of the search: 0 (the best validation score within the
-    budget), 2 (no ``lam`` tried is within the budget: the cheapest tree is returned) or 3 (the
-    tree returned is constant, i.e. uses no weak learner: only a constant tree is within the
-    budget, or it scores best); 2 and 3 also warn.
     """
 
-    status: int
-    success: bool
-    message: str
     fun: float
     nit: int
     history: tuple[float, ...]
@@ -108,28 +108,8 @@ class CSTCCostReport(CostReport):
 
     Every field is the core's (``used``: features on the row's paths through the weak
     learners with nonzero weight on the CSTC nodes it visits; ``acquired``: those plus the
-    other members of the groups bought). The one extension: :meth:`summary` also returns the
-    flat keys of earlier releases (``mean_total_cost``, ``mean_acquisition_cost``,
-    ``mean_eval_cost``, ``mean_trees_evaluated``, ``p50_total_cost``, ``p90_total_cost``,
-    ``max_total_cost``), kept for one release.
+    other members of the groups bought).
     """
-
-    def summary(self, percentiles: tuple[float, ...] = (50, 90, 99)) -> dict[str, Any]:
-        """Return the core's summary plus the flat keys of earlier releases (deprecated)."""
-        out = super().summary(percentiles)
-        tc = self.total_cost
-        out.update(
-            {
-                "mean_total_cost": float(tc.mean()) if tc.size else 0.0,
-                "mean_acquisition_cost": float(self.acquisition_cost.mean()) if tc.size else 0.0,
-                "mean_eval_cost": float(self.eval_cost.mean()) if tc.size else 0.0,
-                "mean_trees_evaluated": float(self.trees_evaluated.mean()) if tc.size else 0.0,
-                "p50_total_cost": float(np.percentile(tc, 50)) if tc.size else 0.0,
-                "p90_total_cost": float(np.percentile(tc, 90)) if tc.size else 0.0,
-                "max_total_cost": float(tc.max()) if tc.size else 0.0,
-            }
-        )
-        return out
 
 
 def _check_X(
@@ -311,10 +291,10 @@ class CSTC(BaseEstimator):
         Mean test-time cost per row to stay within. ``fit`` then needs ``X_valid, y_valid``,
         trains the weak learners once and fits one tree per ``lam`` of ``lams`` (increasing;
         the scan stops at the first constant tree), and keeps the tree with the best validation
-        score among those whose mean validation cost (``cost_report(X_valid).total_cost``) is
-        ``<= budget`` (ties: the cheaper). A larger budget never gives a lower validation
-        score. ``result_.status`` says when nothing fits or a constant tree is returned (and
-        warns).
+        score among those whose mean validation cost (``cost_report(X_valid).total_cost``)
+        fits the budget (:func:`budget_extras.fits_budget`; ties: the cheaper). A larger budget
+        never gives a lower validation score. ``result_.status`` says when nothing fits or a
+        constant tree is returned (and warns).
     scoring : None, str or callable, default=None
         Validation score of the ``budget`` search (higher is better): ``None`` is accuracy for
         ``task="binary"`` and minus the mean squared error for regression; a string is a
@@ -343,6 +323,9 @@ class CSTC(BaseEstimator):
     result_ : CSTCResult
         Optimization outcome.
     """
+
+    #: Private attributes that are part of the fitted state (see ``core._fit_state``).
+    _fitted_private = ("_wl", "_cm", "_leaf_eval", "_feature_names", "_pandas_categorical")
 
     def __init__(
         self,
@@ -396,16 +379,11 @@ class CSTC(BaseEstimator):
         self.lams = lams
 
     # -- fitting --------------------------------------------------------------------------
-    def fit(
-        self,
-        X: Any,
-        y: Any,
-        *args: Any,
-        X_valid: Any = None,
-        y_valid: Any = None,
-        **kwargs: Any,
-    ) -> CSTC:
+    def fit(self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None) -> CSTC:
         """Train the feature map (unless the constructor's ``booster`` is given) and the tree of classifiers.
+
+        The fit runs on a private copy; its fitted attributes replace this estimator's only when
+        it succeeds, so a refused fit leaves an earlier fit untouched.
 
         Parameters
         ----------
@@ -420,35 +398,11 @@ class CSTC(BaseEstimator):
         -------
         CSTC
             self.
-
-        Notes
-        -----
-        The form ``fit(X, y, costs, X_valid, y_valid, booster=...)`` of earlier releases still
-        works with a ``FutureWarning``: pass ``costs`` and ``booster`` to the constructor.
         """
-        costs, booster = self.costs, self.booster
-        if args or "costs" in kwargs or "booster" in kwargs:
-            old = dict(zip(("costs", "X_valid", "y_valid"), args, strict=False))
-            old.update(kwargs)
-            unknown = sorted(set(old) - {"costs", "X_valid", "y_valid", "booster"})
-            if len(args) > 3 or unknown:
-                raise TypeError(
-                    "CSTC.fit takes (X, y, *, X_valid=None, y_valid=None). "
-                    f"Got extra arguments {unknown or len(args)!r}."
-                )
-            warnings.warn(
-                "CSTC.fit(X, y, costs, X_valid, y_valid, booster=...) is deprecated and will be removed in "
-                "the next release: use CSTC(booster, costs=costs, ...).fit(X, y, X_valid=..., y_valid=...).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            costs, booster = old.get("costs", costs), old.get("booster", booster)
-            X_valid = old.get("X_valid", X_valid)
-            y_valid = old.get("y_valid", y_valid)
         _cstc_iv(self)
         if self.budget is not None:
-            return self._fit_budget(X, y, costs, booster, X_valid, y_valid)
-        return self._fit_one(X, y, costs, booster, X_valid, y_valid)
+            return fit_in_one_step(self, lambda work: work._fit_budget(X, y, X_valid, y_valid))
+        return fit_in_one_step(self, lambda work: work._fit_one(X, y, self.costs, self.booster, X_valid, y_valid))
 
     def _fit_one(self, X: Any, y: Any, costs: Any, booster: Any, X_valid: Any, y_valid: Any) -> CSTC:
         """One fit at ``self.lam`` (the body of :meth:`fit` without ``budget``)."""
@@ -549,13 +503,12 @@ class CSTC(BaseEstimator):
         st = _Structure(int(self.depth), self.active_)
         self.is_leaf_ = st.is_leaf
         self.coef_[~self.active_] = 0.0
-        msg = ("relative decrease of the objective below tol" if status == 0 else "n_cycles reached")
-        self.result_ = CSTCResult(
-            status, status == 0, msg, result_hist[-1], nit, tuple(result_hist), n_pruned, lam=float(self.lam)
-        )
+        msg = ("relative decrease of the objective below tol" if status == Status.SUCCESS else "n_cycles reached")
+        self.result_ = CSTCResult(status=status, message=msg, fun=result_hist[-1], nit=nit,
+                                  history=tuple(result_hist), n_pruned=n_pruned, lam=float(self.lam))
         return self
 
-    def _fit_budget(self, X: Any, y: Any, costs: Any, booster: Any, X_valid: Any, y_valid: Any) -> CSTC:
+    def _fit_budget(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> CSTC:
         """``budget`` mode: one tree per ``lam``; keep the best validation score within the budget."""
         if X_valid is None or y_valid is None:
             raise ValueError("CSTC with 'budget' needs validation data: pass X_valid and y_valid to fit.")
@@ -564,6 +517,7 @@ class CSTC(BaseEstimator):
             np.geomspace(1e-4, 1.0, 12) if self.lams is None else self.lams, dtype=np.float64
         ).reshape(-1)))
         budget = float(self.budget)  # type: ignore[arg-type]
+        costs, booster = self.costs, self.booster
         path: list[dict[str, float]] = []
         fits: list[CSTC] = []
         for lam in lams:
@@ -579,7 +533,7 @@ class CSTC(BaseEstimator):
                 break
         costs_v = np.array([p["cost"] for p in path])
         scores = np.array([p["score"] for p in path])
-        ok = costs_v <= budget * (1 + 1e-12)
+        ok = np.asarray(fits_budget(costs_v, budget), dtype=bool)
         if ok.any():
             cand = np.flatnonzero(ok)
             best = scores[cand].max()
@@ -587,35 +541,35 @@ class CSTC(BaseEstimator):
             i = int(top[np.argmin(costs_v[top])])
             nonconst = [j for j in cand if not path[j]["constant"]]
             if path[i]["constant"] and not nonconst:
-                status = 3
+                status = Status.CONSTANT
                 msg = (f"only a constant tree (no weak learner, validation {score_name} {scores[i]:.4g}) is within "
                        f"budget {budget:g}; the cheapest non-constant tree tried costs "
                        f"{min((p['cost'] for p in path if not p['constant']), default=float('nan')):.4g}")
             elif path[i]["constant"]:
-                status = 3
+                status = Status.TRIVIAL
                 j = max(nonconst, key=lambda j: scores[j])
                 msg = (f"the best validation {score_name} within budget {budget:g} ({scores[i]:.4g}) is a constant "
                        f"tree (no weak learner); the best non-constant one scores {scores[j]:.4g} at cost "
                        f"{costs_v[j]:.4g} (lam={lams[j]:.4g}); a ranking score such as scoring='roc_auc' "
                        "may prefer it")
             else:
-                status = 0
+                status = Status.SUCCESS
                 msg = (f"best validation {score_name} {scores[i]:.4g} within budget {budget:g}: lam={lams[i]:.4g}, "
                        f"mean validation cost {costs_v[i]:.4g}")
         else:
             i = int(np.argmin(costs_v))
-            status = 2
+            status = Status.INFEASIBLE
             msg = (f"no lam tried is within budget {budget:g}; kept the cheapest tree (lam={lams[i]:.4g}, mean "
                    f"validation cost {costs_v[i]:.4g}, validation {score_name} {scores[i]:.4g})")
-        if status:
-            warnings.warn(f"CSTC: {msg}.", UserWarning, stacklevel=3)
+        if status != Status.SUCCESS:
+            warnings.warn(f"CSTC: {msg}.", UserWarning, stacklevel=5)
         chosen = fits[i]
         for k, v in vars(chosen).items():
             if k.endswith("_") or k.startswith("_"):
                 setattr(self, k, v)
         r = chosen.result_
-        self.result_ = CSTCResult(status, status == 0, msg, r.fun, r.nit, r.history, r.n_pruned,
-                                  lam=float(lams[i]), path=tuple(path), scoring=score_name)
+        self.result_ = CSTCResult(status=status, message=msg, fun=r.fun, nit=r.nit, history=r.history,
+                                  n_pruned=r.n_pruned, lam=float(lams[i]), path=tuple(path), scoring=score_name)
         return self
 
     def _encode_y(self, y: npt.NDArray[Any], *, fitting: bool) -> tuple[FloatArray, FloatArray]:
@@ -689,7 +643,7 @@ class CSTC(BaseEstimator):
         B[k] = beta
         b[k] = ybar - m @ beta
 
-    def _optimize(self, pb: _Problem) -> tuple[FloatArray, FloatArray, FloatArray, list[float], int, int]:
+    def _optimize(self, pb: _Problem) -> tuple[FloatArray, FloatArray, FloatArray, list[float], int, Status]:
         D = int(self.depth)
         K = _n_nodes(D)
         n, T = pb.Phi.shape
@@ -711,14 +665,14 @@ class CSTC(BaseEstimator):
                 theta[k] = _weighted_median(F[:, k], P[:, k])
         st = _Structure(D, np.ones(K, dtype=bool))
         hist = [_evaluate(st, pb, F, B, theta).value]
-        status, nit = 1, 0
+        status, nit = Status.LIMIT, 0
         for _ in range(int(self.n_cycles)):
             for k in range(K):
                 self._solve_node(k, st, pb, B, b, theta, F)
             nit += 1
             hist.append(_evaluate(st, pb, F, B, theta).value)
             if hist[-2] - hist[-1] <= self.tol * max(abs(hist[-2]), 1e-12):
-                status = 0
+                status = Status.SUCCESS
                 break
         return B, b, theta, hist, nit, status
 
@@ -851,7 +805,7 @@ class CSTC(BaseEstimator):
             If the costs are a custom object with ``row_cost`` (not a ``FeatureCosts``), or a
             class label or pandas category is not a string, integer, finite float or boolean.
         """
-        self._check_fitted()
+        check_is_fitted(self, "coef_")
         text = dump_model(self)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -917,24 +871,40 @@ class CSTC(BaseEstimator):
         return est
 
     # -- prediction -------------------------------------------------------------------------
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "coef_"):
-            raise NotFittedError("This CSTC instance is not fitted yet. Call 'fit' first.")
-
     def _leaf_and_outputs(self, X: Any) -> tuple[FloatArray, npt.NDArray[np.int64], FloatArray]:
-        self._check_fitted()
+        check_is_fitted(self, "coef_")
         Xa, _ = _check_X(X, "X", self.n_features_in_, self._feature_names, self._pandas_categorical)
         Fr = self._node_outputs(self._phi(Xa))
         visited = self._route(Fr, self.active_)
         return Xa, visited, Fr
 
     def apply(self, X: Any) -> npt.NDArray[np.int64]:
-        """Index of the leaf node each row reaches (hard traversal)."""
+        """Index of the leaf node each row reaches (hard traversal).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_rows,)
+        """
         _, visited, _ = self._leaf_and_outputs(X)
         return visited.max(axis=1)
 
     def path(self, X: Any) -> sp.csr_matrix:
-        """Nodes visited by each row: boolean CSR matrix (n_rows, n_nodes), root to leaf."""
+        """Nodes visited by each row, root to leaf.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of bool, shape (n_rows, n_nodes)
+        """
         _, visited, _ = self._leaf_and_outputs(X)
         n = visited.shape[0]
         rows, cols = np.nonzero(visited >= 0)
@@ -942,13 +912,33 @@ class CSTC(BaseEstimator):
         return sp.csr_matrix((data, (rows, visited[rows, cols])), shape=(n, self.coef_.shape[0]), dtype=bool)
 
     def decision_function(self, X: Any) -> FloatArray:
-        """Output of the leaf reached: the regression value, or the logit for ``task="binary"``."""
+        """Output of the leaf reached: the regression value, or the logit for ``task="binary"``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
         _, visited, Fr = self._leaf_and_outputs(X)
         leaf = visited.max(axis=1)
         return Fr[np.arange(Fr.shape[0]), leaf]
 
     def predict(self, X: Any) -> npt.NDArray[Any]:
-        """Predicted values (regression) or class labels (binary)."""
+        """Predicted values (regression) or class labels (binary).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
         f = self.decision_function(X)
         if self.task == "regression":
             return f
@@ -963,7 +953,17 @@ class CSTC(BaseEstimator):
 
     @available_if(lambda self: self.task == "binary")
     def predict_proba(self, X: Any) -> FloatArray:
-        """Class probabilities ``(n_rows, 2)`` for ``task="binary"`` (absent otherwise)."""
+        """Class probabilities for ``task="binary"`` (absent otherwise).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows, 2)
+        """
         if self.task != "binary":
             raise ValueError("CSTC.predict_proba needs task='binary'. Got task='regression'.")
         p = expit(self.decision_function(X))
@@ -981,6 +981,7 @@ class CSTC(BaseEstimator):
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
 
         Returns
         -------

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
+from ..core._status import Status
 
 __all__: list[str] = []
 
@@ -452,9 +453,11 @@ def _result(r: _Reader, v: Any) -> dict[str, Any]:
         p = r.obj(p, f"result.path[{i}]", _PATH_KEYS, _PATH_KEYS)
         path.append({k: r.number(p[k], f"result.path[{i}].{k}", nullable=True) for k in ("lam", "cost", "score",
                                                                                         "constant")})
+    status = Status(r.integer(doc["status"], "result.status", 0, len(Status)))
+    if success != (status == Status.SUCCESS):
+        raise r.fail("result.success", f"{str(status == Status.SUCCESS).lower()} (status {int(status)})", success)
     return {
-        "status": r.integer(doc["status"], "result.status", 0, 4),
-        "success": success,
+        "status": status,
         "message": r.string(doc["message"], "result.message"),
         "fun": r.number(doc["fun"], "result.fun", nullable=True),
         "nit": r.integer(doc["nit"], "result.nit", 0),

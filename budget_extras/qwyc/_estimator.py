@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
+from ..core._fit_state import fit_in_one_step
 from ..core._predict import apply_prepared, prepare_values
-from ..core._validation import check_booster, check_model_text, is_model
+from ..core._status import MethodResult, Status
+from ..core._validation import check_booster, check_model_text
 from . import _kernels as core
 from . import _multiclass as multi
 from . import _scores
@@ -82,16 +83,16 @@ class QWYCPrediction:
 
 
 @dataclass(frozen=True)
-class QWYCResult:
+class QWYCResult(MethodResult):
     """Outcome of :meth:`QWYC.fit` (scipy-style result object).
 
     Attributes
     ----------
-    status : int
-        0: a plan was found; 1: the held-out correction allows no early exit (``lambda_`` is
-        infinite, every row evaluates every tree).
+    status : Status
+        ``SUCCESS``: a plan was found; ``TRIVIAL``: the held-out correction allows no early exit
+        (``lambda_`` is infinite, every row evaluates every tree: the plan is the full model).
     success : bool
-        ``status == 0``.
+        ``status is Status.SUCCESS``.
     message : str
     alpha : float
         The disagreement target.
@@ -103,18 +104,11 @@ class QWYCResult:
         Mean trees evaluated per calibration row.
     """
 
-    status: int
-    success: bool
-    message: str
     alpha: float
     lambda_: float
     calibration_disagreement: float
     holdout_disagreement: float
     mean_trees_evaluated: float
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
 def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold: Any) -> None:
@@ -211,6 +205,9 @@ class QWYC(BaseEstimator):
     ----------
     result_ : QWYCResult
         Status, message and the fitted plan's disagreement and mean trees evaluated.
+    alpha_ : float
+        The disagreement target of the fitted plan: ``alpha``, or the one last passed to
+        :meth:`recalibrate`.
     plan_ : QWYCPlan
         The fitted plan (order and thresholds).
     base_plan_ : QWYCPlan
@@ -226,6 +223,9 @@ class QWYC(BaseEstimator):
     score_maps_ : ScoreMaps or None
         Per-position knots of the calibrated score maps (``scores="calibrated"``), else None.
     """
+
+    #: Private attributes that are part of the fitted state (see ``core._fit_state``).
+    _fitted_private = ("_leaf_table",)
 
     def __init__(
         self,
@@ -345,70 +345,37 @@ class QWYC(BaseEstimator):
         self._leaf_table = self._per_leaf(self.ensemble_.value)
         return text
 
-    def fit(
-        self, X: Any, y: Any = None, *args: Any, X_valid: Any = None, y_valid: Any = None, **kwargs: Any
-    ) -> QWYC:
+    def fit(self, X: Any, y: Any = None, *, X_valid: Any = None, y_valid: Any = None) -> QWYC:
         """Fit the plan of the constructor's ``model`` on calibration rows ``X`` (no labels needed).
+
+        The fit runs on a private copy; its fitted attributes replace this estimator's only when
+        it succeeds, so a refused fit leaves an earlier fit untouched.
 
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_rows, n_features)
             Calibration rows.
-        y : ignored
-            QWYC needs no labels: it agrees with the full model, whatever the truth.
+        y : None
+            Ignored: QWYC needs no labels, it agrees with the full model whatever the truth.
         X_valid : array-like of shape (n_valid, n_features), optional
             Explicit held-out rows for the conformal correction (then ``holdout`` is not
             used and all of ``X`` chooses the order). They should be exchangeable with
             the rows the plan will be used on; ``X`` need not be (e.g. training rows).
-        y_valid : ignored
+        y_valid : None
+            Ignored.
 
         Returns
         -------
         self : QWYC
-
-        Notes
-        -----
-        The forms ``QWYC(alpha)`` and ``fit(model, X, X_holdout=...)`` of earlier releases
-        still work with a ``FutureWarning``: use ``QWYC(model, alpha=...).fit(X, X_valid=...)``.
         """
-        del y_valid
-        model = self.model
-        if "X_holdout" in kwargs:
-            warnings.warn(
-                "QWYC.fit(..., X_holdout=...) is deprecated: use X_valid=.", FutureWarning, stacklevel=2
-            )
-            X_valid = kwargs.pop("X_holdout")
-        if is_model(X) or "model" in kwargs:  # the deprecated fit(model, X, y=None)
-            old = dict(zip(("model", "X", "y"), (X, y, *args), strict=False))
-            old.update(kwargs)
-            warnings.warn(
-                "QWYC.fit(model, X) is deprecated and will be removed in the next release: "
-                "use QWYC(model, alpha=...).fit(X).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            model, X = old["model"], old["X"]
-        elif args or kwargs:
-            raise TypeError(
-                f"QWYC.fit takes (X, y=None, *, X_valid=None, y_valid=None). Got extra arguments "
-                f"{[type(a).__name__ for a in args] + sorted(kwargs)!r}."
-            )
-        alpha = self.alpha
-        if _is_number(self.model):
-            warnings.warn(
-                "QWYC(alpha) with alpha as the first positional argument is deprecated: the first "
-                "argument is the model. Use QWYC(model, alpha=...).",
-                FutureWarning,
-                stacklevel=2,
-            )
-            alpha = self.model
-            if _is_number(model):
-                model = None
-        if model is None:
+        del y, y_valid
+        return fit_in_one_step(self, lambda work: work._fit(X, X_valid))
+
+    def _params_iv(self) -> None:
+        """Refuse hyperparameters out of their domains (before any work)."""
+        if self.model is None:
             raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
-        _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
-        self.alpha_ = float(alpha)
-        X_holdout = X_valid
+        _qwyc_iv(self.alpha, self.order, self.mode, self.holdout, self.decision_threshold)
         if isinstance(self.margin, bool) or not isinstance(self.margin, int | float) or not self.margin >= 0:
             raise ValueError(
                 f"The 'margin' parameter of QWYC must be a non-negative number. Got {self.margin!r}."
@@ -424,87 +391,41 @@ class QWYC(BaseEstimator):
             )
         if self.scores not in _SCORES:
             raise ValueError(f"The 'scores' parameter of QWYC must be one of {_SCORES}. Got {self.scores!r} instead.")
-        self._load(model)
+
+    def _fit(self, X: Any, X_valid: Any) -> None:
+        """Fit this private copy (the body of :meth:`fit`)."""
+        self._params_iv()
+        self.alpha_ = float(self.alpha)
+        self._load(self.model)
         if self.scores == "calibrated" and self.num_tree_per_iteration_ > 1:
             raise ValueError(
                 "The 'scores' parameter 'calibrated' applies to binary models only; this model is "
                 "multiclass: use scores='partial' (partial raw scores of the exit position)."
             )
         X = self._X(X)
-        F3 = self._outputs(X)
-        if X_holdout is not None:
-            X_holdout = self._X(X_holdout, "X_holdout")
-            F3 = np.concatenate([F3, self._outputs(X_holdout)], axis=0)
-        n, n_iter, k = F3.shape
+        outputs = self._outputs(X)
+        n_valid = 0
+        if X_valid is not None:
+            X_valid = self._X(X_valid, "X_valid")
+            outputs = np.concatenate([outputs, self._outputs(X_valid)], axis=0)
+            n_valid = X_valid.shape[0]
+        n, n_iter, k = outputs.shape
         if n < 2:
             raise ValueError(f"QWYC.fit needs at least 2 calibration rows. Got {n}.")
-        rng = np.random.default_rng(self.random_state)
-        costs = self._iteration_costs(X, n_iter)
-        holdout = float(self.holdout or 0.0)
-        if X_holdout is not None:
-            n_b = len(X_holdout)
-            idx_a, idx_b = np.arange(n - n_b), np.arange(n - n_b, n)
-        elif holdout > 0:
-            perm = rng.permutation(n)
-            n_b = round(holdout * n)
-            if n_b < 1 or n - n_b < 1:
-                raise ValueError(
-                    f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows."
-                )
-            idx_b, idx_a = np.sort(perm[:n_b]), np.sort(perm[n_b:])
-        else:
-            idx_a, idx_b = np.arange(n), np.arange(0)
-        FA = F3[idx_a]
         if k > 1 and self.mode != "two_sided":
             raise ValueError("The 'mode' parameter 'negative_only' applies to binary models only.")
-        fixed: npt.NDArray[np.int64] | None
-        if isinstance(self.order, str):
-            fixed = None if self.order == "greedy" else multi.fixed_order(FA, self.order, rng=rng)
-        else:
-            fixed = np.asarray(self.order, dtype=np.int64)
-            if sorted(fixed.tolist()) != list(range(n_iter)):
-                raise ValueError(
-                    f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
-                    f"Got an array of {fixed.size} values that is not."
-                )
-        alpha_fit = self.alpha_ if self.alpha_fit is None else float(self.alpha_fit)
-        thr = float(self.decision_threshold)
-        if k == 1:
-            F2 = FA[:, :, 0]
-            neg_only = self.mode == "negative_only"
-            if fixed is None:
-                order, en, ep = core.greedy_plan(
-                    F2,
-                    alpha=alpha_fit,
-                    costs=costs,
-                    threshold=thr,
-                    negative_only=neg_only,
-                    progress=self.progress,
-                    margin=float(self.margin),
-                )
-            else:
-                order = fixed
-                en, ep = core.fixed_order_thresholds(
-                    F2,
-                    order,
-                    alpha=alpha_fit,
-                    threshold=thr,
-                    negative_only=neg_only,
-                    margin=float(self.margin),
-                )
-            mode = "binary_negative_only" if neg_only else "binary_two_sided"
-            self.base_plan_ = QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha_))
-        else:
-            order, eps = multi.greedy_plan_multiclass(FA, alpha=alpha_fit, costs=costs, order=fixed)
-            inf = np.full(n_iter, np.inf)
-            self.base_plan_ = QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha_))
+        rng = np.random.default_rng(self.random_state)
+        costs = self._iteration_costs(X, n_iter)
+        idx_a, idx_b = self._split(n, n_valid, rng)
+        order_rows = outputs[idx_a]
+        self.base_plan_ = self._base_plan(order_rows, costs, self._fixed_order(order_rows, n_iter, rng))
         self.iteration_costs_ = costs
-        self.shift_scale_ = self._shift_scale(FA)
-        self._correct(F3[idx_b] if idx_b.size else None)
+        self.shift_scale_ = self._shift_scale(order_rows)
+        self._correct(outputs[idx_b] if idx_b.size else None)
         self.n_holdout_ = int(idx_b.size)
-        self._fit_score_maps(F3)
-        res = self.predict_outputs(F3)
-        full = self.full_labels_outputs(F3)
+        self._fit_score_maps(outputs)
+        res = self.predict_outputs(outputs)
+        full = self.full_labels_outputs(outputs)
         self.calibration_disagreement_ = float(np.mean(res.labels != full))
         self.holdout_disagreement_ = (
             float(np.mean(res.labels[idx_b] != full[idx_b])) if idx_b.size else math.nan
@@ -512,16 +433,80 @@ class QWYC(BaseEstimator):
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         self.n_features_in_ = self.ensemble_.n_features
         self.result_ = self._result()
-        return self
 
-    def _fit_score_maps(self, F3: npt.NDArray[np.float64]) -> None:
+    def _split(
+        self, n: int, n_valid: int, rng: np.random.Generator
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Rows that choose the order and base thresholds, and held-out rows of the correction."""
+        holdout = float(self.holdout or 0.0)
+        if n_valid:
+            return np.arange(n - n_valid), np.arange(n - n_valid, n)
+        if holdout > 0:
+            perm = rng.permutation(n)
+            n_b = round(holdout * n)
+            if n_b < 1 or n - n_b < 1:
+                raise ValueError(
+                    f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows."
+                )
+            return np.sort(perm[n_b:]), np.sort(perm[:n_b])
+        return np.arange(n), np.arange(0)
+
+    def _fixed_order(
+        self, order_rows: npt.NDArray[np.float64], n_iter: int, rng: np.random.Generator
+    ) -> npt.NDArray[np.int64] | None:
+        """Return the order ``order`` fixes (None: the greedy search chooses it)."""
+        if isinstance(self.order, str):
+            return None if self.order == "greedy" else multi.fixed_order(order_rows, self.order, rng=rng)
+        fixed = np.asarray(self.order, dtype=np.int64)
+        if sorted(fixed.tolist()) != list(range(n_iter)):
+            raise ValueError(
+                f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
+                f"Got an array of {fixed.size} values that is not."
+            )
+        return fixed
+
+    def _base_plan(
+        self,
+        order_rows: npt.NDArray[np.float64],
+        costs: npt.NDArray[np.float64],
+        fixed: npt.NDArray[np.int64] | None,
+    ) -> QWYCPlan:
+        """Order and base thresholds fit on the order rows (before the held-out correction)."""
+        alpha_fit = self.alpha_ if self.alpha_fit is None else float(self.alpha_fit)
+        thr = float(self.decision_threshold)
+        n_iter = order_rows.shape[1]
+        if order_rows.shape[2] > 1:
+            order, eps = multi.greedy_plan_multiclass(order_rows, alpha=alpha_fit, costs=costs, order=fixed)
+            inf = np.full(n_iter, np.inf)
+            return QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha_))
+        F2 = order_rows[:, :, 0]
+        neg_only = self.mode == "negative_only"
+        if fixed is None:
+            order, en, ep = core.greedy_plan(
+                F2,
+                alpha=alpha_fit,
+                costs=costs,
+                threshold=thr,
+                negative_only=neg_only,
+                progress=self.progress,
+                margin=float(self.margin),
+            )
+        else:
+            order = fixed
+            en, ep = core.fixed_order_thresholds(
+                F2, order, alpha=alpha_fit, threshold=thr, negative_only=neg_only, margin=float(self.margin)
+            )
+        mode = "binary_negative_only" if neg_only else "binary_two_sided"
+        return QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha_))
+
+    def _fit_score_maps(self, outputs: npt.NDArray[np.float64]) -> None:
         """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
         if getattr(self, "scores", "partial") != "calibrated":
             self.score_maps_ = None
             return
         p = self.plan_
         self.score_maps_ = _scores.fit_score_maps(
-            F3[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold
+            outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold
         )
 
     def _calibrated(
@@ -535,15 +520,14 @@ class QWYC(BaseEstimator):
 
     def _result(self) -> QWYCResult:
         if math.isinf(self.lambda_):
-            status, message = 1, (
+            status, message = Status.TRIVIAL, (
                 "no early exit: the held-out correction found no threshold shift that keeps the "
                 f"disagreement within alpha={self.alpha_:g}; every row evaluates every tree"
             )
         else:
-            status, message = 0, f"plan found for alpha={self.alpha_:g}"
+            status, message = Status.SUCCESS, f"plan found for alpha={self.alpha_:g}"
         return QWYCResult(
             status=status,
-            success=status == 0,
             message=message,
             alpha=self.alpha_,
             lambda_=float(self.lambda_),
@@ -552,7 +536,7 @@ class QWYC(BaseEstimator):
             mean_trees_evaluated=float(getattr(self, "mean_trees_evaluated_", math.nan)),
         )
 
-    def _shift_scale(self, FA: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    def _shift_scale(self, order_rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """Per-position shape ``sigma_r`` of the held-out shift, computed from the order rows only."""
         base = self.base_plan_
         n_iter = base.n_positions
@@ -565,37 +549,37 @@ class QWYC(BaseEstimator):
                     f"per-iteration scales. Got an array of shape {sc.shape} instead."
                 )
             return sc[base.order]  # given per iteration, used per position
-        if kind == "constant" or FA.shape[0] < 2:
+        if kind == "constant" or order_rows.shape[0] < 2:
             return np.ones(n_iter)
         if base.eps_margin is None:
-            F2, thr = FA[:, :, 0], base.decision_threshold
+            F2, thr = order_rows[:, :, 0], base.decision_threshold
             if kind == "residual_std":
                 return core.residual_scale(F2, base.order)
             if kind == "extreme_spacing":
                 return core.extreme_spacing(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
             return core.active_residual_scale(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
         if kind == "residual_std":
-            return multi.residual_scale_multiclass(FA, base.order)
+            return multi.residual_scale_multiclass(order_rows, base.order)
         if kind == "extreme_spacing":
-            return multi.extreme_spacing_multiclass(FA, base.order, base.eps_margin)
-        return multi.active_residual_scale_multiclass(FA, base.order, base.eps_margin)
+            return multi.extreme_spacing_multiclass(order_rows, base.order, base.eps_margin)
+        return multi.active_residual_scale_multiclass(order_rows, base.order, base.eps_margin)
 
-    def _correct(self, F3b: npt.NDArray[np.float64] | None) -> None:
-        """Set ``plan_``/``lambda_``: the base plan shifted by conformal risk control on ``F3b``."""
+    def _correct(self, holdout: npt.NDArray[np.float64] | None) -> None:
+        """Set ``plan_``/``lambda_``: the base plan shifted by conformal risk control on ``holdout``."""
         base = self.base_plan_
-        if F3b is None:
+        if holdout is None:
             self.plan_, self.lambda_ = base, 0.0
             return
         shift = self.shift_scale_
         if base.eps_margin is None:
             thr = base.decision_threshold
             lam = core.widen_conformal(
-                F3b[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_, threshold=thr
+                holdout[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_, threshold=thr
             )
             en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, shift, thr)
             self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha_))
         else:
-            lam = multi.widen_conformal_multiclass(F3b, base.order, base.eps_margin, shift, alpha=self.alpha_)
+            lam = multi.widen_conformal_multiclass(holdout, base.order, base.eps_margin, shift, alpha=self.alpha_)
             eps = multi.shift_margins(base.eps_margin, lam, shift)
             self.plan_ = QWYCPlan(
                 base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha_)
@@ -605,73 +589,116 @@ class QWYC(BaseEstimator):
     def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
         """Refit the held-out correction on new rows, keeping the order and base thresholds.
 
+        The hyperparameter ``alpha`` is not changed: the target used is stored in ``alpha_``
+        (and in ``plan_.alpha``). If the refit raises, the earlier fit is left untouched.
+
         Parameters
         ----------
         X_holdout : array-like of shape (n_rows, n_features)
             Rows exchangeable with those the plan will be used on; none of them may
             have been used to fit the order.
         alpha : float, optional
-            New disagreement target (default: keep ``self.alpha``).
+            New disagreement target (default: keep ``alpha_``).
 
         Returns
         -------
         self : QWYC
         """
-        if not hasattr(self, "base_plan_"):
-            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
-        if alpha is not None:
-            _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
-            self.alpha = self.alpha_ = alpha
-        return self.recalibrate_outputs(self._outputs(X_holdout, "X_holdout"))
+        check_is_fitted(self, "base_plan_")
+        return self.recalibrate_outputs(self._outputs(X_holdout, "X_holdout"), alpha=alpha)
 
-    def recalibrate_outputs(self, F3b: npt.NDArray[np.float64], *, alpha: float | None = None) -> QWYC:
-        """:meth:`recalibrate` from precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
-        if not hasattr(self, "base_plan_"):
-            raise ValueError("This QWYC instance is not fitted yet. Call 'fit' first.")
+    def recalibrate_outputs(self, outputs: npt.NDArray[np.float64], *, alpha: float | None = None) -> QWYC:
+        """:meth:`recalibrate` from precomputed per-iteration outputs of the held-out rows.
+
+        Parameters
+        ----------
+        outputs : ndarray of float64, shape (n_rows, n_iterations, n_classes)
+            Per-iteration raw outputs of the held-out rows (iteration ``j`` of row ``i``
+            at ``outputs[i, j]``, in training order; one class for binary models).
+        alpha : float, optional
+            New disagreement target (default: keep ``alpha_``).
+
+        Returns
+        -------
+        self : QWYC
+        """
+        check_is_fitted(self, "base_plan_")
         if alpha is not None:
             _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
-            self.alpha = self.alpha_ = alpha
-        self._correct(F3b)
-        self._fit_score_maps(F3b)
-        self.n_holdout_ = len(F3b)
-        res = self.predict_outputs(F3b)
-        self.holdout_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(F3b)))
-        self.result_ = self._result()
-        return self
+
+        def step(work: QWYC) -> None:
+            if alpha is not None:
+                work.alpha_ = float(alpha)
+            work._correct(outputs)
+            work._fit_score_maps(outputs)
+            work.n_holdout_ = len(outputs)
+            res = work.predict_outputs(outputs)
+            work.holdout_disagreement_ = float(np.mean(res.labels != work.full_labels_outputs(outputs)))
+            work.result_ = work._result()
+
+        return fit_in_one_step(self, step, from_fitted=True)
 
     # --------------------------------------------------------------- prediction
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "plan_"):
-            raise NotFittedError("This QWYC instance is not fitted yet. Call 'fit' or 'from_model_file' first.")
+    def full_labels_outputs(self, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+        """Labels of the full ensemble (summed in plan order) from precomputed per-iteration outputs.
 
-    def full_labels_outputs(self, F3: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
-        """Labels of the full ensemble (summed in plan order) from model outputs."""
-        self._check_fitted()
-        C = np.cumsum(F3[:, self.plan_.order, :], axis=1)[:, -1, :]
-        if F3.shape[2] == 1:
+        Parameters
+        ----------
+        outputs : ndarray of float64, shape (n_rows, n_iterations, n_classes)
+            Per-iteration raw outputs (one class for binary models).
+
+        Returns
+        -------
+        ndarray, shape (n_rows,)
+            bool for binary (``True`` = positive), class index for multiclass.
+        """
+        check_is_fitted(self, "plan_")
+        C = np.cumsum(outputs[:, self.plan_.order, :], axis=1)[:, -1, :]
+        if outputs.shape[2] == 1:
             return C[:, 0] > self.plan_.decision_threshold
         return np.argmax(C, axis=1)
 
-    def predict_outputs(self, F3: npt.NDArray[np.float64]) -> QWYCPrediction:
-        """Apply the plan to precomputed per-iteration outputs ``(n_rows, n_iter, n_classes)``."""
-        self._check_fitted()
+    def predict_outputs(self, outputs: npt.NDArray[np.float64]) -> QWYCPrediction:
+        """Apply the plan to precomputed per-iteration outputs.
+
+        Parameters
+        ----------
+        outputs : ndarray of float64, shape (n_rows, n_iterations, n_classes)
+            Per-iteration raw outputs (one class for binary models).
+
+        Returns
+        -------
+        QWYCPrediction
+        """
+        check_is_fitted(self, "plan_")
         p = self.plan_
-        k = F3.shape[2]
+        k = outputs.shape[2]
         if k == 1:
-            tr = core.early_exit(F3[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold)
+            tr = core.early_exit(outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold)
         else:
             assert p.eps_margin is not None
-            tr = multi.early_exit_multiclass(F3, p.order, p.eps_margin)
+            tr = multi.early_exit_multiclass(outputs, p.order, p.eps_margin)
         scores = tr.scores
         if getattr(self, "score_maps_", None) is not None:
             scores = self._calibrated(scores, tr.labels, tr.n_evaluated)
             end = tr.n_evaluated == p.n_positions  # the full score, summed in training order
-            scores[end] = np.cumsum(F3[end, :, 0], axis=1)[:, -1]
+            scores[end] = np.cumsum(outputs[end, :, 0], axis=1)[:, -1]
         return QWYCPrediction(scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
 
     def predict(self, X: Any) -> QWYCPrediction:
-        """Early-exit prediction: each row walks only the trees of the positions it reaches."""
-        self._check_fitted()
+        """Early-exit prediction: each row walks only the trees of the positions it reaches.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        QWYCPrediction
+            Scores, labels and trees evaluated per row.
+        """
+        check_is_fitted(self, "plan_")
         X = self._X(X)
         p = self.plan_
         k = self.num_tree_per_iteration_
@@ -714,11 +741,31 @@ class QWYC(BaseEstimator):
         return QWYCPrediction(scores, labels, done * k, done)
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
-        """Early-exit raw scores (``predict(X).scores``: partial or calibrated, see ``scores``)."""
+        """Early-exit raw scores (``predict(X).scores``: partial or calibrated, see ``scores``).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        """
         return self.predict(X).scores
 
     def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
-        """Early-exit class probabilities ``(n_rows, n_classes)`` (sigmoid or softmax of the scores)."""
+        """Early-exit class probabilities (sigmoid or softmax of the scores).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows, n_classes)
+        """
         p = self.predict(X).probabilities
         return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
@@ -731,6 +778,7 @@ class QWYC(BaseEstimator):
         Parameters
         ----------
         X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
         costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
             Feature costs (the core's one cost input). Default: the constructor's ``costs``
             when they are feature costs, else 1 per feature.
@@ -741,7 +789,7 @@ class QWYC(BaseEstimator):
         """
         from ..core._report import cost_report
 
-        self._check_fitted()
+        check_is_fitted(self, "plan_")
         if costs is None and _is_feature_costs_form(self.costs):
             costs = self.costs
         X = self._X(X)
@@ -753,17 +801,34 @@ class QWYC(BaseEstimator):
     # ----------------------------------------------------------------- model file
     def to_model_string(self) -> str:
         """LightGBM model text with the trees in plan order and the plan in the header."""
-        self._check_fitted()
+        check_is_fitted(self, "plan_")
         return write_qwyc_plan(self.model_text_, self.plan_)
 
     def save_model(self, path: str | os.PathLike[str]) -> None:
-        """Write :meth:`to_model_string` to ``path``."""
+        """Write :meth:`to_model_string` to ``path``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write.
+        """
+        text = self.to_model_string()
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(self.to_model_string())
+            fh.write(text)
 
     @classmethod
     def from_model_string(cls, text: str) -> QWYC:
-        """Build a fitted QWYC from model text written by :meth:`to_model_string`."""
+        """Build a fitted QWYC from model text written by :meth:`to_model_string`.
+
+        Parameters
+        ----------
+        text : str
+            LightGBM model text with a QWYC plan in its header.
+
+        Returns
+        -------
+        QWYC
+        """
         plan = read_qwyc_plan(text)
         if plan is None:
             raise ValueError("The model text has no QWYC plan (no 'qwyc_version' line in its header).")
@@ -781,7 +846,19 @@ class QWYC(BaseEstimator):
 
     @classmethod
     def from_plan(cls, model: Any, plan: QWYCPlan) -> QWYC:
-        """Build a fitted QWYC that applies ``plan`` to ``model`` (e.g. a pred_early_stop plan)."""
+        """Build a fitted QWYC that applies ``plan`` to ``model`` (e.g. a pred_early_stop plan).
+
+        Parameters
+        ----------
+        model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
+            The model the plan was made for.
+        plan : QWYCPlan
+            Order and thresholds, one position per iteration of ``model``.
+
+        Returns
+        -------
+        QWYC
+        """
         est = cls(
             alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
             mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
@@ -801,6 +878,16 @@ class QWYC(BaseEstimator):
 
     @classmethod
     def from_model_file(cls, path: str | os.PathLike[str]) -> QWYC:
-        """Build a fitted QWYC from a model file written by :meth:`save_model`."""
+        """Build a fitted QWYC from a model file written by :meth:`save_model`.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The model file.
+
+        Returns
+        -------
+        QWYC
+        """
         with open(path, encoding="utf-8") as fh:
             return cls.from_model_string(fh.read())

@@ -5,6 +5,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.neighbors import KNeighborsClassifier
 
+from budget_extras import Status
 from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
 from budget_extras.adapt._estimator import pareto_mask
 from budget_extras.adapt._paths import booster_features_used, row_cost, sklearn_tree_features_used
@@ -96,7 +97,7 @@ def test_penalty_limits_features(binary_problem):
 def test_convergence_status(binary_problem):
     X, y, _, _, f0 = binary_problem
     m = AdaptGBRT(f0, p_full=0.3, gamma=0.01, n_trees=10, max_em_iter=1).fit(X, y)
-    assert m.train_result_.status == 1 and not m.train_result_.success
+    assert m.train_result_.status == Status.LIMIT and not m.train_result_.success
     assert "max_em_iter=1" in m.train_result_.message
 
 
@@ -295,7 +296,7 @@ def test_cheap_init_finds_the_adaptive_system(two_groups):
 
 def test_budget_sweep_warns_when_no_better_than_trivial(two_groups):
     """Item 5: budget=1.7 with only a chance-level model within budget warns and says so in
-    result_ (status 3); before, it was returned silently with status 0."""
+    result_ (Status.TRIVIAL); before, it was returned silently with status SUCCESS."""
     X, y, Xv, yv, f0 = two_groups
     m = AdaptGBRT(
         f0,
@@ -309,7 +310,7 @@ def test_budget_sweep_warns_when_no_better_than_trivial(two_groups):
     )
     with pytest.warns(UserWarning, match="no better than a constant"):
         m.fit(X, y, X_valid=Xv, y_valid=yv)
-    assert m.result_.status == 3 and not m.result_.success
+    assert m.result_.status == Status.TRIVIAL and not m.result_.success
     assert "no useful adaptive system" in m.result_.message
 
 
@@ -330,7 +331,7 @@ def test_budget_sweep_finds_the_adaptive_system(two_groups):
             p_full_grid=[0.5, 0.7],
             gamma_grid=[0.003],
         ).fit(X, y, X_valid=Xv, y_valid=yv)
-    assert m.result_.status == 0
+    assert m.result_.status == Status.SUCCESS
     ev = m.evaluate(Xv, yv)
     assert ev["accuracy"] >= 0.99 and ev["cost"] <= 1.65
     assert set(m.result_.results["init"]) >= {"greedy", "f1 on Column_0"}
@@ -351,7 +352,7 @@ def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
     by_auc = AdaptGBRT(f0, scoring="roc_auc", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
     for m in (by_acc, by_auc):
         df = m.result_.results
-        assert m.result_.status == 0
+        assert m.result_.status == Status.SUCCESS
         assert df.loc[m.result_.best_index, "score"] == df[df["cost"] <= 3.0]["score"].max()
     np.testing.assert_array_equal(by_acc.result_.results["score"], by_acc.result_.results["accuracy"])
     auc = roc_auc_score(yv, by_auc.predict_proba(Xv)[:, 1])
@@ -401,9 +402,9 @@ def test_f0_fitted_on_dataframe_gets_dataframes(binary_problem, kind, tmp_path):
 
 def test_single_fit_warns_when_chance_level(two_groups):
     """Item 5: a single fit whose system is no more accurate than the majority class on its
-    training rows (gamma too high for any feature) warns and sets status 3."""
+    training rows (gamma too high for any feature) warns and sets Status.TRIVIAL."""
     X, y, _, _, f0 = two_groups
     m = AdaptGBRT(f0, p_full=0.3, gamma=1.0, costs=[1.2, 0.8], n_trees=5, max_em_iter=2, f0_features="all")
     with pytest.warns(UserWarning, match="no better than predicting the majority class"):
         m.fit(X, y)
-    assert m.result_.status == 3 and not m.result_.success
+    assert m.result_.status == Status.TRIVIAL and not m.result_.success

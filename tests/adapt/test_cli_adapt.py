@@ -37,7 +37,7 @@ def test_registered_in_main_cli(files, capsys):
         "--quiet",
     ]
     assert cli_main(argv) == 0
-    assert '"em_iterations": 1' in capsys.readouterr().out
+    assert '"nit": 1' in capsys.readouterr().out
     assert cli_main([*argv[:-3], "--label", "nope", "--output", str(tmp / "m.json")]) == 2
 
 

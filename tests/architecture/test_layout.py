@@ -81,11 +81,28 @@ def test_top_level_exports_user_names_only() -> None:
         assert name not in budget_extras.__all__
 
 
-@pytest.mark.parametrize("name,sub", sorted(budget_extras._MOVED.items()))
-def test_moved_names_warn_and_resolve(name: str, sub: str) -> None:
-    with pytest.warns(FutureWarning, match=f"budget_extras.{sub}.{name}"):
-        obj = getattr(budget_extras, name)
-    assert obj is getattr(importlib.import_module(f"budget_extras.{sub}"), name)
+#: Building blocks public in their subpackage only (never served from the top level).
+SUBPACKAGE_NAMES = {
+    "AdaptLin": "adapt",
+    "L1GateBaseline": "adapt",
+    "CSTCCostReport": "cstc",
+    "CSTCResult": "cstc",
+    "PruneProblem": "budgetprune",
+    "PruneResult": "budgetprune",
+    "build_problem": "budgetprune",
+    "lp_highs": "budgetprune",
+    "solve_primal_dual": "budgetprune",
+    "QWYCPlan": "qwyc",
+    "read_qwyc_plan": "qwyc",
+    "write_qwyc_plan": "qwyc",
+}
+
+
+@pytest.mark.parametrize("name,sub", sorted(SUBPACKAGE_NAMES.items()))
+def test_building_blocks_live_in_their_subpackage_only(name: str, sub: str) -> None:
+    module = importlib.import_module(f"budget_extras.{sub}")
+    assert name in module.__all__ and getattr(module, name) is not None
+    assert not hasattr(budget_extras, name)
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:

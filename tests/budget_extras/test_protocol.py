@@ -2,8 +2,7 @@
 
 ``Method(model, *, costs=..., <hyperparameters>).fit(X, y, *, X_valid=..., y_valid=...)``;
 ``cost_report(X)`` returns the core's ``CostReport``; ``result_`` has ``status``, ``success``
-and ``message``; scikit-learn's generic estimator checks pass; the old call forms give the
-same result with a ``FutureWarning``.
+and ``message``; scikit-learn's generic estimator checks pass.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import estimator_checks
 
-from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, CostReport, FeatureCosts
+from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, CostReport, FeatureCosts, MethodResult, Status
 
 NAMES = ["a", "b", "c", "d"]
 COSTS = FeatureCosts({"a": 1.0, "b": 2.0, "c": 4.0, "d": 8.0}, feature_names=NAMES, split=0.1, tree=0.5)
@@ -48,37 +47,12 @@ NEW: dict[str, Callable[[dict[str, Any]], Any]] = {
     ),
 }
 
-OLD: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "BudgetPrune": lambda d: BudgetPrune(0.02).fit(d["booster"], d["X"], d["y"], d["Xv"], COSTS),
-    "QWYC": lambda d: QWYC(0.05, costs=COSTS, random_state=0).fit(d["booster"], d["X"], X_holdout=d["Xv"]),
-    "AdaptGBRT": lambda d: AdaptGBRT(0.4, n_trees=3, max_em_iter=1).fit(d["X"], d["y"], d["booster"], COSTS),
-    "CSTC": lambda d: CSTC(depth=2, task="binary", n_cycles=1, max_iter=5).fit(
-        d["X"], d["y"], COSTS, d["Xv"], d["yv"], booster=d["booster"]
-    ),
-}
-
-FITTED_STATE: dict[str, Callable[[Any], Any]] = {
-    "BudgetPrune": lambda m: m.collapsed_,
-    "QWYC": lambda m: np.concatenate([m.plan_.order, m.plan_.eps_neg, m.plan_.eps_pos]),
-    "AdaptGBRT": lambda m: m.g_model_.model_to_string(num_iteration=-1).split("end of trees")[0].split("Tree=", 1)[1],
-    "CSTC": lambda m: m.coef_,
-}
-
 METHODS = list(NEW)
 
 
 @pytest.fixture(scope="module")
 def fitted(data: dict[str, Any]) -> dict[str, Any]:
     return {name: NEW[name](data) for name in METHODS}
-
-
-@pytest.mark.parametrize("method", METHODS)
-def test_old_call_form_warns_and_gives_the_same_model(
-    data: dict[str, Any], fitted: dict[str, Any], method: str
-) -> None:
-    with pytest.warns(FutureWarning, match="deprecated"):
-        old = OLD[method](data)
-    np.testing.assert_array_equal(FITTED_STATE[method](old), FITTED_STATE[method](fitted[method]))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -94,8 +68,9 @@ def test_fitted_estimator_follows_the_protocol(data: dict[str, Any], fitted: dic
     assert isinstance(est, BaseEstimator)
     assert est.get_params()["costs"] is COSTS
     assert clone(est).get_params(deep=False).keys() == est.get_params(deep=False).keys()
-    assert isinstance(est.result_.status, int) and isinstance(est.result_.message, str)
-    assert est.result_.success == (est.result_.status == 0)
+    assert isinstance(est.result_, MethodResult)
+    assert isinstance(est.result_.status, Status) and isinstance(est.result_.message, str)
+    assert est.result_.success == (est.result_.status == Status.SUCCESS)
     assert est.n_features_in_ == 4
     rep = est.cost_report(data["Xv"])
     assert isinstance(rep, CostReport)

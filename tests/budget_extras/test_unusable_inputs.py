@@ -91,8 +91,3 @@ def test_adapt_refuses_a_regression_lightgbm_f0(problem: dict[str, Any]) -> None
 def test_wrong_labels_name_y(problem: dict[str, Any], est: str, call: Any) -> None:
     with pytest.raises(ValueError, match="'y' argument"):
         call(problem["X"], problem["y"], problem["binary"])
-
-
-def test_budgetprune_old_form_names_the_old_arguments(problem: dict[str, Any]) -> None:
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=r"'y_train' argument .* per row of X_train"):
-        BudgetPrune(lam=0.1).fit(problem["binary"], problem["X"], problem["y"][:-1], problem["X"])

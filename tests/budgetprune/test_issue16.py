@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from budget_extras import BudgetPrune
+from budget_extras import BudgetPrune, Status
 from budget_extras.budgetprune import _estimator as est_mod
 from budget_extras.budgetprune._error_terms import gbdt_surrogate_error, mean_loss
 from budget_extras.budgetprune._estimator import pruned_leaf_map, raw_from_leaves
@@ -90,7 +90,7 @@ def test_iteration_cap_names_the_lambda(imbalanced):
         bp = BudgetPrune(
             model, lam=0.003, costs=COSTS, max_iter=1, gap_tol=0.0, min_score=None, relinearize=0, progress=False
         ).fit(X, y)
-    assert bp.result_.status == 1
+    assert bp.result_.status == Status.LIMIT
     assert "Iteration limit (1) reached at lam=0.003" in bp.result_.message
 
 

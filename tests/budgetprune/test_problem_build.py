@@ -110,7 +110,7 @@ def test_merging_changes_neither_objectives_nor_the_optimum(seed):
         a = solve_primal_dual(merged, lam, gap_tol=1e-7, max_iter=5000)
         b = solve_primal_dual(plain, lam, gap_tol=1e-7, max_iter=5000)
         assert a.success and b.success
-        assert a.objective == pytest.approx(b.objective, rel=1e-6, abs=1e-12)
+        assert a.fun == pytest.approx(b.fun, rel=1e-6, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", SEEDS[:8])
@@ -119,7 +119,7 @@ def test_merging_changes_neither_objectives_nor_the_optimum(seed):
 def test_every_reported_lower_bound_is_valid(seed, face_steps, lam):
     rng = np.random.default_rng(seed)
     prob = random_problem(rng, n_trees=6, n_leaves=10, n_rows=120, n_features=5)[0]
-    opt, opt_warm = lp_highs(prob, lam)[0].objective, lp_highs(prob, 1.5 * lam)[0].objective
+    opt, opt_warm = lp_highs(prob, lam)[0].fun, lp_highs(prob, 1.5 * lam)[0].fun
     tol = 1e-9 * max(abs(opt), 1.0)
     lows: list[float] = []
     warm_lows: list[float] = []
@@ -135,5 +135,5 @@ def test_every_reported_lower_bound_is_valid(seed, face_steps, lam):
         face_steps=face_steps,
         progress=lambda i, u, lo: warm_lows.append(lo),
     )
-    assert max(lows) <= opt + tol and cold.dual_bound <= opt + tol <= cold.objective + 2 * tol
-    assert max(warm_lows) <= opt_warm + tol and warm.dual_bound <= opt_warm + tol <= warm.objective + 2 * tol
+    assert max(lows) <= opt + tol and cold.dual_bound <= opt + tol <= cold.fun + 2 * tol
+    assert max(warm_lows) <= opt_warm + tol and warm.dual_bound <= opt_warm + tol <= warm.fun + 2 * tol

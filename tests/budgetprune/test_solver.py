@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from forests import random_problem
 
+from budget_extras import Status
 from budget_extras.budgetprune import PruneProblem, build_problem, lp_highs, solve_primal_dual
 from budget_extras.budgetprune._problem import kept_from_leaves
 
@@ -30,11 +31,11 @@ def test_primal_dual_equals_highs_and_lp_is_integral(seed, lam):
     assert lp.status == 0
     assert np.abs(x - np.round(x)).max() <= 1e-7  # the paper's theorem: the LP optimum is integral
     assert res.status == 0 and res.success
-    assert res.objective == pytest.approx(lp.objective, rel=1e-6, abs=1e-12)
-    assert res.dual_bound <= lp.objective + 1e-9 * max(1.0, abs(lp.objective))  # weak duality
+    assert res.fun == pytest.approx(lp.fun, rel=1e-6, abs=1e-12)
+    assert res.dual_bound <= lp.fun + 1e-9 * max(1.0, abs(lp.fun))  # weak duality
     assert res.rel_gap <= 1e-6
     # the reported terms add up to the objective of the returned pruning
-    assert res.error_term + lam * (res.acquisition_term + res.evaluation_term) == pytest.approx(res.objective)
+    assert res.error_term + lam * (res.acquisition_term + res.evaluation_term) == pytest.approx(res.fun)
 
 
 def _enumerate_prunings(prob: PruneProblem):
@@ -65,7 +66,7 @@ def test_primal_dual_equals_brute_force(seed, lam):
     prob = _problem(seed, n_trees=2, n_features=3)
     best = min(e + lam * (a + v) for e, a, v in (prob.primal_terms(z) for z in _enumerate_prunings(prob)))
     res = solve_primal_dual(prob, lam, gap_tol=1e-9, max_iter=3000)
-    assert res.objective == pytest.approx(best, rel=1e-9, abs=1e-15)
+    assert res.fun == pytest.approx(best, rel=1e-9, abs=1e-15)
 
 
 def _best_subtree_error(prob: PruneProblem, h: int) -> float:
@@ -112,12 +113,12 @@ def test_cost_is_non_increasing_in_lambda(seed):
 def test_warm_start_and_limits_are_statuses_not_errors():
     prob = random_problem(np.random.default_rng(0), n_trees=8, n_leaves=12, n_rows=200, n_features=5)[0]
     res = solve_primal_dual(prob, 0.01, gap_tol=0.0, max_iter=3)
-    assert res.status == 1 and not res.success and "Iteration limit" in res.message
-    assert res.gap >= 0 and res.dual_bound <= res.objective
+    assert res.status == Status.LIMIT and not res.success and "Iteration limit" in res.message
+    assert res.gap >= 0 and res.dual_bound <= res.fun
     warm = solve_primal_dual(prob, 0.01, beta0=res.beta, max_iter=2000)
     assert warm.success and warm.rel_gap <= 1e-4
     timed = solve_primal_dual(prob, 0.003, gap_tol=0.0, max_iter=10**6, time_limit=1e-9)
-    assert timed.status == 2 and "Time limit" in timed.message
+    assert timed.status == Status.LIMIT and "Time limit" in timed.message
 
 
 def test_feature_groups_are_paid_once_per_row():
@@ -175,10 +176,10 @@ def test_gap_is_measured_on_the_part_of_the_objective_that_depends_on_the_prunin
     res = solve_primal_dual(prob, lam, gap_tol=1e-4, max_iter=3000)
     _, floor = kern.best_pruning(prob.parent, prob.is_leaf, prob.node_error)
     assert res.success
-    assert res.gap_scale == pytest.approx(res.objective - floor)
-    assert res.gap <= 1e-4 * res.gap_scale + 1e-12 * abs(res.objective)
+    assert res.gap_scale == pytest.approx(res.fun - floor)
+    assert res.gap <= 1e-4 * res.gap_scale + 1e-12 * abs(res.fun)
     assert res.rel_gap <= 1e-4
     lp, _ = lp_highs(prob, lam)
-    assert res.objective - lp.objective <= 1e-4 * res.gap_scale + 1e-9
+    assert res.fun - lp.fun <= 1e-4 * res.gap_scale + 1e-9
     for text in ("gap_tol 0.0001", f"{res.gap_scale:.3g}", "constant part", f"lam={lam:.6g}"):
         assert text in res.message

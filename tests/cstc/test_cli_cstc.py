@@ -44,7 +44,7 @@ def test_cli_equals_library(csvs, capsys):
     expected = result_dict(m, te[cols], te["label"].to_numpy())
     assert out == json.loads(json.dumps(expected))
     pred = pd.read_csv(d / "pred.csv")
-    np.testing.assert_allclose(pred["total_cost"].mean(), out["cost"]["mean_total_cost"])
+    np.testing.assert_allclose(pred["total_cost"].mean(), out["cost"]["total_cost"]["mean"])
     np.testing.assert_array_equal(pred["prediction"], m.predict(te[cols]))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from budget_extras import CSTC
+from budget_extras import CSTC, Status
 
 COSTS = [1.0, 10.0, 10.0, 10.0]  # one cheap feature, three expensive ones: full cost 31
 
@@ -33,7 +33,7 @@ def test_default_lambda_path_has_intermediate_cost():
         m.fit(Xt, yt, X_valid=Xv, y_valid=yv)
     path_costs = [p["cost"] for p in m.result_.path]
     assert any(0.5 < c < 31.0 - 5 for c in path_costs), path_costs
-    assert m.result_.status == 0, m.result_.message
+    assert m.result_.status == Status.SUCCESS, m.result_.message
     test_cost = m.cost_report(Xs).total_cost.mean()
     assert 0.5 < test_cost <= 12.0
     assert (m.predict(Xs) == ys).mean() > 0.6  # better than chance, not a constant
@@ -68,12 +68,14 @@ def test_budget_selection_is_monotone_and_flags_infeasible(small):
             assert chosen["score"] == max(p["score"] for p in feasible)
             assert chosen["score"] >= prev  # a larger budget never scores lower
             prev = chosen["score"]
-            assert (r.status == 3) == bool(chosen["constant"])
+            assert (r.status in (Status.CONSTANT, Status.TRIVIAL)) == bool(chosen["constant"])
+            if chosen["constant"]:  # CONSTANT: nothing else fits; TRIVIAL: the constant scores best
+                assert (r.status == Status.CONSTANT) == all(p["constant"] for p in feasible)
         else:
-            assert r.status == 2 and not r.success
+            assert r.status == Status.INFEASIBLE and not r.success
             assert chosen["cost"] == min(p["cost"] for p in r.path)
-        assert (r.status != 0) == any("CSTC:" in str(x.message) for x in w)
-    assert r.status == 0 and r.lam == 0.003  # the largest budget keeps the most accurate tree
+        assert (r.status != Status.SUCCESS) == any("CSTC:" in str(x.message) for x in w)
+    assert r.status == Status.SUCCESS and r.lam == 0.003  # the largest budget keeps the most accurate tree
 
 
 def test_budget_needs_validation_and_checks_arguments(small):
@@ -110,8 +112,8 @@ def test_scoring_changes_the_selection_on_imbalanced_data():
     acc, auc, call = fits[None], fits["roc_auc"], fits["callable"]
     assert acc.result_.scoring == "accuracy" and auc.result_.scoring == "roc_auc"
     assert acc.result_.lam != auc.result_.lam
-    assert acc.result_.status == 3 and "constant" in acc.result_.message
-    assert auc.result_.status == 0
+    assert acc.result_.status == Status.TRIVIAL and "constant" in acc.result_.message
+    assert auc.result_.status == Status.SUCCESS
     assert call.result_.lam == auc.result_.lam
     Xv, yv = X[600:], y[600:]
     assert roc_auc_score(yv, auc.decision_function(Xv)) > roc_auc_score(yv, acc.decision_function(Xv)) + 0.2

@@ -344,6 +344,27 @@ def test_recalibrate_equals_fit_with_explicit_holdout(binary):
     assert a.holdout_disagreement_ <= 0.02
 
 
+def test_recalibrate_keeps_the_hyperparameter_alpha(binary):
+    b, Xc, Xt = binary
+    a = QWYC(b, alpha=0.02, holdout=None, alpha_fit=0.0, margin=0.05).fit(Xc)
+    a.recalibrate(Xt, alpha=0.05)
+    assert a.alpha == 0.02 and a.get_params()["alpha"] == 0.02
+    assert a.alpha_ == a.plan_.alpha == a.result_.alpha == 0.05
+    c = QWYC(b, alpha=0.05, alpha_fit=0.0, margin=0.05).fit(Xc, X_valid=Xt)
+    assert a.lambda_ == c.lambda_
+
+
+def test_refused_recalibrate_leaves_the_plan(binary):
+    b, Xc, Xt = binary
+    a = QWYC(b, alpha=0.02, holdout=None).fit(Xc)
+    plan, result = a.plan_, a.result_
+    with pytest.raises(ValueError, match="'alpha' parameter"):
+        a.recalibrate(Xt, alpha=1.5)
+    with pytest.raises(ValueError):
+        a.recalibrate(Xt[:, :2])
+    assert a.plan_ is plan and a.result_ is result and a.alpha_ == 0.02
+
+
 def test_cost_report_counts_the_early_exit(binary):
     from budget_extras import FeatureCosts, TreeEnsemble
 
