@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier_data as fdata  # noqa: E402
+import frontier_data as fdata
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = {"objective": "binary", "learning_rate": 0.05, "num_leaves": 31, "verbosity": -1, "seed": 0}
@@ -145,7 +145,8 @@ def main() -> None:
             r["time_x"] = r["seconds"] / plain["seconds"]
             r["mem_x"] = r["maxrss_mb"] / plain["maxrss_mb"]
             row[what] = r
-            print(f"{name:14s} {what:10s} {r['seconds']:8.1f} s = {r['time_x']:6.2f}x plain ({plain['seconds']:.2f} s), "
+            print(f"{name:14s} {what:10s} {r['seconds']:8.1f} s = {r['time_x']:6.2f}x plain "
+                  f"({plain['seconds']:.2f} s), "
                   f"memory {r['mem_x']:.2f}x, fits {r['nfev']}, chosen {r['family']}, "
                   + ", ".join(f"B={q['budget']:.3g}: AUC {q.get('test_auc', float('nan')):.4f} "
                               f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)

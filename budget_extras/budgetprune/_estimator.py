@@ -119,8 +119,8 @@ def prepare(
     booster = check_booster(model, owner="BudgetPrune.fit")
     forest = TreeEnsemble.from_booster(booster)
     x_name, y_name, v_name = arg_names
-    X_train = forest._X(X_train, name=x_name)
-    X_valid = forest._X(X_valid, name=v_name)
+    X_train = forest.check_X(X_train, name=x_name)
+    X_valid = forest.check_X(X_valid, name=v_name)
     y = _labels_iv(forest, y_train, n_rows=X_train.shape[0], name=y_name, x_name=x_name)
     counts = None
     if error not in ("misclassification", "loss"):
@@ -528,14 +528,14 @@ class BudgetPrune(BaseEstimator):
             return np.argmax(raw, axis=1)
         if objective == "binary":
             return (raw > 0).astype(np.int64)
-        return np.asarray(self.booster_.predict(self.setup_.ensemble._X(X)), dtype=np.float64)
+        return np.asarray(self.booster_.predict(self.setup_.ensemble.check_X(X)), dtype=np.float64)
 
     def _scoring_setup(self, setup: BudgetPruneSetup, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
         """Rows, labels and floor of the validation score (``scoring``, ``min_score``)."""
         forest = setup.ensemble
         self.scoring_, self._score_fn = resolve_scoring(self.scoring, forest)
         if y_valid is not None or X_valid is None:
-            rows = forest._X(X if X_valid is None else X_valid)
+            rows = forest.check_X(X if X_valid is None else X_valid)
             labels = np.asarray(y if X_valid is None else y_valid, dtype=np.float64)
             if labels.shape[0] != rows.shape[0]:
                 raise ValueError(
@@ -543,7 +543,7 @@ class BudgetPrune(BaseEstimator):
                 )
             leaves = setup.valid_leaves
         else:  # validation rows without labels: score on the training rows
-            rows = forest._X(X)
+            rows = forest.check_X(X)
             assert setup.y_train is not None  # fit always has labels
             labels = setup.y_train
             leaves = setup.train_leaves if setup.train_leaves is not None else leaf_nodes(forest, setup.booster, rows)
@@ -822,7 +822,7 @@ def leaf_nodes(forest: TreeEnsemble, booster: Any, X: Any) -> np.ndarray:
     -------
     ndarray of int64, shape (n_rows, n_trees)
     """
-    X = forest._X(X)
+    X = forest.check_X(X)
     leaf = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
     if leaf.ndim == 1:
         leaf = leaf[:, None]

@@ -54,10 +54,6 @@ class TreeEnsemble(EnsembleArrays):
         # rebuild through the validating constructor: arrays come back read-only
         return (_rebuild, (self._fields(),))
 
-    def _X(self, X: Any, *, name: str = "X") -> npt.NDArray[np.float64]:
-        # Remove when budgetprune/_estimator.py and qwyc/_estimator.py call check_X (issue 24).
-        return self.check_X(X, name=name)
-
     # ------------------------------------------------------------------ prediction
 
     def apply(self, X: Any) -> npt.NDArray[np.int64]:

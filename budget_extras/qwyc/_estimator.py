@@ -261,7 +261,7 @@ class QWYC(BaseEstimator):
     # ------------------------------------------------------------------ fitting
     def _X(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
         """``X`` through the core's one input path (shape, names, pandas categoricals)."""
-        return self.ensemble_._X(X, name=name)
+        return self.ensemble_.check_X(X, name=name)
 
     def _outputs(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
         X = self._X(X, name)
