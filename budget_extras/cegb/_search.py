@@ -90,13 +90,21 @@ class Search:
         self.frontier: list[Candidate] = []
         self.boosters: list[lgb.Booster] = []
 
-    def split_rows(self, share: float, salt: int) -> tuple[lgb.Dataset, lgb.Dataset]:
-        """Split this search's rows at random into (fit, held-out) Datasets, ``share`` held out."""
+    def folds(self, n_folds: int, salt: int) -> list[tuple[lgb.Dataset, lgb.Dataset]]:
+        """Split this search's rows at random into (fit, held-out) Dataset pairs.
+
+        ``n_folds >= 2``: a K-fold partition (each row held out once); ``1``: one split with
+        20% of the rows held out.
+        """
         idx = np.arange(self.root.num_data()) if self.indices is None else self.indices
         rng = np.random.default_rng([int(self.base.get("seed", 0)) & 0xFFFFFFFF, salt])
         perm = rng.permutation(idx)
-        n_hold = min(max(1, round(share * idx.size)), idx.size - 1)
-        return self.root.subset(np.sort(perm[n_hold:]).tolist()), self.root.subset(np.sort(perm[:n_hold]).tolist())
+        parts = np.array_split(perm, n_folds) if n_folds >= 2 else [perm[: max(1, round(0.2 * idx.size))]]
+        out = []
+        for hold in parts:
+            fit = np.setdiff1d(idx, hold)
+            out.append((self.root.subset(fit.tolist()), self.root.subset(np.sort(hold).tolist())))
+        return out
 
     def params_for(self, extra: dict[str, Any]) -> dict[str, Any]:
         """Return the user's parameters with ``extra`` added (a ``num_leaves`` replaces the user's under any alias)."""

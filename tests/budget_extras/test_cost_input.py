@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, FeatureCosts, TreeEnsemble, cost_report
-from budget_extras.cegb._train_to_budget import _costs_for
+from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, FeatureCosts, TreeEnsemble, cost_report, train_to_budget
 from budget_extras.core import as_feature_costs
 
 NAMES = ["a", "b", "c", "d", "e"]
@@ -60,7 +59,16 @@ ENTRY_POINTS: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     .fit(s["X"], s["y"].astype(float))
     .cost_report(s["X"])
     .total_cost,
-    "train_to_budget": lambda s, c: _costs_for(c, NAMES).lazy,
+    "train_to_budget": lambda s, c: np.array(
+        [
+            (cand.cost, cand.score)
+            for cand in train_to_budget(
+                {"objective": "binary", "num_leaves": 5, "min_data_in_leaf": 5, "num_threads": 1},
+                lgb.Dataset(s["X"], s["y"]), budget=5.0, valid_set=(s["X"], s["y"]), costs=c, num_boost_round=5,
+                progress=False, greedy=False, n_tradeoffs=2, n_bisect=0, k_grid=[2], num_leaves_grid=None,
+            ).frontier
+        ]
+    ),
 }
 
 
