@@ -370,19 +370,20 @@ class CostReport:
         c = self.costs
         unit_cost = np.asarray(c.unit_cost, dtype=np.float64)[np.asarray(c.unit)]
         paying = np.asarray(self.acquired.sum(axis=0), dtype=np.float64).ravel() / n
+        index = pd.Index(self.feature_names, name="feature")
         return pd.DataFrame(
             {
                 "share_used": np.asarray(self.used.sum(axis=0), dtype=np.float64).ravel() / n,
                 "share_paying": paying,
                 "group": pd.Series(
-                    [c.group_labels[g] if g >= 0 else None for g in np.asarray(c.group)], dtype=object
-                ).to_numpy(),
+                    [c.group_labels[g] if g >= 0 else None for g in np.asarray(c.group)], index=index, dtype=object
+                ),
                 "lazy_cost": np.asarray(c.lazy, dtype=np.float64),
                 "unit_cost": unit_cost,
                 "mean_cost": paying * unit_cost,
                 "coupled": np.asarray(self.coupled_features, dtype=bool),
             },
-            index=pd.Index(self.feature_names, name="feature"),
+            index=index,
         )
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
