@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._frames import _front
-from ._mpl import new_axes, pyplot
+from ._mpl import matplotlib, new_axes
 
 __all__ = ["plot_frontier"]
 
@@ -81,7 +81,7 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
         _check(r)
     ax = new_axes(ax)
     several = len(named) > 1 or isinstance(result_or_results, Mapping | list | tuple)
-    cycle = pyplot().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    cycle = matplotlib().rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     for i, (name, r) in enumerate(named):
         suffix = f":{name}" if several else ""
         color = cycle[i % len(cycle)] if several else None

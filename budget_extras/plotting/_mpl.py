@@ -4,14 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["INSTALL_HINT", "new_axes", "pyplot"]
+__all__ = ["INSTALL_HINT", "matplotlib", "new_axes", "pyplot"]
 
 #: What to install when matplotlib is missing.
 INSTALL_HINT = "pip install budget-extras[plot]"
 
 
+def _missing(exc: ImportError) -> ImportError:
+    return ImportError(f"budget_extras' plots need matplotlib, which is not installed: {INSTALL_HINT}")
+
+
+def matplotlib() -> Any:
+    """Return the ``matplotlib`` module.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed; the message names the extra to install.
+    """
+    try:
+        import matplotlib as mpl
+    except ImportError as exc:
+        raise _missing(exc) from exc
+    return mpl
+
+
 def pyplot() -> Any:
-    """Return ``matplotlib.pyplot``.
+    """Return ``matplotlib.pyplot`` (only needed to make a new figure).
 
     Raises
     ------
@@ -21,15 +40,14 @@ def pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ImportError(
-            f"budget_extras' plots need matplotlib, which is not installed: {INSTALL_HINT}"
-        ) from exc
+        raise _missing(exc) from exc
     return plt
 
 
 def new_axes(ax: Any = None) -> Any:
-    """Return ``ax``, or the Axes of a new figure when ``ax`` is None (matplotlib checked either way)."""
-    plt = pyplot()
-    if ax is None:
-        _, ax = plt.subplots()
+    """Return ``ax``, or the Axes of a new pyplot figure when ``ax`` is None (matplotlib checked either way)."""
+    if ax is not None:
+        matplotlib()
+        return ax
+    _, ax = pyplot().subplots()
     return ax
