@@ -25,14 +25,16 @@ FRONTIER_COLUMNS = (
     "constant",
     "chosen",
     "pareto",
+    "proxy",
 )
 
 
 def pareto_front(candidates: Sequence[Any]) -> list[Any]:
     """Candidates no other one beats on both score and cost, by increasing cost.
 
-    The rule of ``BudgetTrainResult.pareto``: sorted by (cost, -score), a candidate is on the
-    front when it scores strictly better than every cheaper one.
+    The rule of ``BudgetTrainResult.pareto``: proxies (candidates with ``proxy=True``, fitted on
+    a row subsample) left out, sorted by (cost, -score), a candidate is on the front when it
+    scores strictly better than every cheaper one.
 
     Parameters
     ----------
@@ -44,7 +46,8 @@ def pareto_front(candidates: Sequence[Any]) -> list[Any]:
         The candidates on the front (the same objects), by increasing cost.
     """
     out: list[Any] = []
-    for c in sorted(candidates, key=lambda c: (c.cost, -c.score)):
+    full = (c for c in candidates if not getattr(c, "proxy", False))
+    for c in sorted(full, key=lambda c: (c.cost, -c.score)):
         if not out or c.score > out[-1].score:
             out.append(c)
     return out
@@ -74,8 +77,9 @@ def frontier_frame(result: Any) -> pd.DataFrame:
         Columns ``family``, ``k``, ``tradeoff``, ``num_leaves`` (the candidate's own
         ``num_leaves`` parameter, None when it kept the user's), ``score`` (validation),
         ``cost`` (mean per-row validation cost), ``coupled_cost``, ``constant``, ``chosen``
-        (the returned model's candidate) and ``pareto`` (on the validation Pareto front), in
-        search order.
+        (the returned model's candidate), ``pareto`` (on the validation Pareto front) and
+        ``proxy`` (fitted on a row subsample to rank candidates, never on the front; False for
+        candidates without the attribute), in search order.
 
     Raises
     ------
@@ -103,6 +107,7 @@ def frontier_frame(result: Any) -> pd.DataFrame:
             "constant": bool(c.constant),
             "chosen": _is_chosen(c, chosen),
             "pareto": id(c) in front,
+            "proxy": bool(getattr(c, "proxy", False)),
         }
         for c in result.frontier
     ]

@@ -64,7 +64,8 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
     -----
     Cost is the mean per-row validation cost, score the validation score: the numbers the
     search chose on. One result: each family of candidates is a scatter coloured by family
-    (artist gid ``"candidates:<family>"``), the front a step line (gid ``"pareto"``), the chosen
+    (artist gid ``"candidates:<family>"``), proxies fitted on a row subsample small crosses (gid
+    ``"proxies"``), the front a step line (gid ``"pareto"``), the chosen
     model a star (gid ``"chosen"``) and each budget asked a dashed vertical line (gid
     ``"budget"``). Several results: each result's candidates, front and chosen model in one
     colour (gids suffixed with ``":<label>"``).
@@ -85,13 +86,19 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
     for i, (name, r) in enumerate(named):
         suffix = f":{name}" if several else ""
         color = cycle[i % len(cycle)] if several else None
+        full = [x for x in r.frontier if not getattr(x, "proxy", False)]
+        proxies = [x for x in r.frontier if getattr(x, "proxy", False)]
         if several:
-            c = np.array([[x.cost, x.score] for x in r.frontier], dtype=float).reshape(-1, 2)
+            c = np.array([[x.cost, x.score] for x in full], dtype=float).reshape(-1, 2)
             ax.scatter(c[:, 0], c[:, 1], s=14, alpha=0.35, color=color, gid=f"candidates{suffix}")
         else:
-            for fam in dict.fromkeys(x.family for x in r.frontier):
-                c = np.array([[x.cost, x.score] for x in r.frontier if x.family == fam], dtype=float)
+            for fam in dict.fromkeys(x.family for x in full):
+                c = np.array([[x.cost, x.score] for x in full if x.family == fam], dtype=float)
                 ax.scatter(c[:, 0], c[:, 1], s=16, alpha=0.7, label=fam, gid=f"candidates:{fam}")
+        if proxies:
+            c = np.array([[x.cost, x.score] for x in proxies], dtype=float)
+            ax.scatter(c[:, 0], c[:, 1], s=10, marker="x", alpha=0.4, color=color or "grey",
+                       label=None if several else "proxy (row subsample)", gid=f"proxies{suffix}")
         front = _front(r)
         if front:
             ax.step(

@@ -49,6 +49,7 @@ def test_frontier_frame_one_row_per_candidate(result):
     df = frontier_frame(result)
     assert list(df.columns) == [
         "family", "k", "tradeoff", "num_leaves", "score", "cost", "coupled_cost", "constant", "chosen", "pareto",
+        "proxy",
     ]
     assert len(df) == len(result.frontier)
     np.testing.assert_array_equal(df["cost"], [c.cost for c in result.frontier])
@@ -62,12 +63,23 @@ def test_frontier_frame_one_row_per_candidate(result):
 
 
 def test_pareto_front_matches_budget_train_result():
+    from dataclasses import replace
+
     from budget_extras.cegb import BudgetTrainResult
+    from budget_extras.core import Status
 
     fr = [_cand("all", c, s) for c, s in [(3, 0.5), (1, 0.6), (2, 0.6), (4, 0.9), (0, 0.1)]]
-    r = BudgetTrainResult(0, True, "", 5.0, fr[3], 0.9, 4.0, {}, frontier=fr)
+    fr.append(replace(_cand("lazy", 0.5, 0.95), proxy=True))  # a proxy is never on the front
+    r = BudgetTrainResult(Status.SUCCESS, "", None, 5.0, (5.0,), fr[3], 0.9, 4.0, {}, frontier=fr)
+    assert r.success
     assert pareto_front(fr) == r.pareto()
-    assert frontier_frame(r)["pareto"].tolist() == [c in r.pareto() for c in fr]
+    df = frontier_frame(r)
+    assert df["pareto"].tolist() == [c in r.pareto() for c in fr]
+    assert df["proxy"].tolist() == [False] * 5 + [True]
+    ax = plot_frontier(r)
+    (prox,) = _gid(ax, "proxies")
+    np.testing.assert_array_equal(prox.get_offsets(), [[0.5, 0.95]])
+    assert not _gid(ax, "candidates:lazy")
 
 
 def _gid(ax, gid):
