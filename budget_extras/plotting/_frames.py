@@ -112,8 +112,8 @@ def frontier_frame(result: Any) -> pd.DataFrame:
         for c in result.frontier
     ]
     df = pd.DataFrame(rows, columns=list(FRONTIER_COLUMNS))
-    for col in ("k", "tradeoff", "num_leaves"):  # keep None as None, not NaN
-        df[col] = df[col].astype(object).where(df[col].notna(), None)
+    for col in ("k", "tradeoff", "num_leaves"):  # None stays None and k stays an int (not NaN / float)
+        df[col] = pd.Series([r[col] for r in rows], index=df.index, dtype=object)
     return df
 
 

@@ -106,6 +106,7 @@ def plot_qwyc_trees(qwyc: Any, X: Any, ax: Any = None) -> Any:
     ax.axvline(n_full, color="grey", ls="--", lw=1, label=f"full model {n_full}", gid="full")
     ax.set_xlabel("trees evaluated")
     ax.set_ylabel("rows")
+    ax.set_title("QWYC: trees evaluated per row")
     ax.legend(fontsize="small")
     return ax
 
@@ -139,7 +140,8 @@ def plot_qwyc_alpha(qwyc: Any, X: Any, X_holdout: Any, alphas: Sequence[float], 
     tw.set_ylabel("mean trees evaluated", color="C0")
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = tw.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize="small")
+    tw.legend(h1 + h2, l1 + l2, fontsize="small", loc="upper center")  # on top of both axes' artists
+    ax.set_title("QWYC: target alpha against what it gives")
     return ax
 
 
