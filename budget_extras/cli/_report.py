@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..core._costs import FeatureCosts
@@ -149,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     rep = cost_report(ens, X, costs, n_trees=args.n_trees)
     with AtomicOutputs() as out:
         if args.per_row is not None:
-            _per_row(rep).to_csv(out.path(args.per_row), index_label="row")
+            rep.to_frame().to_csv(out.path(args.per_row))
         if args.plot is not None:
             from ..plotting import plot_cost_report
 
@@ -162,15 +161,3 @@ def run(args: argparse.Namespace) -> int:
         print(_text(rep, ens, args.model))
     return 0
 
-
-def _per_row(rep: CostReport) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "acquisition_cost": rep.acquisition_cost,
-            "eval_cost": rep.eval_cost,
-            "total_cost": rep.total_cost,
-            "features_used": np.asarray(rep.used.sum(axis=1)).ravel(),
-            "splits_evaluated": rep.splits_evaluated,
-            "trees_evaluated": rep.trees_evaluated,
-        }
-    )
