@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("matplotlib")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import make_doc_images  # noqa: E402
+import make_doc_images
 
 
 def test_writes_the_doc_images(tmp_path):
