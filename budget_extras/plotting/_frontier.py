@@ -14,10 +14,9 @@ __all__ = ["plot_frontier"]
 
 
 def _budgets(result: Any) -> list[float]:
-    b = getattr(result, "budgets", None)
-    if b is None or len(b) == 0:
-        b = [getattr(result, "budget", None)]
-    return [float(x) for x in b if x is not None and np.isfinite(x)]
+    """``result.budget`` and every budget of ``result.budgets``, finite ones, each once."""
+    b = [getattr(result, "budget", None), *(getattr(result, "budgets", None) or ())]
+    return list(dict.fromkeys(float(x) for x in b if x is not None and np.isfinite(x)))
 
 
 def _named(results: Any, label: Any) -> list[tuple[str | None, Any]]:
