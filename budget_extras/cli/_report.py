@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..core._costs import FeatureCosts
@@ -15,6 +14,7 @@ from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
 from ._args import add_costs, add_data, add_model
 from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
+from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["load_data", "register", "report_dict", "run"]
 
@@ -53,6 +53,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--n-trees", type=int, default=None, help="evaluate only the first N trees of the model (early exit)"
     )
+    add_plot(p, "the share of rows paying for each feature and the per-row cost histogram")
     p.set_defaults(func=run)
 
 
@@ -130,7 +131,11 @@ def run(args: argparse.Namespace) -> int:
     args : argparse.Namespace
         The parsed command line.
     """
-    check_paths({"--model": args.model, "--data": args.data, "--costs": args.costs}, {"--per-row": args.per_row})
+    check_paths(
+        {"--model": args.model, "--data": args.data, "--costs": args.costs},
+        {"--per-row": args.per_row, "--plot": args.plot},
+    )
+    check_plot(args.plot)
     ens = read_ensemble(args.model, "--model")
     costs = (
         FeatureCosts.from_csv(args.costs, feature_names=ens.feature_names)
@@ -141,24 +146,18 @@ def run(args: argparse.Namespace) -> int:
     if args.n_trees is not None and not 0 <= args.n_trees <= ens.n_trees:
         raise ValueError(f"--n-trees must be in [0, {ens.n_trees}]; got {args.n_trees}")
     rep = cost_report(ens, X, costs, n_trees=args.n_trees)
-    if args.per_row is not None:
-        with AtomicOutputs() as out:
-            _per_row(rep).to_csv(out.path(args.per_row), index_label="row")
+    with AtomicOutputs() as out:
+        if args.per_row is not None:
+            rep.to_frame().to_csv(out.path(args.per_row))
+        if args.plot is not None:
+            from ..plotting import plot_cost_report
+
+            fig, axes = new_figure(2, figsize=(11.0, 4.0))
+            plot_cost_report(rep, axes)
+            save_figure(fig, args.plot, out)
     if args.json:
         print(json.dumps(report_dict(rep), indent=2))
     else:
         print(_text(rep, ens, args.model))
     return 0
 
-
-def _per_row(rep: CostReport) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "acquisition_cost": rep.acquisition_cost,
-            "eval_cost": rep.eval_cost,
-            "total_cost": rep.total_cost,
-            "features_used": np.asarray(rep.used.sum(axis=1)).ravel(),
-            "splits_evaluated": rep.splits_evaluated,
-            "trees_evaluated": rep.trees_evaluated,
-        }
-    )

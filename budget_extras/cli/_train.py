@@ -15,6 +15,7 @@ from ..cegb import train_to_budget
 from ..core._costs import FeatureCosts
 from ._args import add_costs, add_output, add_quiet, add_valid
 from ._io import AtomicOutputs, check_paths, read_csv
+from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["read_config", "register", "run"]
 
@@ -57,6 +58,7 @@ def register(subparsers: Any) -> None:
     add_output(p, "model text file to write")
     p.add_argument("--num-boost-round", type=int, default=None, help="rounds (default: the config's or 200)")
     p.add_argument("--json", type=Path, default=None, help="also write the search report as JSON")
+    add_plot(p, "every candidate's validation cost and score, the Pareto front and the chosen model")
     add_quiet(p)
     p.set_defaults(func=run)
 
@@ -132,8 +134,9 @@ def run(args: argparse.Namespace) -> int:
         data_path = args.config.parent / data_path
     check_paths(
         {"--config": args.config, "data= (training CSV)": data_path, "--valid": args.valid, "--costs": args.costs},
-        {"-o/--output": args.output, "--json": args.json},
+        {"-o/--output": args.output, "--json": args.json, "--plot": args.plot},
     )
+    check_plot(args.plot)
     train = _read_csv(data_path, "data= (training CSV)")
     label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns), data_path)
     valid = _read_csv(args.valid, "--valid")
@@ -189,6 +192,12 @@ def run(args: argparse.Namespace) -> int:
         booster.save_model(out.path(args.output))
         if rep is not None:
             Path(out.path(args.json)).write_text(json.dumps(rep, indent=1))
+        if args.plot is not None:
+            from ..plotting import plot_frontier
+
+            fig, ax = new_figure()
+            plot_frontier(r, ax)
+            save_figure(fig, args.plot, out)
     print(r.message)
     print(f"family={r.chosen.family} k={r.chosen.k} tradeoff={r.chosen.tradeoff} status={r.status}")
     return 0 if r.success else 1

@@ -7,6 +7,7 @@ Nothing here imports a method: dependencies point from the methods to the core.
 """
 
 from ._acquire import AcquisitionResult, predict_acquiring
+from ._budget_scorer import BudgetScorer, make_budget_scorer
 from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
 from ._parse import ModelParseError
@@ -15,6 +16,7 @@ from ._status import MethodResult, Status, fits_budget
 
 __all__ = [
     "AcquisitionResult",
+    "BudgetScorer",
     "CostReport",
     "FeatureCosts",
     "MethodResult",
@@ -25,5 +27,6 @@ __all__ = [
     "cost_report",
     "features_used",
     "fits_budget",
+    "make_budget_scorer",
     "predict_acquiring",
 ]

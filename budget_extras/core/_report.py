@@ -325,6 +325,88 @@ class CostReport:
             out[key] = stats
         return out
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row per row of X: what the row pays and what it evaluates.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index ``row`` (0 .. n_rows - 1); columns ``acquisition_cost``, ``eval_cost``,
+            ``total_cost`` (float), ``features_used`` (features some evaluated split uses),
+            ``splits_evaluated`` and ``trees_evaluated`` (int).
+        """
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "acquisition_cost": self.acquisition_cost,
+                "eval_cost": self.eval_cost,
+                "total_cost": self.total_cost,
+                "features_used": np.asarray(self.used.sum(axis=1)).ravel().astype(np.int64),
+                "splits_evaluated": self.splits_evaluated,
+                "trees_evaluated": self.trees_evaluated,
+            },
+            index=pd.RangeIndex(self.n_rows, name="row"),
+        )
+
+    def feature_frame(self) -> pd.DataFrame:
+        """One row per feature: the share of rows using it and paying for it, and its costs.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index: feature names. Columns ``share_used`` (rows some evaluated split of which
+            uses the feature), ``share_paying`` (rows that acquired the feature: its own use or
+            a use of another member of its group), ``group`` (the group label, None when
+            ungrouped), ``lazy_cost`` (``costs.lazy``), ``unit_cost`` (cost of the feature's
+            acquisition unit: its group's cost, or its own), ``mean_cost`` (``share_paying *
+            unit_cost``: what the feature's unit adds to the mean per-row cost; members of one
+            group repeat their group's share, so sum over ``unit_cost`` units, not features) and
+            ``coupled`` (the feature is in ``coupled_features``).
+        """
+        import pandas as pd
+
+        n = max(self.n_rows, 1)
+        c = self.costs
+        unit_cost = np.asarray(c.unit_cost, dtype=np.float64)[np.asarray(c.unit)]
+        paying = np.asarray(self.acquired.sum(axis=0), dtype=np.float64).ravel() / n
+        index = pd.Index(self.feature_names, name="feature")
+        return pd.DataFrame(
+            {
+                "share_used": np.asarray(self.used.sum(axis=0), dtype=np.float64).ravel() / n,
+                "share_paying": paying,
+                "group": pd.Series(
+                    [c.group_labels[g] if g >= 0 else None for g in np.asarray(c.group)], index=index, dtype=object
+                ),
+                "lazy_cost": np.asarray(c.lazy, dtype=np.float64),
+                "unit_cost": unit_cost,
+                "mean_cost": paying * unit_cost,
+                "coupled": np.asarray(self.coupled_features, dtype=bool),
+            },
+            index=index,
+        )
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Plot the share of rows paying per feature and the per-row cost histogram.
+
+        Delegates to :func:`budget_extras.plotting.plot_cost_report` (matplotlib:
+        ``pip install budget-extras[plot]``).
+
+        Parameters
+        ----------
+        ax : sequence of two matplotlib.axes.Axes, optional
+            A new figure when None.
+        **kwargs
+            ``top`` and ``bins`` of :func:`~budget_extras.plotting.plot_cost_report`.
+
+        Returns
+        -------
+        numpy.ndarray of two matplotlib.axes.Axes
+        """
+        from ..plotting import plot_cost_report
+
+        return plot_cost_report(self, ax, **kwargs)
+
     def feature_usage(self) -> pd.DataFrame:
         """Share of rows that use each feature 0 times, 1-7 times and more than 7 times.
 

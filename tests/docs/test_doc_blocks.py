@@ -103,6 +103,10 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ),
     ("docs/qwyc_model_format.md", "s = 0.0                                    (double)"): "pseudo-code",
     ("docs/qwyc_model_format.md", "s[0..K-1] = 0.0"): "pseudo-code",
+    ("docs/plotting.md", "pip install budget-extras[plot]"): "installs a package (matplotlib is in the test env)",
+    ("docs/plotting.md", "python benchmarks/make_doc_images.py"): (
+        "rewrites the committed images; it runs the same code as the python blocks of docs/plotting.md, which run here"
+    ),
     ("docs/qwyc_model_format.md", "objective=binary sigmoid:1"): (
         "a header excerpt with '...' elisions; tests/qwyc round-trip complete plan headers"
     ),
@@ -144,6 +148,12 @@ def _estimator(name: str) -> Any:
     return getattr(budget_extras, name)
 
 
+def _make_budget_scorer() -> Any:
+    from budget_extras.core import make_budget_scorer
+
+    return make_budget_scorer
+
+
 def _train_to_budget() -> Any:
     from budget_extras import train_to_budget
 
@@ -168,6 +178,9 @@ CHECKED: dict[tuple[str, str], Any] = {
     )(b, t),
     ("docs/qwyc.md", 'QWYC(model=None, *, alpha=0.005, order="greedy", mode="two_sid'): lambda b, t: _check_signature(
         _estimator("QWYC").__init__, r"QWYC\((.*?)\)\n"
+    )(b, t),
+    ("docs/budget_scorer.md", "from budget_extras.core import make_budget_scorer"): lambda b, t: _check_signature(
+        _make_budget_scorer(), r"make_budget_scorer\((.*?)\)\n"
     )(b, t),
     ("docs/train_to_budget.md", "from budget_extras import train_to_budget"): lambda b, t: _check_signature(
         _train_to_budget(), r"train_to_budget\(\s*(.*?)\s*\)\nresult"

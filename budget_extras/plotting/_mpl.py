@@ -1,0 +1,53 @@
+"""The one door to matplotlib: imported when a plot is drawn, never when budget_extras is imported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["INSTALL_HINT", "matplotlib", "new_axes", "pyplot"]
+
+#: What to install when matplotlib is missing.
+INSTALL_HINT = "pip install budget-extras[plot]"
+
+
+def _missing(exc: ImportError) -> ImportError:
+    return ImportError(f"budget_extras' plots need matplotlib, which is not installed: {INSTALL_HINT}")
+
+
+def matplotlib() -> Any:
+    """Return the ``matplotlib`` module.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed; the message names the extra to install.
+    """
+    try:
+        import matplotlib as mpl
+    except ImportError as exc:
+        raise _missing(exc) from exc
+    return mpl
+
+
+def pyplot() -> Any:
+    """Return ``matplotlib.pyplot`` (only needed to make a new figure).
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed; the message names the extra to install.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise _missing(exc) from exc
+    return plt
+
+
+def new_axes(ax: Any = None) -> Any:
+    """Return ``ax``, or the Axes of a new pyplot figure when ``ax`` is None (matplotlib checked either way)."""
+    if ax is not None:
+        matplotlib()
+        return ax
+    _, ax = pyplot().subplots()
+    return ax
