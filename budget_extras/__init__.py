@@ -25,6 +25,7 @@ from .core import (
     cost_report,
     features_used,
     fits_budget,
+    make_budget_scorer,
     predict_acquiring,
 )
 from .cstc import CSTC
@@ -50,6 +51,7 @@ __all__ = [
     "cost_report",
     "features_used",
     "fits_budget",
+    "make_budget_scorer",
     "predict_acquiring",
     "train_to_budget",
 ]

@@ -165,6 +165,34 @@ class BudgetTrainResult(MethodResult):
                 out.append(c)
         return out
 
+    def to_frame(self) -> Any:
+        """Return one row per candidate (:func:`budget_extras.plotting.frontier_frame`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Family, k, tradeoff, num_leaves, score, cost, coupled cost, constant, proxy, chosen, pareto.
+        """
+        from ..plotting import frontier_frame
+
+        return frontier_frame(self)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Draw the candidates, the Pareto front, the chosen model and the budgets (needs matplotlib).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from ..plotting import plot_frontier
+
+        return plot_frontier(self, ax=ax)
+
     def __repr__(self) -> str:
         c = self.chosen
         return (

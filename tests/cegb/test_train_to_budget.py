@@ -384,3 +384,17 @@ def test_greedy_selection_never_scores_on_validation_rows(data, monkeypatch):
     r = run(data, 3.0, greedy=True, n_bisect=0)
     # the validation rows score exactly the candidates: greedy's selection fits are not among them
     assert len(calls) == len(r.frontier) < r.nfev
+
+
+def test_to_frame_and_plot_show_the_frontier(data):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    r = run(data, 3.0, n_bisect=0)
+    df = r.to_frame()
+    assert len(df) == len(r.frontier) and df["chosen"].sum() == 1
+    row = df[df["chosen"]].iloc[0]
+    assert (row["score"], row["cost"], row["family"]) == (r.score, r.cost, r.chosen.family)
+    ax = r.plot()
+    points = np.vstack([c.get_offsets() for c in ax.collections if len(c.get_offsets())])
+    assert {(float(x), float(y)) for x, y in points} >= {(c.cost, c.score) for c in r.frontier}

@@ -183,7 +183,7 @@ CHECKED: dict[tuple[str, str], Any] = {
         _make_budget_scorer(), r"make_budget_scorer\((.*?)\)\n"
     )(b, t),
     ("docs/train_to_budget.md", "from budget_extras import train_to_budget"): lambda b, t: _check_signature(
-        _train_to_budget(), r"train_to_budget\(\s*(.*?)\s*\)\nresult"
+        _train_to_budget(), r"train_to_budget\(\s*(.*?)\s*\)\nbooster"
     )(b, t),
 }
 
