@@ -136,12 +136,12 @@ def greedy_forward(
 
     Each step adds the feature with the best held-out gain per unit of added cost (cheap proxies:
     40 rounds, learning rate 0.2, 15 leaves, scored with LightGBM's metric on held-out training
-    rows: cross-fitted over 3 folds up to 50,000 rows, one 80/20 split above) over the
+    rows: cross-fitted over 3 folds up to 50,000 rows, one 80/20 split above and on proxies) over the
     ``pool_size`` best features by gain / cost; it stops when no feature improves the held-out
     score. The validation rows only score the refit prefixes, as every other candidate.
     """
     pool = [int(i) for i in rank.by_gain_cost[:pool_size]]
-    folds = s.folds(3 if s.rows <= _CROSS_FIT_ROWS else 1, salt=1)
+    folds = s.folds(3 if s.rows <= _CROSS_FIT_ROWS and not s.proxy else 1, salt=1)
     rounds = min(40, s.rounds)
     chosen: list[int] = []
     current = -math.inf
