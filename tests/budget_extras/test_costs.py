@@ -346,10 +346,11 @@ def test_check_positive(value, kwargs, exc, match):
 
 def test_method_cost_inputs_refuse_a_feature_named_twice():
     """Issue 14 item 6: every dict / Series cost input refuses a repeated feature (no last-wins)."""
+    import lightgbm as lgb
     import pandas as pd
 
+    from budget_extras import train_to_budget
     from budget_extras.budgetprune._estimator import resolve_costs
-    from budget_extras.cegb._train_to_budget import _costs_for
     from budget_extras.cstc._features import _costs_iv
 
     twice = pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"])
@@ -358,9 +359,10 @@ def test_method_cost_inputs_refuse_a_feature_named_twice():
     with pytest.raises(ValueError, match=r"'costs' argument of CSTC names features more than once: \['a'\]"):
         _costs_iv(twice, 2, ["a", "b"])
     with pytest.raises(ValueError, match=r"'costs' argument of train_to_budget names features more than once: \['1'\]"):
-        _costs_for({1: 1.0, "1": 2.0}, ["1", "b"])
-    # unique keys still work
-    np.testing.assert_array_equal(_costs_for(pd.Series([1.0, 2.0], index=["b", "1"]), ["1", "b"]).lazy, [2, 1])
+        X = pd.DataFrame(np.random.default_rng(0).normal(size=(40, 2)), columns=["1", "b"])
+        y = (X["1"] > 0).astype(int).to_numpy()
+        train_to_budget({"objective": "binary"}, lgb.Dataset(X, y), budget=1.0, valid_set=(X, y),
+                        costs={1: 1.0, "1": 2.0}, progress=False)
 
 
 def test_to_cegb_params():
