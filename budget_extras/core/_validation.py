@@ -80,6 +80,18 @@ def _describe(x: Any) -> str:
     return f"{text} (type {type(x).__name__})"
 
 
+def _first_non_number(X: Any) -> str:
+    """Describe what keeps ``X`` from being numbers: its first non-numeric column and value if 2-D."""
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        for j in range(X.shape[1]):
+            for v in X[:, j]:
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    return f"{v!r:.40} (type {type(v).__name__}) in column {j}"
+    return _describe(X)
+
+
 def _pandas_to_array(
     X: Any, *, name: str, pandas_categorical: Sequence[Sequence[Any]] | None
 ) -> npt.NDArray[np.float64]:
@@ -284,7 +296,7 @@ def check_array_2d(
             arr = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError(
-                f"The {name!r} argument must be a 2-D array of numbers. Got {_describe(X)} instead."
+                f"The {name!r} argument must be a 2-D array of numbers. Got {_first_non_number(X)} instead."
             ) from exc
     if arr.ndim != 2:
         raise ValueError(

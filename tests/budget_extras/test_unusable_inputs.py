@@ -91,3 +91,17 @@ def test_adapt_refuses_a_regression_lightgbm_f0(problem: dict[str, Any]) -> None
 def test_wrong_labels_name_y(problem: dict[str, Any], est: str, call: Any) -> None:
     with pytest.raises(ValueError, match="'y' argument"):
         call(problem["X"], problem["y"], problem["binary"])
+
+
+def test_object_columns_name_the_value_and_column_not_a_chunk_shape():
+    """A 9,043 x 15 object table read 'Got an array of shape (1, 15)': the message names the cell."""
+    import lightgbm as lgb
+    import pandas as pd
+
+    from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+
+    Xn = np.random.default_rng(0).normal(size=(60, 2))
+    ens = TreeEnsemble.from_booster(lgb.train({"verbose": -1}, lgb.Dataset(Xn, Xn[:, 0]), num_boost_round=2))
+    table = pd.DataFrame({"a": np.arange(60.0), "b": ["yes"] * 60}).values
+    with pytest.raises(TypeError, match=r"'X'.*numbers\. Got 'yes' \(type str\) in column 1 instead"):
+        cost_report(ens, table, FeatureCosts([1.0, 1.0]))
