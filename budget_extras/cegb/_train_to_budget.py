@@ -244,13 +244,13 @@ def _run_families(s: Search, o: _Options, fork: bool) -> None:
 
 
 def _refit_finalists(proxy: Search, full: Search, o: _Options) -> None:
-    """Refit on every row the best proxies at each budget (two at ``budget``, one at the others).
+    """Refit on every row the best proxy at each budget.
 
     A refit that misses its budget is replaced by the next proxy, at most three refits a budget.
     """
     done: dict[tuple[str, str], Candidate] = {}
     for b in sorted(o.targets, key=lambda t: t != o.budget):
-        need, tries = (2 if b == o.budget else 1), 0
+        need, tries = 1, 0
         ranked = sorted(
             (c for c in proxy.frontier if fits_budget(c.cost, b)), key=lambda c: (-c.score, c.constant, c.cost)
         )
@@ -331,8 +331,8 @@ def train_to_budget(
     docs/train_to_budget.md) and returns the one with the best validation score among those
     whose mean per-row validation cost, by :func:`budget_extras.cost_report`, fits ``budget``
     (:func:`budget_extras.core.fits_budget`). On a large training set (``proxy_rows``) every
-    family runs on a row subsample first and only the best proxies at each budget are refit
-    on every row.
+    family runs on a row subsample first and only the best proxy at each budget is refit on
+    every row.
 
     Parameters
     ----------

@@ -361,7 +361,7 @@ def test_proxies_rank_and_only_full_size_models_are_returned(data):
     proxies = [c for c in r.frontier if c.proxy]
     full = [c for c in r.frontier if not c.proxy]
     assert proxies and all(c.rows == 150 for c in proxies)
-    assert 2 <= len(full) <= 6 and all(c.rows == 400 for c in full)  # two refits at budget, one at 1.5 (+ retries)
+    assert 1 <= len(full) <= 6 and all(c.rows == 400 for c in full)  # one refit a budget (+ retries on a miss)
     assert not r.chosen.proxy and r.chosen == r.best_at(3.0)
     assert r.cost == pytest.approx(
         cost_report(TreeEnsemble.from_booster(r.booster), data[2], FeatureCosts(COSTS)).total_cost.mean()
