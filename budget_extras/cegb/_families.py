@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: Rows up to which greedy selection cross-fits its held-out score (3 folds); one split above.
-_CROSS_FIT_ROWS = 50_000
+CROSS_FIT_ROWS = 50_000
 
 #: LightGBM metric a greedy step is scored with, per objective kind (unless the user set one).
 _GREEDY_METRIC = {"binary": "auc", "multiclass": "multi_logloss", "regression": "l2"}
@@ -141,7 +141,7 @@ def greedy_forward(
     score. The validation rows only score the refit prefixes, as every other candidate.
     """
     pool = [int(i) for i in rank.by_gain_cost[:pool_size]]
-    folds = s.folds(3 if s.rows <= _CROSS_FIT_ROWS and not s.proxy else 1, salt=1)
+    folds = s.folds(3 if s.rows <= CROSS_FIT_ROWS and not s.proxy else 1, salt=1)
     rounds = min(40, s.rounds)
     chosen: list[int] = []
     current = -math.inf

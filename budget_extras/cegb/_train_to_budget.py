@@ -291,13 +291,20 @@ def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: 
     return msg
 
 
-def _planned_units(o: _Options, share: float, n_coupled: bool) -> float:
-    """Return the search's expected cost in trainings on every row (the progress bar's total)."""
+def _planned_units(o: _Options, share: float, cross_fit: bool, n_coupled: bool, n_features: int) -> float:
+    """Return the search's expected cost in trainings on every row (the progress bar's total).
+
+    Typical counts, not bounds: top-k sizes that repeat are skipped, greedy selection runs
+    about four steps over its pool (the 16 best features), bisections stop early.
+    """
+    pool = min(16, n_features)
+    steps = min(4, pool)
     t = len(o.targets)
     k = len(o.k_grid) if o.k_grid is not None else 5
-    fits = 1 + 2 * k + o.n_tradeoffs + o.n_bisect * t + 5 * t + (5 if n_coupled else 0) + len(o.leaves_grid) * t
-    greedy = (8 + 16 * 4 * 0.8 * min(40, o.rounds) / o.rounds) if o.greedy else 0.0
-    return (fits + greedy) * share + ((t + 1) if share < 1 else 0)
+    fits = 1 + 1.5 * k + o.n_tradeoffs + o.n_bisect * t + 5 * t + (5 if n_coupled else 0) + len(o.leaves_grid) * t
+    selection = (3 * 2 / 3 if cross_fit else 0.8) * steps * (pool - steps / 2) * min(40, o.rounds) / o.rounds
+    greedy = steps + selection if o.greedy else 0.0
+    return (fits + greedy) * share + (t if share < 1 else 0)
 
 
 def train_to_budget(
@@ -429,7 +436,8 @@ def _search(
     idx = _proxy_indices(root.num_data(), o.proxy_rows, int(o.base["seed"]))
     share = 1.0 if idx is None else idx.size / root.num_data()
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress,
-                  _planned_units(o, share, bool(np.any(np.asarray(fc.coupled) > 0))))
+                  _planned_units(o, share, idx is None and root.num_data() <= fam.CROSS_FIT_ROWS,
+                                 bool(np.any(np.asarray(fc.coupled) > 0)), len(names)))
     full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
     proxy = None
     if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
