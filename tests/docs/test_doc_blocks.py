@@ -142,6 +142,20 @@ def _check_signature(obj: Any, pattern: str) -> Any:
     return check
 
 
+def _check_demo_table(block: Block) -> None:
+    """The README's copy of the demo's table has the demo's columns and its three models.
+
+    The numbers come from a run of ``python -m budget_extras.demo``; tests/demo runs the demo
+    (on fewer rounds) and checks the properties the README states.
+    """
+    from budget_extras.demo import HEADER
+
+    lines = block.body.splitlines()
+    assert lines[0] == HEADER
+    assert [ln[:28].strip().split(" (")[0] for ln in lines[1:]] == ["LightGBM", "best top-k by gain", "train_to_budget"]
+    assert all(len(ln[28:].split()) == 7 for ln in lines[1:])
+
+
 def _estimator(name: str) -> Any:
     import budget_extras
 
@@ -161,6 +175,7 @@ def _train_to_budget() -> Any:
 
 
 CHECKED: dict[tuple[str, str], Any] = {
+    ("README.md", "model                        valid acc valid cost  test acc"): lambda b, t: _check_demo_table(b),
     ("docs/architecture.md", "budget_extras/"): _check_tree,
     ("docs/budget_extras_contract.md", "budget_extras/"): _check_tree,
     ("docs/costs.md", "FeatureCosts(lazy=None, *, coupled=None, groups=None, group_"): _check_signature(
