@@ -38,7 +38,7 @@ __all__ = ["main", "run_demo"]
 DEFAULT_PLOT = "thyroid_frontier.png"
 #: The first line of the printed table.
 HEADER = (
-    f"{'model':28s} {'valid acc':>9s} {'valid cost':>10s} {'test acc':>9s} {'test cost':>9s} {'tests':>5s} "
+    f"{'model':28s} {'valid acc':>9s} {'valid cost':>10s} {'test acc':>9s} {'test cost':>9s} {'features':>8s} "
     f"{'trainings':>9s} {'seconds':>7s}"
 )
 PARAMS: dict[str, Any] = {
@@ -231,11 +231,11 @@ def run_demo(
         progress=False,
         k_grid=list(range(1, max(2, n_used))),
     )
-    family = result.chosen.family + (
-        "" if result.chosen.tradeoff is None else f", tradeoff {result.chosen.tradeoff:.3g}"
-    )
-    leaves = result.chosen.params.get("num_leaves")
-    family += "" if leaves is None else f", {leaves} leaves"
+    chosen = result.chosen
+    details = [f"k={chosen.k}"] if chosen.k is not None else []
+    details += [f"tradeoff {chosen.tradeoff:.3g}"] if chosen.tradeoff is not None else []
+    details += [f"{chosen.params['num_leaves']} leaves"] if "num_leaves" in chosen.params else []
+    family = chosen.family + (f" ({', '.join(details)})" if details else "")
     add(
         "train_to_budget",
         result.booster,
@@ -250,7 +250,7 @@ def run_demo(
     for r in rows:
         print(
             f"{r['model']:28s} {r['valid_accuracy']:9.4f} {r['valid_cost']:10.2f} {r['accuracy']:9.4f} "
-            f"{r['mean_cost']:9.2f} {r['features_used']:5d} {r['trainings']:9d} {r['seconds']:7.1f}",
+            f"{r['mean_cost']:9.2f} {r['features_used']:8d} {r['trainings']:9d} {r['seconds']:7.1f}",
             file=out,
         )
     if topk is None:
@@ -264,7 +264,7 @@ def run_demo(
     )
     print(
         "test cost = mean over test patients of the tests on their paths, each paid once (TT4, T4U and FTI "
-        "are one purchase); tests = features any test patient pays for; every choice made on validation.",
+        "are one purchase); features = those any test patient pays for; every choice made on validation.",
         file=out,
     )
     if plot_path is not None:
