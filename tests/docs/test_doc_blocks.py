@@ -10,6 +10,8 @@ A block is found by its file and first line. By default
   ``[...]`` are included, alternatives ``(a | b)`` and ``x|y`` take the first, upper-case
   placeholders get a value, and it runs on small fixture files;
 * a block of ``$ command`` lines followed by output lines is a transcript: the output must match.
+* in ``OUTPUT_FILES``, a ``text`` block right after a ``python`` block is that block's output:
+  what the block prints must match it (numbers of seconds excepted).
 
 Anything else must be listed in ``NOT_RUN`` (with the reason) or ``CHECKED`` (with its own check),
 so a new block fails this test until it runs or is listed.
@@ -142,6 +144,20 @@ def _check_signature(obj: Any, pattern: str) -> Any:
     return check
 
 
+def _check_demo_table(block: Block) -> None:
+    """The README's copy of the demo's table has the demo's columns and its three models.
+
+    The numbers come from a run of ``python -m budget_extras.demo``; tests/demo runs the demo
+    (on fewer rounds) and checks the properties the README states.
+    """
+    from budget_extras.demo import HEADER
+
+    lines = block.body.splitlines()
+    assert lines[0] == HEADER
+    assert [ln[:28].strip().split(" (")[0] for ln in lines[1:]] == ["LightGBM", "best top-k by gain", "train_to_budget"]
+    assert all(len(ln[28:].split()) == 7 for ln in lines[1:])
+
+
 def _estimator(name: str) -> Any:
     import budget_extras
 
@@ -161,6 +177,7 @@ def _train_to_budget() -> Any:
 
 
 CHECKED: dict[tuple[str, str], Any] = {
+    ("README.md", "model                        valid acc valid cost  test acc"): lambda b, t: _check_demo_table(b),
     ("docs/architecture.md", "budget_extras/"): _check_tree,
     ("docs/budget_extras_contract.md", "budget_extras/"): _check_tree,
     ("docs/costs.md", "FeatureCosts(lazy=None, *, coupled=None, groups=None, group_"): _check_signature(
@@ -321,12 +338,35 @@ def _commands(body: str) -> list[str]:
     return out
 
 
+#: Docs whose ``text`` blocks right after a ``python`` block show what that block prints.
+OUTPUT_FILES = ("docs/tutorial.md",)
+
+
+def _is_output(block: Block) -> bool:
+    i = BLOCKS.index(block)
+    return (
+        block.lang == "text"
+        and block.file in OUTPUT_FILES
+        and i > 0
+        and BLOCKS[i - 1].file == block.file
+        and BLOCKS[i - 1].lang == "python"
+    )
+
+
+def _printed(text: str) -> str:
+    """Output as compared: lines stripped at the right, wall times (``12.3 s``) replaced."""
+    lines = [re.sub(r"\b\d+\.\d+ s\b", "<seconds> s", ln).rstrip() for ln in text.strip().splitlines()]
+    return "\n".join(lines)
+
+
 def _kind(block: Block) -> str:
     if block.listed(NOT_RUN):
         return "not run"
     if block.listed(CHECKED):
         return "checked"
     first = block.key[1]
+    if _is_output(block):
+        return "output"
     if block.lang == "python":
         return "python"
     if first.startswith("feature,"):
@@ -370,7 +410,7 @@ PY_FILES = sorted({b.file for b in _ids("python")})
 
 
 @pytest.mark.parametrize("file", PY_FILES)
-def test_python_blocks(file, tmp_path, monkeypatch):
+def test_python_blocks(file, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     for fn, defaults in _fast_defaults().get(file, []):
         kw = dict(fn.__kwdefaults__)
@@ -389,6 +429,10 @@ def test_python_blocks(file, tmp_path, monkeypatch):
                     num_boost_round=6,
                 )
         exec(compile(block.body, f"{block}", "exec"), ns)
+        printed = capsys.readouterr().out
+        shown = BLOCKS[BLOCKS.index(block) + 1] if BLOCKS.index(block) + 1 < len(BLOCKS) else None
+        if shown is not None and _kind(shown) == "output":
+            assert _printed(printed) == _printed(shown.body), f"{shown} is not what {block} prints"
 
 
 @pytest.mark.parametrize("block", _ids("costs"), ids=str)
