@@ -519,7 +519,7 @@ class QWYC(BaseEstimator):
         return _scores.calibrate_exits(maps, scores, labels, done, self.plan_.decision_threshold)
 
     def _result(self) -> QWYCResult:
-        if math.isinf(self.lambda_):
+        if self.lambda_ == math.inf:  # -inf is a plan too: every row may stop at its first exit
             status, message = Status.TRIVIAL, (
                 "no early exit: the held-out correction found no threshold shift that keeps the "
                 f"disagreement within alpha={self.alpha_:g}; every row evaluates every tree"

@@ -430,3 +430,20 @@ def test_held_out_shift_shapes_respect_the_conformal_count(request, model, shift
     assert q.holdout_disagreement_ * len(Xt) <= m
     q2 = QWYC(b, alpha=0.05, shift=sh, alpha_fit=0.0, holdout=None).fit(Xc).recalibrate(Xt)
     assert q2.lambda_ == q.lambda_
+
+
+def test_a_plan_that_stops_every_row_at_its_first_exit_is_a_success():
+    """lambda_ = -inf (every threshold shifted to stop) is a plan, not 'no early exit'."""
+    import numpy as np
+
+    from budget_extras import QWYC, Status
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    b = lgb.train({"objective": "multiclass", "num_class": 3, "verbose": -1, "num_threads": 1},
+                  lgb.Dataset(X[:2000], y[:2000]), num_boost_round=40)
+    q = QWYC(b, alpha=0.05).fit(X[2000:])
+    assert q.lambda_ == -np.inf
+    assert q.result_.status == Status.SUCCESS and q.result_.success
+    assert q.result_.mean_trees_evaluated < 120
