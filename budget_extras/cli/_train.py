@@ -11,6 +11,7 @@ from typing import Any
 import lightgbm as lgb
 import pandas as pd
 
+from .._compat import param_aliases
 from ..cegb import train_to_budget
 from ..core._costs import FeatureCosts
 from ._args import add_costs, add_output, add_quiet, add_valid
@@ -114,6 +115,36 @@ def _label_name(spec: str, columns: list[str], path: Path) -> str:
     )
 
 
+def _columns(key: str, spec: str, columns: list[str], label: str, path: Path) -> list[str]:
+    """Columns named by a LightGBM CLI column key: ``name:a,b`` or indices not counting the label."""
+    others = [c for c in columns if c != label]
+    if spec.startswith("name:"):
+        names = [s.strip() for s in spec[5:].split(",") if s.strip()]
+        bad = [n for n in names if n not in others]
+    else:
+        parts = [s.strip() for s in spec.split(",") if s.strip()]
+        bad = [p for p in parts if not p.isdigit() or int(p) >= len(others)]
+        names = [others[int(p)] for p in parts if p not in bad]
+    if bad or not names:
+        raise ValueError(
+            f"{key}={spec!r} names no column of the training CSV {str(path)!r} other than the label "
+            f"(expected name:col[,col] or indices not counting the label; it has {others[:8]!r})"
+        )
+    return names
+
+
+def _rounds(conf: dict[str, str], given: int | None) -> int:
+    """Boosting rounds: ``--num-boost-round``, else the config's (any alias, a positive integer), else 200."""
+    keys = sorted(k for k in conf if k in param_aliases("num_iterations"))
+    for k in keys:
+        v = conf[k]
+        if not v.isdigit() or int(v) < 1:
+            raise ValueError(f"config key {k}={v!r}: expected a positive integer number of rounds")
+    if given is not None:
+        return given
+    return int(conf[keys[0]]) if keys else 200
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``budget-extras train``.
 
@@ -140,26 +171,34 @@ def run(args: argparse.Namespace) -> int:
     train = _read_csv(data_path, "data= (training CSV)")
     label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns), data_path)
     valid = _read_csv(args.valid, "--valid")
-    feats = [c for c in train.columns if c != label]
+    cols = list(train.columns)
+    for key in sorted(k for k in conf if k in param_aliases("group_column")):
+        raise ValueError(f"config key {key}=: query groups (ranking) are not supported by budget-extras train")
+    weight = [w for k in sorted(conf) if k in param_aliases("weight_column")
+              for w in _columns(k, conf[k], cols, label, data_path)]
+    if len(weight) > 1:
+        raise ValueError(f"config weight_column names {len(weight)} columns {weight!r}; expected one")
+    ignored = {c for k in sorted(conf) if k in param_aliases("ignore_column")
+               for c in _columns(k, conf[k], cols, label, data_path)}
+    feats = [c for c in cols if c != label and c not in ignored and c not in weight]
     missing = [c for c in [*feats, label] if c not in valid.columns]
     if missing:
         raise ValueError(f"validation CSV {str(args.valid)!r} lacks columns {missing[:6]!r}")
-    params: dict[str, Any] = {k: v for k, v in conf.items() if k not in _DATA_KEYS | _LABEL_KEYS | _DROP_KEYS}
-    rounds = args.num_boost_round
-    for k in ("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round", "num_rounds"):
-        if k in params:
-            v = params.pop(k)
-            rounds = rounds if rounds is not None else int(v)
+    column_keys = param_aliases("weight_column") | param_aliases("ignore_column") | param_aliases("num_iterations")
+    params: dict[str, Any] = {
+        k: v for k, v in conf.items() if k not in _DATA_KEYS | _LABEL_KEYS | _DROP_KEYS | column_keys
+    }
+    rounds = _rounds(conf, args.num_boost_round)
     costs = FeatureCosts.from_csv(args.costs, feature_names=feats)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r = train_to_budget(
             params,
-            lgb.Dataset(train[feats], train[label].to_numpy()),
+            lgb.Dataset(train[feats], train[label].to_numpy(), weight=train[weight[0]].to_numpy() if weight else None),
             budget=args.budget,
             valid_set=(valid[feats], valid[label].to_numpy()),
             costs=costs,
-            num_boost_round=rounds if rounds is not None else 200,
+            num_boost_round=rounds,
             progress=not args.quiet,
         )
     for w in caught:

@@ -80,6 +80,11 @@ def test_cli_equals_library(files, capsys):
         ("data=nope.csv\n", "data= (training CSV)"),
         ("data=train.csv\nheader=false\n", "header row"),
         ("data train.csv\n", "expected key=value"),
+        ("data=train.csv\nlabel_column=name:y\nnum_iterations=abc\n", "num_iterations='abc': expected a positive"),
+        ("data=train.csv\nlabel_column=name:y\nnum_trees=0\n", "num_trees='0'"),
+        ("data=train.csv\nlabel_column=name:y\nweight_column=name:zz\n", "weight_column='name:zz' names no column"),
+        ("data=train.csv\nlabel_column=name:y\nignore_column=9\n", "ignore_column='9' names no column"),
+        ("data=train.csv\nlabel_column=name:y\nquery=name:a\n", "query groups (ranking) are not supported"),
     ],
 )
 def test_cli_errors(files, capsys, conf, match):
@@ -107,3 +112,32 @@ def test_cli_errors(files, capsys, conf, match):
 
 def test_registered():
     assert "train" in SUBCOMMANDS
+
+
+def test_cli_weight_and_ignore_columns_as_lightgbm_cli(files, capsys):
+    """weight_column is the rows' weight and ignore_column is dropped: neither is a feature."""
+    d, df = files
+    w = np.random.default_rng(3).uniform(0.5, 2.0, size=len(df))
+    df = df.assign(w=w)
+    df.iloc[:350].to_csv(d / "train.csv", index=False)
+    df.iloc[350:].to_csv(d / "valid.csv", index=False)
+    (d / "costs.csv").write_text("feature,cost\na,3\nb,1\nc,2\n")
+    (d / "w.conf").write_text(
+        "data=train.csv\nheader=true\nlabel_column=name:y\nweight_column=name:w\nignore_column=3\n"
+        "objective=binary\nnum_leaves=5\nmin_data_in_leaf=10\nnum_iterations=8\nnum_threads=1\n"
+    )
+    args = ["train", "--config", str(d / "w.conf"), "--budget", "4", "--valid", str(d / "valid.csv"),
+            "--costs", str(d / "costs.csv"), "-o", str(d / "m.txt"), "--json", str(d / "r.json"), "--quiet"]
+    assert main(args) == 0, capsys.readouterr()
+    ens = TreeEnsemble.from_model_file(d / "m.txt")
+    assert list(ens.feature_names) == ["a", "b", "c"]  # 'd' (index 3 without the label) ignored, 'w' a weight
+    tr, va = df.iloc[:350], df.iloc[350:]
+    r = train_to_budget(
+        {"objective": "binary", "num_leaves": "5", "min_data_in_leaf": "10", "num_threads": "1"},
+        lgb.Dataset(tr[["a", "b", "c"]], tr["y"].to_numpy(), weight=tr["w"].to_numpy()),
+        budget=4.0, valid_set=(va[["a", "b", "c"]], va["y"].to_numpy()),
+        costs=FeatureCosts({"a": 3, "b": 1, "c": 2}, feature_names=["a", "b", "c"]), num_boost_round=8,
+        progress=False,
+    )
+    rep = json.loads((d / "r.json").read_text())
+    assert rep["score"] == pytest.approx(r.score) and rep["cost"] == pytest.approx(r.cost)
