@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = ["INSTALL_HINT", "matplotlib", "new_axes", "pyplot"]
@@ -14,6 +15,14 @@ def _missing(exc: ImportError) -> ImportError:
     return ImportError(f"budget_extras' plots need matplotlib, which is not installed: {INSTALL_HINT}")
 
 
+def _import(name: str) -> Any:
+    """Import ``name`` (matplotlib or one of its modules); a missing matplotlib names the extra."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise _missing(exc) from exc
+
+
 def matplotlib() -> Any:
     """Return the ``matplotlib`` module.
 
@@ -22,11 +31,7 @@ def matplotlib() -> Any:
     ImportError
         If matplotlib is not installed; the message names the extra to install.
     """
-    try:
-        import matplotlib as mpl
-    except ImportError as exc:
-        raise _missing(exc) from exc
-    return mpl
+    return _import("matplotlib")
 
 
 def pyplot() -> Any:
@@ -37,11 +42,7 @@ def pyplot() -> Any:
     ImportError
         If matplotlib is not installed; the message names the extra to install.
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise _missing(exc) from exc
-    return plt
+    return _import("matplotlib.pyplot")
 
 
 def new_axes(ax: Any = None) -> Any:
