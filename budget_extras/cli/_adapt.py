@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._args import add_costs, add_data, add_label, add_model, add_output, add_quiet, add_train, add_valid
-from ._io import AtomicOutputs, check_paths, load_booster, read_csv
+from ._args import add_actions, add_costs, add_label, add_model, add_output, add_quiet, add_train, add_valid
+from ._io import AtomicOutputs, check_paths, load_booster, read_csv, write_table
 
 __all__ = ["register", "run"]
 
@@ -55,22 +55,18 @@ def register(subparsers: Any) -> None:
     add_output(p, "where to write the fitted model (JSON; required to fit)", required=False, short=False)
     add_quiet(p)
     p.set_defaults(func=run)
-    sub = p.add_subparsers(dest="adapt_action", metavar="ACTION")
-    for action, text in (
-        ("predict", "predict with a fitted model: prediction, probabilities, route and cost per row"),
-        ("evaluate", "print accuracy, mean cost per row and the share sent to f0 on labelled data"),
-    ):
-        q = sub.add_parser(action, help=text, description=text)
-        add_model(q, what="model file written by 'budget-extras adapt'")
-        q.add_argument("--f0", required=True, help="LightGBM model file of the expensive model used to fit")
-        add_data(q)
-        add_costs(q, default="the costs saved with the model")
-        if action == "predict":
-            add_label(q, required=False, note="dropped from --data if present")
-            add_output(q, "predictions CSV (default: standard output)", required=False)
-        else:
-            add_label(q)
-        q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
+    add_actions(
+        p,
+        "adapt_action",
+        predict=("predict with a fitted model: prediction, probabilities, route and cost per row", run_predict),
+        evaluate=("print accuracy, mean cost per row and the share sent to f0 on labelled data", run_evaluate),
+        add_model_options=_add_model_options,
+    )
+
+
+def _add_model_options(q: Any) -> None:
+    add_model(q, what="model file written by 'budget-extras adapt'")
+    q.add_argument("--f0", required=True, help="LightGBM model file of the expensive model used to fit")
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
@@ -115,11 +111,7 @@ def run_predict(args: argparse.Namespace) -> int:
         out[f"proba_{c}"] = proba[:, k]
     out["to_f0"] = model.route(X)
     out["cost"] = model.row_cost(X)
-    if args.output is None:
-        print(out.to_csv(index=False), end="")
-    else:
-        with AtomicOutputs() as files:
-            out.to_csv(files.path(args.output), index=False)
+    write_table(out, args.output, index=False)
     return 0
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "read_ensemble",
     "read_model_text",
     "select_features",
+    "write_table",
 ]
 
 PathArg = str | os.PathLike[str] | None
@@ -153,6 +154,25 @@ class AtomicOutputs:
                 self.discard()
         else:
             self.discard()
+
+
+def write_table(table: Any, output: PathArg, **kwargs: Any) -> None:
+    """Write ``table`` as CSV to ``output`` (atomically) or, when ``output`` is None, to standard output.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    output : str or os.PathLike, optional
+        The file to write (checked by :func:`check_paths` beforehand).
+    **kwargs
+        Passed to ``DataFrame.to_csv`` (index handling).
+    """
+    if output is None:
+        print(table.to_csv(**kwargs), end="")
+    else:
+        with AtomicOutputs() as outputs:
+            table.to_csv(outputs.path(output), **kwargs)
 
 
 def _describe(exc: BaseException) -> str:
