@@ -237,6 +237,17 @@ def _floor_scale(scale: FloatArray) -> FloatArray:
     return np.maximum(scale, floor)
 
 
+def carry_and_floor(scale: FloatArray) -> FloatArray:
+    """Fill NaN positions with the nearest earlier position's value (in place), then :func:`_floor_scale`.
+
+    The per-position scales leave NaN where too few calibration rows reach a position.
+    """
+    for r in range(1, scale.shape[0]):
+        if np.isnan(scale[r]):
+            scale[r] = scale[r - 1]
+    return _floor_scale(scale)
+
+
 def active_residual_scale(
     F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, *, threshold: float = 0.0
 ) -> FloatArray:
@@ -260,10 +271,7 @@ def active_residual_scale(
         mean = s1 / cnt
         scale = np.sqrt(np.maximum(s2 / cnt - mean**2, 0.0))
     scale[cnt < 2] = np.nan
-    for r in range(1, t):  # carry the last defined value forward
-        if np.isnan(scale[r]):
-            scale[r] = scale[r - 1]
-    return _floor_scale(scale)
+    return carry_and_floor(scale)
 
 
 def extreme_spacing(
@@ -285,7 +293,7 @@ def extreme_spacing(
     smallest of the positive-label ones. A threshold set by one isolated row (a wide
     gap, likely to be crossed by new rows) moves faster with ``lambda`` than one
     inside a dense cloud. Positions with ``k`` or fewer such rows take the nearest
-    earlier position's value; zeros are floored (:func:`_floor_scale`).
+    earlier position's value; zeros are floored (:func:`carry_and_floor`).
     """
     C = np.cumsum(F[:, order], axis=1)
     y = C[:, -1] > threshold
@@ -304,11 +312,7 @@ def extreme_spacing(
             out[0, r] = low.max() - low.min()
         if act.sum() <= 2 * k:
             break
-    for side in range(2):
-        for r in range(1, t):  # carry the last defined value forward
-            if np.isnan(out[side, r]):
-                out[side, r] = out[side, r - 1]
-    return np.stack([_floor_scale(out[0]), _floor_scale(out[1])])
+    return np.stack([carry_and_floor(out[0]), carry_and_floor(out[1])])
 
 
 def _sides(scale: FloatArray) -> tuple[FloatArray, FloatArray]:

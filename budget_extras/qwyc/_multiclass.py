@@ -14,7 +14,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels import ExitTrace, budget_count, conformal_lambda, envelope_critical
+from ._kernels import ExitTrace, budget_count, carry_and_floor, conformal_lambda, envelope_critical
 
 __all__: list[str] = []
 
@@ -181,12 +181,7 @@ def active_residual_scale_multiclass(F3: F64, order: I64, eps_margin: F64) -> F6
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.sqrt(np.where(active[:, :, None], rem**2, 0.0).sum(axis=(0, 2)) / (cnt * C.shape[2]))
     scale[cnt < 2] = np.nan
-    for r in range(1, t):
-        if np.isnan(scale[r]):
-            scale[r] = scale[r - 1]
-    scale = np.where(np.isfinite(scale), scale, 0.0)
-    positive = scale[scale > 0]
-    return np.maximum(scale, positive.min() * 1e-3 if positive.size else 1.0)
+    return carry_and_floor(scale)
 
 
 def residual_scale_multiclass(F3: F64, order: I64) -> F64:
@@ -219,9 +214,4 @@ def extreme_spacing_multiclass(F3: F64, order: I64, eps_margin: F64, *, k: int =
             out[r] = top.max() - top.min()
         if act.sum() <= k:
             break
-    for r in range(1, t):
-        if np.isnan(out[r]):
-            out[r] = out[r - 1]
-    out = np.where(np.isfinite(out), out, 0.0)
-    positive = out[out > 0]
-    return np.maximum(out, positive.min() * 1e-3 if positive.size else 1.0)
+    return carry_and_floor(out)
