@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._args import add_actions, add_costs, add_label, add_model, add_output, add_quiet, add_train, add_valid
-from ._io import AtomicOutputs, check_paths, load_booster, read_csv, write_table
+from ._io import AtomicOutputs, check_paths, load_booster, read_costs, read_csv, write_table
 
 __all__ = ["register", "run"]
 
@@ -147,7 +147,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"fitting needs {', '.join(missing)} (or an action: 'adapt predict', 'adapt evaluate').")
 
     from ..adapt._estimator import AdaptGBRT
-    from ..core._costs import FeatureCosts
 
     check_paths(
         {"--train": args.train, "--valid": args.valid, "--f0": args.f0, "--costs": args.costs},
@@ -158,11 +157,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"The label column '{args.label}' is not in '{args.train}'.")
     y = train.pop(args.label).to_numpy()
     names = [str(c) for c in train.columns]
-    costs = (
-        FeatureCosts.from_csv(args.costs, feature_names=names)
-        if args.costs is not None
-        else FeatureCosts.uniform(len(names), feature_names=names)
-    )
+    costs = read_costs(args.costs, names)
     f0 = load_booster(args.f0, "--f0")
     kw: dict[str, Any] = {}
     if args.valid is not None:

@@ -40,7 +40,7 @@ from ._args import (
     add_train,
     add_valid,
 )
-from ._io import AtomicOutputs, CLIError, check_paths, read_csv, read_ensemble, write_table
+from ._io import AtomicOutputs, CLIError, check_paths, read_costs, read_csv, read_ensemble, write_table
 
 __all__ = ["register", "run"]
 
@@ -217,11 +217,7 @@ def run(args: argparse.Namespace) -> int:
     Xv = yv = None
     if args.valid is not None:
         Xv, yv = _read(args.valid, args.label, columns, "--valid")
-    costs = (
-        FeatureCosts.from_csv(args.costs, feature_names=columns)
-        if args.costs is not None
-        else FeatureCosts.uniform(len(columns), feature_names=columns)
-    )
+    costs = read_costs(args.costs, columns)
     model = CSTC(booster, costs=costs, depth=args.depth, lam=args.lam, rho=args.rho, task=args.task, n_weak=args.n_weak,
                  weak_max_depth=args.weak_max_depth, random_state=args.seed)
     model.fit(X, y, X_valid=Xv, y_valid=yv)

@@ -28,6 +28,7 @@ __all__ = [
     "CLIError",
     "check_paths",
     "load_booster",
+    "read_costs",
     "read_csv",
     "read_ensemble",
     "read_model_text",
@@ -154,6 +155,27 @@ class AtomicOutputs:
                 self.discard()
         else:
             self.discard()
+
+
+def read_costs(path: PathArg, feature_names: Sequence[str]) -> Any:
+    """Return the costs CSV ``path`` read for ``feature_names``, or every feature at cost 1 when ``path`` is None.
+
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        The ``--costs`` file (``FeatureCosts.from_csv``).
+    feature_names : sequence of str
+        The features, in the model's order.
+
+    Returns
+    -------
+    FeatureCosts
+    """
+    from ..core._costs import FeatureCosts
+
+    if path is None:
+        return FeatureCosts.uniform(len(feature_names), feature_names=feature_names)
+    return FeatureCosts.from_csv(path, feature_names=feature_names)
 
 
 def write_table(table: Any, output: PathArg, **kwargs: Any) -> None:
