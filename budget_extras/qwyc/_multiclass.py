@@ -14,7 +14,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels import ExitTrace, budget_count, carry_and_floor, conformal_lambda, envelope_critical
+from ._kernels import ExitTrace, budget_count, carry_and_floor, conformal_lambda, envelope_critical, settle_lambda
 
 __all__: list[str] = []
 
@@ -157,15 +157,9 @@ def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64,
     if not math.isfinite(lam):
         return lam
     yfull = np.argmax(C[:, -1, :], axis=1)
-    good = crit <= lam
-    step = 1e-12 * max(1.0, abs(lam))
-    for _ in range(64):  # agree with the floating-point thresholds the predictor uses
-        tr = early_exit_multiclass(F3, order, shift_margins(eps_margin, lam, scale))
-        if not np.any(good & (tr.labels != yfull)):
-            break
-        lam += step
-        step *= 2.0
-    return lam
+    return settle_lambda(  # agree with the floating-point thresholds the predictor uses
+        lam, crit <= lam, yfull, lambda m: early_exit_multiclass(F3, order, shift_margins(eps_margin, m, scale)).labels
+    )
 
 
 def active_residual_scale_multiclass(F3: F64, order: I64, eps_margin: F64) -> F64:
