@@ -292,6 +292,7 @@ def read_model_text(path: str | os.PathLike[str], option: str) -> str:
     CLIError
         If the file is missing, a directory, or not UTF-8 text.
     """
+
     def read_text(p: str) -> str:
         return Path(p).read_text(encoding="utf-8")
 
