@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._args import add_costs, add_data, add_label, add_model, add_output, add_quiet, add_train, add_valid
-from ._io import AtomicOutputs, check_paths, load_booster, read_csv
+from ._args import add_actions, add_costs, add_label, add_model, add_output, add_quiet, add_train, add_valid
+from ._io import AtomicOutputs, check_paths, load_booster, read_costs, read_csv, write_table
 
 __all__ = ["register", "run"]
 
@@ -55,22 +55,18 @@ def register(subparsers: Any) -> None:
     add_output(p, "where to write the fitted model (JSON; required to fit)", required=False, short=False)
     add_quiet(p)
     p.set_defaults(func=run)
-    sub = p.add_subparsers(dest="adapt_action", metavar="ACTION")
-    for action, text in (
-        ("predict", "predict with a fitted model: prediction, probabilities, route and cost per row"),
-        ("evaluate", "print accuracy, mean cost per row and the share sent to f0 on labelled data"),
-    ):
-        q = sub.add_parser(action, help=text, description=text)
-        add_model(q, what="model file written by 'budget-extras adapt'")
-        q.add_argument("--f0", required=True, help="LightGBM model file of the expensive model used to fit")
-        add_data(q)
-        add_costs(q, default="the costs saved with the model")
-        if action == "predict":
-            add_label(q, required=False, note="dropped from --data if present")
-            add_output(q, "predictions CSV (default: standard output)", required=False)
-        else:
-            add_label(q)
-        q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
+    add_actions(
+        p,
+        "adapt_action",
+        predict=("predict with a fitted model: prediction, probabilities, route and cost per row", run_predict),
+        evaluate=("print accuracy, mean cost per row and the share sent to f0 on labelled data", run_evaluate),
+        add_model_options=_add_model_options,
+    )
+
+
+def _add_model_options(q: Any) -> None:
+    add_model(q, what="model file written by 'budget-extras adapt'")
+    q.add_argument("--f0", required=True, help="LightGBM model file of the expensive model used to fit")
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
@@ -115,11 +111,7 @@ def run_predict(args: argparse.Namespace) -> int:
         out[f"proba_{c}"] = proba[:, k]
     out["to_f0"] = model.route(X)
     out["cost"] = model.row_cost(X)
-    if args.output is None:
-        print(out.to_csv(index=False), end="")
-    else:
-        with AtomicOutputs() as files:
-            out.to_csv(files.path(args.output), index=False)
+    write_table(out, args.output, index=False)
     return 0
 
 
@@ -155,7 +147,6 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"fitting needs {', '.join(missing)} (or an action: 'adapt predict', 'adapt evaluate').")
 
     from ..adapt._estimator import AdaptGBRT
-    from ..core._costs import FeatureCosts
 
     check_paths(
         {"--train": args.train, "--valid": args.valid, "--f0": args.f0, "--costs": args.costs},
@@ -166,11 +157,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"The label column '{args.label}' is not in '{args.train}'.")
     y = train.pop(args.label).to_numpy()
     names = [str(c) for c in train.columns]
-    costs = (
-        FeatureCosts.from_csv(args.costs, feature_names=names)
-        if args.costs is not None
-        else FeatureCosts.uniform(len(names), feature_names=names)
-    )
+    costs = read_costs(args.costs, names)
     f0 = load_booster(args.f0, "--f0")
     kw: dict[str, Any] = {}
     if args.valid is not None:

@@ -3,14 +3,17 @@
 Every subcommand adds ``--train``, ``--valid``, ``--test``, ``--data``, ``--label``,
 ``--costs``, ``--model``, ``--scoring``, ``--seed``, ``--quiet`` and ``-o/--output`` through
 these functions. The help text is the option's own; ``note`` adds what the option does in
-one subcommand (when it is required, what it defaults to) in parentheses.
+one subcommand (when it is required, what it defaults to) in parentheses. A subcommand whose
+fit writes a model file adds its ``predict`` and ``evaluate`` actions with :func:`add_actions`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "add_actions",
     "add_costs",
     "add_data",
     "add_label",
@@ -207,3 +210,48 @@ def add_quiet(p: Any, *, short: bool = False) -> None:
     """
     names = ("-q", "--quiet") if short else ("--quiet",)
     p.add_argument(*names, action="store_true", help=QUIET_HELP)
+
+
+def add_actions(
+    p: Any,
+    dest: str,
+    *,
+    predict: tuple[str, Callable[..., int]],
+    evaluate: tuple[str, Callable[..., int]],
+    add_model_options: Callable[[Any], None],
+    evaluate_json: bool = False,
+) -> None:
+    """Add the ``predict`` and ``evaluate`` actions of a subcommand whose fit writes a model file.
+
+    Each action reads the saved model (the options ``add_model_options`` adds), ``--data`` and
+    ``--costs`` (default: the costs saved with the model); ``predict`` takes an optional
+    ``--label`` (dropped from the data) and ``-o/--output`` (default: standard output),
+    ``evaluate`` a required ``--label``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    dest : str
+        The attribute of the parsed arguments that names the action (None: fit).
+    predict, evaluate : tuple of (str, callable)
+        Each action's help text and the function that runs it.
+    add_model_options : callable
+        Adds the options that name the saved model to an action's parser.
+    evaluate_json : bool, default False
+        Give ``evaluate`` a ``--json`` flag (print JSON instead of a table).
+    """
+    sub = p.add_subparsers(dest=dest, metavar="ACTION")
+    for action, (text, func) in (("predict", predict), ("evaluate", evaluate)):
+        q = sub.add_parser(action, help=text, description=text)
+        add_model_options(q)
+        add_data(q)
+        add_costs(q, default="the costs saved with the model")
+        if action == "predict":
+            add_label(q, required=False, note="dropped from --data if present")
+            add_output(q, "predictions CSV (default: standard output)", required=False)
+        else:
+            add_label(q)
+            if evaluate_json:
+                q.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        q.set_defaults(func=func)

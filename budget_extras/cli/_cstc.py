@@ -30,8 +30,17 @@ import pandas as pd
 
 from ..core._costs import FeatureCosts
 from ..cstc._estimator import CSTC
-from ._args import add_costs, add_data, add_label, add_model, add_output, add_seed, add_test, add_train, add_valid
-from ._io import AtomicOutputs, CLIError, check_paths, read_csv, read_ensemble
+from ._args import (
+    add_actions,
+    add_costs,
+    add_label,
+    add_model,
+    add_seed,
+    add_test,
+    add_train,
+    add_valid,
+)
+from ._io import AtomicOutputs, CLIError, check_paths, read_costs, read_csv, read_ensemble, write_table
 
 __all__ = ["register", "run"]
 
@@ -69,23 +78,19 @@ def register(subparsers: Any) -> None:
                    help="write the per-row table of the report data (the table 'cstc predict' writes)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
-    sub = p.add_subparsers(dest="cstc_action", metavar="ACTION")
-    for action, text in (
-        ("predict", "predict with a saved model: prediction, probabilities, leaf and cost per row"),
-        ("evaluate", "print the metric and the per-row cost of a saved model on labelled data"),
-    ):
-        q = sub.add_parser(action, help=text, description=text)
-        q.add_argument("--model-file", required=True, type=Path,
-                       help="model file written by 'budget-extras cstc --output' (CSTC.save)")
-        add_data(q)
-        add_costs(q, default="the costs saved with the model")
-        if action == "predict":
-            add_label(q, required=False, note="dropped from --data if present")
-            add_output(q, "predictions CSV (default: standard output)", required=False)
-        else:
-            add_label(q)
-            q.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        q.set_defaults(func=run_predict if action == "predict" else run_evaluate)
+    add_actions(
+        p,
+        "cstc_action",
+        predict=("predict with a saved model: prediction, probabilities, leaf and cost per row", run_predict),
+        evaluate=("print the metric and the per-row cost of a saved model on labelled data", run_evaluate),
+        add_model_options=_add_model_file,
+        evaluate_json=True,
+    )
+
+
+def _add_model_file(q: Any) -> None:
+    q.add_argument("--model-file", required=True, type=Path,
+                   help="model file written by 'budget-extras cstc --output' (CSTC.save)")
 
 
 def _read_features(
@@ -212,11 +217,7 @@ def run(args: argparse.Namespace) -> int:
     Xv = yv = None
     if args.valid is not None:
         Xv, yv = _read(args.valid, args.label, columns, "--valid")
-    costs = (
-        FeatureCosts.from_csv(args.costs, feature_names=columns)
-        if args.costs is not None
-        else FeatureCosts.uniform(len(columns), feature_names=columns)
-    )
+    costs = read_costs(args.costs, columns)
     model = CSTC(booster, costs=costs, depth=args.depth, lam=args.lam, rho=args.rho, task=args.task, n_weak=args.n_weak,
                  weak_max_depth=args.weak_max_depth, random_state=args.seed)
     model.fit(X, y, X_valid=Xv, y_valid=yv)
@@ -267,11 +268,7 @@ def run_predict(args: argparse.Namespace) -> int:
                 {"-o/--output": args.output})
     model, X, _ = _load(args)
     table = prediction_table(model, X)
-    if args.output is None:
-        print(table.to_csv(index_label="row"), end="")
-    else:
-        with AtomicOutputs() as outputs:
-            table.to_csv(outputs.path(args.output), index_label="row")
+    write_table(table, args.output, index_label="row")
     return 0
 
 

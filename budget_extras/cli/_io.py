@@ -10,29 +10,34 @@ The policy (docs/cli.md, "Inputs and outputs"):
   failing run leaves neither a partial file nor an earlier output of the same run.
 * :func:`read_csv`, :func:`read_model_text` and :func:`load_booster` turn unreadable files
   (missing, a directory, binary garbage, a parser or LightGBM error) into a one-line
-  :class:`CLIError` naming the option and the file.
+  :class:`CLIError` naming the option and the file; :func:`select_features` does the same for
+  a CSV whose header lacks a model feature.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "AtomicOutputs",
     "CLIError",
     "check_paths",
     "load_booster",
+    "read_costs",
     "read_csv",
     "read_ensemble",
     "read_model_text",
+    "select_features",
+    "write_table",
 ]
 
 PathArg = str | os.PathLike[str] | None
+_T = TypeVar("_T")
 
 
 class CLIError(Exception):
@@ -152,6 +157,46 @@ class AtomicOutputs:
             self.discard()
 
 
+def read_costs(path: PathArg, feature_names: Sequence[str]) -> Any:
+    """Return the costs CSV ``path`` read for ``feature_names``, or every feature at cost 1 when ``path`` is None.
+
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        The ``--costs`` file (``FeatureCosts.from_csv``).
+    feature_names : sequence of str
+        The features, in the model's order.
+
+    Returns
+    -------
+    FeatureCosts
+    """
+    from ..core._costs import FeatureCosts
+
+    if path is None:
+        return FeatureCosts.uniform(len(feature_names), feature_names=feature_names)
+    return FeatureCosts.from_csv(path, feature_names=feature_names)
+
+
+def write_table(table: Any, output: PathArg, **kwargs: Any) -> None:
+    """Write ``table`` as CSV to ``output`` (atomically) or, when ``output`` is None, to standard output.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table.
+    output : str or os.PathLike, optional
+        The file to write (checked by :func:`check_paths` beforehand).
+    **kwargs
+        Passed to ``DataFrame.to_csv`` (index handling).
+    """
+    if output is None:
+        print(table.to_csv(**kwargs), end="")
+    else:
+        with AtomicOutputs() as outputs:
+            table.to_csv(outputs.path(output), **kwargs)
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, IsADirectoryError):
         return "is a directory"
@@ -161,6 +206,52 @@ def _describe(exc: BaseException) -> str:
         return f"not a text file ({exc.reason} at byte {exc.start})"
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
+
+
+def _read(
+    path: str | os.PathLike[str],
+    option: str,
+    read: Callable[[str], _T],
+    errors: tuple[type[BaseException], ...],
+    what: str,
+) -> _T:
+    """Return ``read(path)``; a directory or one of ``errors`` is a one-line :class:`CLIError`."""
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise CLIError(f"{option} {p!r}: is a directory")
+    try:
+        return read(p)
+    except errors as exc:
+        raise CLIError(f"{option} {p!r}: cannot read {what}: {_describe(exc)}") from exc
+
+
+def select_features(table: Any, names: Sequence[str], option: str, path: str | os.PathLike[str]) -> Any:
+    """Return the model's feature columns of a CSV's table, by name (other columns are ignored).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table read from the CSV.
+    names : sequence of str
+        The model's feature names, in the model's order.
+    option : str
+        The command-line option that named the file, used in error messages.
+    path : str or os.PathLike
+        The CSV file, used in error messages.
+
+    Raises
+    ------
+    CLIError
+        If the header does not name every feature (the message lists the first missing ones).
+    """
+    missing = [n for n in names if n not in table.columns]
+    if missing:
+        raise CLIError(
+            f"{option} {os.fspath(path)!r}: the header must name the model's {len(names)} features; missing "
+            f"{missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
+            f"{[str(c) for c in table.columns][:6]!r}{' ...' if table.shape[1] > 6 else ''})"
+        )
+    return table[list(names)]
 
 
 def read_csv(path: str | os.PathLike[str], option: str, **kwargs: Any) -> Any:
@@ -182,13 +273,8 @@ def read_csv(path: str | os.PathLike[str], option: str, **kwargs: Any) -> Any:
     """
     import pandas as pd
 
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        raise CLIError(f"{option} {p!r}: is a directory")
-    try:
-        return pd.read_csv(p, **kwargs)
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise CLIError(f"{option} {p!r}: cannot read CSV: {_describe(exc)}") from exc
+    errors = (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError)
+    return _read(path, option, lambda p: pd.read_csv(p, **kwargs), errors, "CSV")
 
 
 def read_model_text(path: str | os.PathLike[str], option: str) -> str:
@@ -206,13 +292,11 @@ def read_model_text(path: str | os.PathLike[str], option: str) -> str:
     CLIError
         If the file is missing, a directory, or not UTF-8 text.
     """
-    p = os.fspath(path)
-    if os.path.isdir(p):
-        raise CLIError(f"{option} {p!r}: is a directory")
-    try:
+
+    def read_text(p: str) -> str:
         return Path(p).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CLIError(f"{option} {p!r}: cannot read the LightGBM model file: {_describe(exc)}") from exc
+
+    return _read(path, option, read_text, (OSError, UnicodeDecodeError), "the LightGBM model file")
 
 
 def load_booster(path: str | os.PathLike[str], option: str) -> Any:

@@ -7,26 +7,13 @@ import json
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..budgetprune._estimator import BudgetPrune
 from ..core._costs import FeatureCosts
 from ._args import add_costs, add_label, add_model, add_output, add_quiet, add_scoring, add_train, add_valid
-from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv
+from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv, select_features
 
 __all__ = ["register", "run"]
-
-
-def _features(table: pd.DataFrame, names: list[str], option: str, path: str) -> pd.DataFrame:
-    """Return the model's feature columns, by name (never by position; other columns are ignored)."""
-    missing = [n for n in names if n not in table.columns]
-    if missing:
-        raise CLIError(
-            f"{option} {path!r}: the header must name the model's {len(names)} features; missing "
-            f"{missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
-            f"{[str(c) for c in table.columns][:6]!r}{' ...' if table.shape[1] > 6 else ''})"
-        )
-    return table[names]
 
 
 def register(subparsers: Any) -> None:
@@ -85,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.label not in train.columns:
         raise CLIError(f"--train {args.train!r} has no label column {args.label!r}")
     valid = read_csv(args.valid, "--valid")
-    X_train = _features(train, names, "--train", args.train).to_numpy(dtype=np.float64)
-    X_valid = _features(valid, names, "--valid", args.valid).to_numpy(dtype=np.float64)
+    X_train = select_features(train, names, "--train", args.train).to_numpy(dtype=np.float64)
+    X_valid = select_features(valid, names, "--valid", args.valid).to_numpy(dtype=np.float64)
     costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
     est = BudgetPrune(
         booster,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._args import add_model, add_output, add_seed
-from ._io import AtomicOutputs, check_paths, load_booster, read_csv
+from ._io import AtomicOutputs, check_paths, load_booster, read_csv, select_features
 
 __all__ = ["register", "run"]
 
@@ -21,14 +21,7 @@ def _read_calib(path: str, feature_names: list[str]) -> np.ndarray:
     import pandas as pd
 
     df = read_csv(path, "--calib")
-    missing = [f for f in feature_names if f not in df.columns]
-    if missing:
-        raise ValueError(
-            f"--calib {path!r}: the header must name the model's {len(feature_names)} features; "
-            f"missing {missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
-            f"{[str(c) for c in df.columns][:6]!r}{' ...' if df.shape[1] > 6 else ''})"
-        )
-    df = df[feature_names]
+    df = select_features(df, feature_names, "--calib", path)
     for c in df.columns:
         if not np.issubdtype(df[c].dtype, np.number):
             df[c] = pd.to_numeric(df[c], errors="coerce")

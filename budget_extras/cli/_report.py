@@ -9,11 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
 from ._args import add_costs, add_data, add_model
-from ._io import AtomicOutputs, check_paths, read_csv, read_ensemble
+from ._io import AtomicOutputs, check_paths, read_costs, read_csv, read_ensemble
 from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["load_data", "register", "report_dict", "run"]
@@ -137,11 +136,7 @@ def run(args: argparse.Namespace) -> int:
     )
     check_plot(args.plot)
     ens = read_ensemble(args.model, "--model")
-    costs = (
-        FeatureCosts.from_csv(args.costs, feature_names=ens.feature_names)
-        if args.costs is not None
-        else FeatureCosts.uniform(ens.n_features, feature_names=ens.feature_names)
-    )
+    costs = read_costs(args.costs, ens.feature_names)
     X = load_data(args.data, ens)
     if args.n_trees is not None and not 0 <= args.n_trees <= ens.n_trees:
         raise ValueError(f"--n-trees must be in [0, {ens.n_trees}]; got {args.n_trees}")

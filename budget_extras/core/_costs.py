@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._representation import readonly_copy
 from ._validation import (
     check_bool_matrix,
     check_finite_nonnegative,
@@ -43,12 +44,6 @@ _CSV_INDEX = re.compile(r"[0-9]{1,12}")
 def _csv_cells(line: str) -> list[str]:
     """Return the comma-separated cells of a line, stripped (no quoting, as in the fork's reader)."""
     return [cell.strip(_CSV_BLANKS) for cell in line.split(",")]
-
-
-def _frozen(a: npt.ArrayLike, dtype: Any) -> np.ndarray:
-    arr = np.array(a, dtype=dtype, copy=True)
-    arr.flags.writeable = False
-    return arr
 
 
 def _is_named(x: Any) -> bool:
@@ -167,19 +162,19 @@ class FeatureCosts:
         n = self._infer_n_features(lazy, names, n_features)
         self.n_features = n
         self.feature_names = names
-        self.lazy = _frozen(
+        self.lazy = readonly_copy(
             _per_feature(lazy, name="lazy", n_features=n, names=names, default=0.0), np.float64
         )
-        self.coupled = _frozen(
+        self.coupled = readonly_copy(
             _per_feature(coupled, name="coupled", n_features=n, names=names, default=0.0), np.float64
         )
-        self.split = _frozen(
+        self.split = readonly_copy(
             _per_feature(split, name="split", n_features=n, names=names, default=0.0), np.float64
         )
         self.tree = check_nonnegative_scalar(tree, name="tree")
         labels, group = self._groups_iv(groups, names, n)
         self.group_labels = tuple(labels)
-        self.group = _frozen(group, np.int64)
+        self.group = readonly_copy(group, np.int64)
         gcost = np.zeros(len(labels), dtype=np.float64)
         explicit = _named_items(group_cost, name="group_cost", what="group") if group_cost is not None else {}
         unknown = [g for g in explicit if g not in labels]
@@ -192,12 +187,12 @@ class FeatureCosts:
                 gcost[gi] = check_nonnegative_scalar(explicit[lab], name=f"group_cost[{lab!r}]")
             else:
                 gcost[gi] = float(self.lazy[group == gi].max())
-        self.group_cost = _frozen(gcost, np.float64)
+        self.group_cost = readonly_copy(gcost, np.float64)
         unit = np.where(group >= 0, group, 0)
         ungrouped = np.flatnonzero(group < 0)
         unit[ungrouped] = len(labels) + np.arange(ungrouped.size)
-        self.unit = _frozen(unit, np.int64)
-        self.unit_cost = _frozen(np.concatenate([gcost, self.lazy[ungrouped]]), np.float64)
+        self.unit = readonly_copy(unit, np.int64)
+        self.unit_cost = readonly_copy(np.concatenate([gcost, self.lazy[ungrouped]]), np.float64)
         self._group_cost_arg = explicit
 
     @staticmethod

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._representation import EnsembleArrays
-from ._validation import check_index_array
+from ._validation import check_mask_or_indices
 
 _E = TypeVar("_E", bound=EnsembleArrays)
 
@@ -46,13 +46,7 @@ def collapse(ens: _E, nodes: Any) -> _E:
     -------
     TreeEnsemble
     """
-    arr = np.asarray(nodes)
-    if arr.dtype == bool:
-        if arr.shape != (ens.n_nodes,):
-            raise ValueError(f"The 'nodes' mask must have shape ({ens.n_nodes},). Got shape {arr.shape}.")
-        idx = np.flatnonzero(arr)
-    else:
-        idx = check_index_array(arr.ravel(), name="nodes", upper=ens.n_nodes)
+    idx = check_mask_or_indices(nodes, name="nodes", n=ens.n_nodes)
     idx = np.unique(idx[~ens.is_leaf[idx]])
     if idx.size == 0:
         return ens
@@ -133,13 +127,7 @@ def select_trees(ens: _E, indices: Any) -> _E:
         Each tree keeps its class (``tree_class``). LightGBM's model text assigns classes by
         position; see :func:`to_model_string` for how other orders are written.
     """
-    arr = np.asarray(indices)
-    if arr.dtype == bool:
-        if arr.shape != (ens.n_trees,):
-            raise ValueError(f"The 'indices' mask must have shape ({ens.n_trees},). Got shape {arr.shape}.")
-        sel = np.flatnonzero(arr)
-    else:
-        sel = check_index_array(arr.ravel(), name="indices", upper=ens.n_trees)
+    sel = check_mask_or_indices(indices, name="indices", n=ens.n_trees)
     off = ens.tree_offset
     sizes = off[sel + 1] - off[sel]
     new_off = np.zeros(sel.size + 1, dtype=np.int64)

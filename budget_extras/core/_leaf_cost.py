@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from ._costs import FeatureCosts
 from ._ensemble import TreeEnsemble
-from ._report import path_feature_counts
+from ._report import bits_to_bool, path_feature_bits, path_feature_counts
 
 __all__ = ["row_costs_from_leaves"]
 
@@ -21,13 +21,9 @@ _CHUNK = 8192
 
 
 def _leaf_tables(ens: TreeEnsemble, split_cost: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per (tree, LightGBM leaf index): node id; per node: path feature bits and path split cost."""
+    """Per (tree, LightGBM leaf index): node id; per node: path feature bits (one zero row more) and path split cost."""
     P = path_feature_counts(ens)
-    n_words = max(1, (ens.n_features + 63) // 64)
-    bits = np.zeros((ens.n_nodes, n_words), dtype=np.uint64)
-    coo = P.tocoo()
-    f = coo.col.astype(np.int64)
-    np.bitwise_or.at(bits, (coo.row, f >> 6), np.left_shift(np.uint64(1), (f & 63).astype(np.uint64)))
+    bits = path_feature_bits(P)
     path_cost = np.asarray(P @ split_cost, dtype=np.float64).ravel()
     leaves = np.flatnonzero(ens.is_leaf)
     n_trees = int(ens.tree_offset.size - 1)
@@ -77,7 +73,6 @@ def row_costs_from_leaves(
         if (nodes < 0).any():
             raise ValueError("The 'leaves' argument names a leaf the model does not have.")
         words = np.bitwise_or.reduce(bits[nodes], axis=1)
-        as_bytes = np.ascontiguousarray(words.astype("<u8")).view(np.uint8)
-        used = np.unpackbits(as_bytes, axis=1, bitorder="little")[:, : ensemble.n_features].astype(bool)
+        used = bits_to_bool(words, ensemble.n_features)
         out[a : a + _CHUNK] = costs.row_cost(used) + path_cost[nodes].sum(axis=1) + costs.tree * n_trees
     return out

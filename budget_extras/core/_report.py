@@ -18,7 +18,7 @@ from ._validation import check_n_trees, check_tree_order
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CostReport", "cost_report", "features_used", "path_feature_counts"]
+__all__ = ["CostReport", "bits_to_bool", "cost_report", "features_used", "path_feature_bits", "path_feature_counts"]
 
 _CHUNK_PAIRS = 1 << 20
 _PERCENTILES = (50, 90, 99)
@@ -100,8 +100,20 @@ def _iv(ens: Any, X: Any, tree_order: Any, n_trees: Any) -> tuple[RowSource, int
     return source, n, order, nt
 
 
-def _leaf_bits(P: sp.csr_matrix) -> npt.NDArray[np.uint64]:
-    """Bitset of the features on each node's path: uint64 (n_nodes + 1, n_words); last row zero."""
+def path_feature_bits(P: sp.csr_matrix) -> npt.NDArray[np.uint64]:
+    """Bitset of the features on each node's path: uint64 (n_nodes + 1, n_words); last row zero.
+
+    Parameters
+    ----------
+    P : scipy.sparse.csr_matrix, shape (n_nodes, n_features)
+        :func:`path_feature_counts` of the ensemble.
+
+    Returns
+    -------
+    ndarray of uint64, shape (n_nodes + 1, ceil(n_features / 64))
+        Bit ``f % 64`` of word ``f // 64`` of row ``i`` is set when feature ``f`` splits on
+        the path to node ``i``; row ``n_nodes`` (a sentinel for "no node") is zero.
+    """
     n_nodes, n_feat = P.shape
     n_words = max(1, (n_feat + 63) // 64)
     bits = np.zeros((n_nodes + 1, n_words), dtype=np.uint64)
@@ -111,7 +123,20 @@ def _leaf_bits(P: sp.csr_matrix) -> npt.NDArray[np.uint64]:
     return bits
 
 
-def _bits_to_bool(bits: npt.NDArray[np.uint64], n_feat: int) -> npt.NDArray[np.bool_]:
+def bits_to_bool(bits: npt.NDArray[np.uint64], n_feat: int) -> npt.NDArray[np.bool_]:
+    """Unpack rows of feature bitsets (:func:`path_feature_bits`) to a bool matrix.
+
+    Parameters
+    ----------
+    bits : ndarray of uint64, shape (n_rows, n_words)
+        One bitset per row.
+    n_feat : int
+        The number of features (columns of the result).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows, n_feat)
+    """
     as_bytes = np.ascontiguousarray(bits.astype("<u8")).view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, bitorder="little")[:, :n_feat].astype(bool)
 
@@ -141,7 +166,7 @@ def _walk(
     """
     n_feat = ens.n_features
     P = path_feature_counts(ens)
-    bits = _leaf_bits(P)
+    bits = path_feature_bits(P)
     sentinel = ens.n_nodes  # zero row of `bits`
     splits = np.zeros(n, dtype=np.int64)
     split_eval = np.zeros(n, dtype=np.float64)
@@ -168,7 +193,7 @@ def _walk(
         leaves[leaves < 0] = sentinel
         splits[start:stop] = depth[leaves].sum(axis=1)
         split_eval[start:stop] = leaf_cost[leaves].sum(axis=1)
-        u = sp.csr_matrix(_bits_to_bool(np.bitwise_or.reduce(bits[leaves], axis=1), n_feat))
+        u = sp.csr_matrix(bits_to_bool(np.bitwise_or.reduce(bits[leaves], axis=1), n_feat))
         k = int(u.nnz)
         if with_counts:
             mask = leaves != sentinel

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from ._parse import ModelParseError, parse_dump, parse_model_string
 from ._validation import check_array_2d
 
-__all__ = ["NODE_ARRAYS", "EnsembleArrays"]
+__all__ = ["NODE_ARRAYS", "EnsembleArrays", "readonly_copy"]
 
 NODE_ARRAYS = (
     ("left_child", np.int32),
@@ -39,7 +39,20 @@ NODE_ARRAYS = (
 )
 
 
-def _frozen(a: Any, dtype: Any) -> np.ndarray:
+def readonly_copy(a: Any, dtype: Any) -> np.ndarray:
+    """Return a read-only copy of ``a`` as an array of ``dtype`` (the arrays of core's objects).
+
+    Parameters
+    ----------
+    a : array-like
+        The values.
+    dtype : numpy dtype
+        The array's dtype.
+
+    Returns
+    -------
+    ndarray
+    """
     arr = np.array(a, dtype=dtype, copy=True)
     arr.flags.writeable = False
     return arr
@@ -167,11 +180,11 @@ value, count, weight, split_gain, leaf_index : array-like of shape (n_nodes,)
     ) -> None:
         local = dict(locals())
         for name, dtype in NODE_ARRAYS:
-            object.__setattr__(self, name, _frozen(local[name], dtype))
-        self.cat_offsets = _frozen(cat_offsets, np.int64)
-        self.cat_values = _frozen(cat_values, np.int32)
-        self.tree_offset = _frozen(tree_offset, np.int64)
-        self.shrinkage = _frozen(shrinkage, np.float64)
+            object.__setattr__(self, name, readonly_copy(local[name], dtype))
+        self.cat_offsets = readonly_copy(cat_offsets, np.int64)
+        self.cat_values = readonly_copy(cat_values, np.int32)
+        self.tree_offset = readonly_copy(tree_offset, np.int64)
+        self.shrinkage = readonly_copy(shrinkage, np.float64)
         self.num_class = int(num_class)
         self.num_tree_per_iteration = int(num_tree_per_iteration)
         self.max_feature_idx = int(max_feature_idx)
@@ -190,7 +203,7 @@ value, count, weight, split_gain, leaf_index : array-like of shape (n_nodes,)
         n_trees = self.tree_offset.size - 1
         if tree_class is None:
             tree_class = np.arange(n_trees) % max(self.num_tree_per_iteration, 1)
-        self.tree_class = _frozen(tree_class, np.int32)
+        self.tree_class = readonly_copy(tree_class, np.int32)
         self._validate_and_derive()
 
     # ------------------------------------------------------------------ structure
@@ -281,11 +294,11 @@ value, count, weight, split_gain, leaf_index : array-like of shape (n_nodes,)
             raise ValueError(
                 "TreeEnsemble: nodes must be in pre-order (right child follows the left subtree)."
             )
-        self.parent = _frozen(parent, np.int32)
-        self.depth = _frozen(depth, np.int32)
-        self.subtree_end = _frozen(end, np.int64)
-        self.node_tree = _frozen(node_tree, np.int32)
-        self.is_leaf = _frozen(leaf, np.bool_)
+        self.parent = readonly_copy(parent, np.int32)
+        self.depth = readonly_copy(depth, np.int32)
+        self.subtree_end = readonly_copy(end, np.int64)
+        self.node_tree = readonly_copy(node_tree, np.int32)
+        self.is_leaf = readonly_copy(leaf, np.bool_)
 
     def __setattr__(self, name: str, val: Any) -> None:
         if name in self.__dict__:

@@ -22,6 +22,7 @@ __all__ = [
     "check_booster",
     "check_finite_nonnegative",
     "check_index_array",
+    "check_mask_or_indices",
     "check_model_text",
     "check_n_trees",
     "check_nonnegative_scalar",
@@ -411,6 +412,27 @@ def check_index_array(x: Any, *, name: str, upper: int) -> npt.NDArray[np.int64]
             f"Got {int(arr[i])} at position {i}."
         )
     return arr
+
+
+
+def check_mask_or_indices(x: Any, *, name: str, n: int) -> npt.NDArray[np.int64]:
+    """Return the indices ``x`` selects: a boolean mask of shape ``(n,)``, or indices in ``[0, n)``.
+
+    Parameters
+    ----------
+    x : array-like of bool or int
+        The mask or the indices given (indices of any shape are flattened).
+    name : str
+        The argument's name, used in error messages.
+    n : int
+        How many items there are to select from.
+    """
+    arr = np.asarray(x)
+    if arr.dtype == bool:
+        if arr.shape != (n,):
+            raise ValueError(f"The {name!r} mask must have shape ({n},). Got shape {arr.shape}.")
+        return np.flatnonzero(arr)
+    return check_index_array(arr.ravel(), name=name, upper=n)
 
 
 def check_tree_order(tree_order: Any, n_trees: int) -> npt.NDArray[np.int64]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ._mpl import new_axes, pyplot
+from ._mpl import new_axes, two_axes
 
 __all__ = ["plot_cost_report", "plot_feature_share", "plot_row_costs"]
 
@@ -106,13 +106,7 @@ def plot_cost_report(report: Any, ax: Any = None, *, top: int | None = 20, bins:
         ``[feature share panel, row cost panel]``.
     """
     _check(report, "plot_cost_report")
-    if ax is None:
-        _, ax = pyplot().subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    axes = np.asarray(ax, dtype=object).ravel()
-    if axes.size != 2:
-        raise ValueError(
-            f"The 'ax' argument of plot_cost_report must be None or two Axes. Got {axes.size} instead."
-        )
+    axes = two_axes(ax, owner="plot_cost_report", need="None or two Axes")
     plot_feature_share(report, axes[0], top=top)
     plot_row_costs(report, axes[1], bins=bins)
     return axes

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._mpl import new_axes, pyplot
+from ._mpl import new_axes, two_axes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,11 +175,7 @@ def plot_qwyc(
         return plot_qwyc_trees(qwyc, X, ax)
     if X_holdout is None:
         raise ValueError("The 'X_holdout' argument of plot_qwyc is needed with 'alphas'. Got None.")
-    if ax is None:
-        _, ax = pyplot().subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    axes = np.asarray(ax, dtype=object).ravel()
-    if axes.size != 2:
-        raise ValueError(f"The 'ax' argument of plot_qwyc must be two Axes with 'alphas'. Got {axes.size}.")
+    axes = two_axes(ax, owner="plot_qwyc", need="two Axes with 'alphas'")
     plot_qwyc_trees(qwyc, X, axes[0])
     plot_qwyc_alpha(qwyc, X, X_holdout, alphas, axes[1])
     return axes

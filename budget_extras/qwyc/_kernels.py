@@ -17,7 +17,8 @@ then implies the label it was stopped with.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -237,6 +238,17 @@ def _floor_scale(scale: FloatArray) -> FloatArray:
     return np.maximum(scale, floor)
 
 
+def carry_and_floor(scale: FloatArray) -> FloatArray:
+    """Fill NaN positions with the nearest earlier position's value (in place), then :func:`_floor_scale`.
+
+    The per-position scales leave NaN where too few calibration rows reach a position.
+    """
+    for r in range(1, scale.shape[0]):
+        if np.isnan(scale[r]):
+            scale[r] = scale[r - 1]
+    return _floor_scale(scale)
+
+
 def active_residual_scale(
     F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, *, threshold: float = 0.0
 ) -> FloatArray:
@@ -260,10 +272,7 @@ def active_residual_scale(
         mean = s1 / cnt
         scale = np.sqrt(np.maximum(s2 / cnt - mean**2, 0.0))
     scale[cnt < 2] = np.nan
-    for r in range(1, t):  # carry the last defined value forward
-        if np.isnan(scale[r]):
-            scale[r] = scale[r - 1]
-    return _floor_scale(scale)
+    return carry_and_floor(scale)
 
 
 def extreme_spacing(
@@ -285,7 +294,7 @@ def extreme_spacing(
     smallest of the positive-label ones. A threshold set by one isolated row (a wide
     gap, likely to be crossed by new rows) moves faster with ``lambda`` than one
     inside a dense cloud. Positions with ``k`` or fewer such rows take the nearest
-    earlier position's value; zeros are floored (:func:`_floor_scale`).
+    earlier position's value; zeros are floored (:func:`carry_and_floor`).
     """
     C = np.cumsum(F[:, order], axis=1)
     y = C[:, -1] > threshold
@@ -304,11 +313,7 @@ def extreme_spacing(
             out[0, r] = low.max() - low.min()
         if act.sum() <= 2 * k:
             break
-    for side in range(2):
-        for r in range(1, t):  # carry the last defined value forward
-            if np.isnan(out[side, r]):
-                out[side, r] = out[side, r - 1]
-    return np.stack([_floor_scale(out[0]), _floor_scale(out[1])])
+    return np.stack([carry_and_floor(out[0]), carry_and_floor(out[1])])
 
 
 def _sides(scale: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -398,6 +403,35 @@ def conformal_lambda(crit: FloatArray, alpha: float) -> float:
     return float(np.sort(crit)[::-1][m])
 
 
+def settle_lambda(
+    lam: float, good: BoolArray, y: npt.NDArray[Any], labels_at: Callable[[float], npt.NDArray[Any]]
+) -> float:
+    """Raise ``lam`` until every ``good`` row gets its label ``y`` from the predictor's thresholds.
+
+    In exact arithmetic every row with ``crit <= lam`` is right at ``lam``; the predictor
+    compares with floating-point thresholds, so ``lam`` moves up in doubling steps from
+    ``1e-12 * max(1, |lam|)`` (more conservative, so the guarantee still holds), at most 64 times.
+
+    Parameters
+    ----------
+    lam : float
+        The conformal ``lambda`` (finite).
+    good : ndarray of bool, shape (n_rows,)
+        The rows right at ``lam`` in exact arithmetic.
+    y : ndarray, shape (n_rows,)
+        The full ensemble's labels.
+    labels_at : callable
+        The early-exit labels of the rows under the thresholds shifted by a ``lambda``.
+    """
+    step = 1e-12 * max(1.0, abs(lam))
+    for _ in range(64):
+        if not np.any(good & (labels_at(lam) != y)):
+            break
+        lam += step
+        step *= 2.0
+    return lam
+
+
 def widen_conformal(
     F: FloatArray,
     order: IntArray,
@@ -429,19 +463,11 @@ def widen_conformal(
     lam = conformal_lambda(crit, alpha)
     if not math.isfinite(lam):
         return lam
-    # In exact arithmetic every row with crit <= lam is right at lam. The predictor
-    # compares with floating-point thresholds; if one of those rows is wrong there,
-    # move lam up (more conservative, so the guarantee still holds).
-    good = crit <= lam
-    step = 1e-12 * max(1.0, abs(lam))
-    for _ in range(64):
-        en2, ep2 = shift_thresholds(eps_neg, eps_pos, lam, scale, threshold)
-        tr = early_exit(F, order, en2, ep2, threshold=threshold)
-        if not np.any(good & (tr.labels != y)):
-            break
-        lam += step
-        step *= 2.0
-    return lam
+    def labels_at(m: float) -> npt.NDArray[Any]:  # the predictor's floating-point thresholds at lambda m
+        en2, ep2 = shift_thresholds(eps_neg, eps_pos, m, scale, threshold)
+        return early_exit(F, order, en2, ep2, threshold=threshold).labels
+
+    return settle_lambda(lam, crit <= lam, y, labels_at)
 
 
 def shift_thresholds(

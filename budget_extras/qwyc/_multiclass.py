@@ -14,7 +14,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from ._kernels import ExitTrace, budget_count, conformal_lambda, envelope_critical
+from ._kernels import ExitTrace, budget_count, carry_and_floor, conformal_lambda, envelope_critical, settle_lambda
 
 __all__: list[str] = []
 
@@ -157,15 +157,9 @@ def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64,
     if not math.isfinite(lam):
         return lam
     yfull = np.argmax(C[:, -1, :], axis=1)
-    good = crit <= lam
-    step = 1e-12 * max(1.0, abs(lam))
-    for _ in range(64):  # agree with the floating-point thresholds the predictor uses
-        tr = early_exit_multiclass(F3, order, shift_margins(eps_margin, lam, scale))
-        if not np.any(good & (tr.labels != yfull)):
-            break
-        lam += step
-        step *= 2.0
-    return lam
+    return settle_lambda(  # agree with the floating-point thresholds the predictor uses
+        lam, crit <= lam, yfull, lambda m: early_exit_multiclass(F3, order, shift_margins(eps_margin, m, scale)).labels
+    )
 
 
 def active_residual_scale_multiclass(F3: F64, order: I64, eps_margin: F64) -> F64:
@@ -181,12 +175,7 @@ def active_residual_scale_multiclass(F3: F64, order: I64, eps_margin: F64) -> F6
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.sqrt(np.where(active[:, :, None], rem**2, 0.0).sum(axis=(0, 2)) / (cnt * C.shape[2]))
     scale[cnt < 2] = np.nan
-    for r in range(1, t):
-        if np.isnan(scale[r]):
-            scale[r] = scale[r - 1]
-    scale = np.where(np.isfinite(scale), scale, 0.0)
-    positive = scale[scale > 0]
-    return np.maximum(scale, positive.min() * 1e-3 if positive.size else 1.0)
+    return carry_and_floor(scale)
 
 
 def residual_scale_multiclass(F3: F64, order: I64) -> F64:
@@ -219,9 +208,4 @@ def extreme_spacing_multiclass(F3: F64, order: I64, eps_margin: F64, *, k: int =
             out[r] = top.max() - top.min()
         if act.sum() <= k:
             break
-    for r in range(1, t):
-        if np.isnan(out[r]):
-            out[r] = out[r - 1]
-    out = np.where(np.isfinite(out), out, 0.0)
-    positive = out[out > 0]
-    return np.maximum(out, positive.min() * 1e-3 if positive.size else 1.0)
+    return carry_and_floor(out)
