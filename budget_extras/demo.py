@@ -277,7 +277,18 @@ def run_demo(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point of ``python -m budget_extras.demo``."""
+    """Command-line entry point of ``python -m budget_extras.demo``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m budget_extras.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

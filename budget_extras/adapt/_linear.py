@@ -61,7 +61,24 @@ class _LinearCandidates(BaseEstimator):
     def evaluate(
         self, X: Any, y: Any, *, f0_proba: np.ndarray | None = None, f0_used: np.ndarray | None = None
     ) -> pd.DataFrame:
-        """Accuracy, mean cost, share to f0 and support size of every candidate on ``(X, y)``."""
+        """Return the accuracy, mean cost, share to f0 and support size of every candidate on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows to evaluate on.
+        y : array-like of shape (n_rows,)
+            Their labels.
+        f0_proba : numpy.ndarray of shape (n_rows, 2), optional
+            ``f0``'s probabilities on ``X`` when already computed.
+        f0_used : numpy.ndarray of bool of shape (n_rows, n_features), optional
+            The features ``f0`` reads on each row when already computed.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per candidate.
+        """
         X = check_array_2d(X, name="X", n_features=self.n_features_in_)
         Z = (X - self.mean_) / self.scale_
         y01 = np.asarray(y) == self.classes_[1]
@@ -86,7 +103,19 @@ class _LinearCandidates(BaseEstimator):
         return pd.DataFrame(rows)
 
     def predict(self, X: Any, candidate: int) -> np.ndarray:
-        """Class labels from candidate ``candidate`` (f0 on rows its gate routes there)."""
+        """Return class labels from candidate ``candidate`` (f0 on rows its gate routes there).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows to predict.
+        candidate : int
+            Index of the candidate (a row of :meth:`evaluate`).
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_rows,)
+        """
         X = check_array_2d(X, name="X", n_features=self.n_features_in_)
         Z = (X - self.mean_) / self.scale_
         gw, gb, hw, hb = self.candidates_[candidate]
@@ -143,7 +172,26 @@ class AdaptLin(_LinearCandidates):
         self.f0_features = f0_features
 
     def fit(self, X: Any, y: Any, f0: Any, costs: Any = None, *, f0_proba_train: np.ndarray | None = None) -> AdaptLin:
-        """Fit by alternating minimization, then build the support-size candidates."""
+        """Fit by alternating minimization, then build the support-size candidates.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Training rows.
+        y : array-like of shape (n_rows,)
+            Binary labels.
+        f0 : fitted classifier or model file
+            The expensive model the gate falls back to.
+        costs : optional
+            Per-feature costs (any form :func:`budget_extras.core.as_feature_costs` takes).
+        f0_proba_train : numpy.ndarray of shape (n_rows, 2), optional
+            ``f0``'s probabilities on ``X`` when already computed.
+
+        Returns
+        -------
+        AdaptLin
+            ``self``.
+        """
         if not 0.0 <= float(self.p_full) <= 1.0:
             raise ValueError(f"The 'p_full' parameter of AdaptLin must be in [0, 1]. Got {self.p_full!r} instead.")
         if not (np.isfinite(self.lam) and self.lam >= 0):
@@ -208,7 +256,24 @@ class L1GateBaseline(_LinearCandidates):
         self.f0_features = f0_features
 
     def fit(self, X: Any, y: Any, f0: Any, costs: Any = None) -> L1GateBaseline:
-        """Build the candidates (every support size of every L1 path point, every gate weight)."""
+        """Build the candidates (every support size of every L1 path point, every gate weight).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Training rows.
+        y : array-like of shape (n_rows,)
+            Binary labels.
+        f0 : fitted classifier or model file
+            The expensive model the gate falls back to.
+        costs : optional
+            Per-feature costs (any form :func:`budget_extras.core.as_feature_costs` takes).
+
+        Returns
+        -------
+        L1GateBaseline
+            ``self``.
+        """
         Z, y01 = self._prepare(X, y, f0, costs, self.f0_features)
         m = Z.shape[1]
         grid = np.logspace(-3, 1, 9) if self.C_grid is None else self.C_grid

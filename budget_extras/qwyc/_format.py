@@ -92,7 +92,19 @@ def _header_get(header: list[str], key: str) -> str | None:
 
 
 def write_qwyc_plan(text: str, plan: QWYCPlan) -> str:
-    """Model text with the trees in ``plan.order`` and the plan in the header."""
+    """Return the model text with the trees in ``plan.order`` and the plan in the header.
+
+    Parameters
+    ----------
+    text : str
+        LightGBM model text.
+    plan : QWYCPlan
+        The plan to store (validated against the model first).
+
+    Returns
+    -------
+    str
+    """
     header, blocks, tail = split_model_text(text)
     k = int(_header_get(header, "num_tree_per_iteration") or _header_get(header, "num_class") or 1)
     n_iter = len(blocks) // k
@@ -287,6 +299,15 @@ def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
     The plan is checked field by field against the model in the text, by exactly the rule of
     the fork's C++ reader (docs/qwyc_model_format.md, section 6 "What a valid plan is"), so both
     readers accept and refuse the same files.
+
+    Parameters
+    ----------
+    model_text : str
+        LightGBM model text.
+
+    Returns
+    -------
+    QWYCPlan or None
 
     Raises
     ------
