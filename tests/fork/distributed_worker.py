@@ -3,7 +3,8 @@
 Usage: python distributed_worker.py SPEC.json. The spec names the rank, the machine list, the data
 directory, how rows are partitioned and the configurations to train; the models (text) are written
 to spec["out"] as JSON {name: model string}. Runs under the fork and under upstream's wheel (the
-defect tests), so it uses only the public Python API plus LGBM_NetworkInit / LGBM_NetworkFree.
+defect tests), so it uses only the public Python API plus LGBM_NetworkInit / LGBM_NetworkFree, and
+never imports budget_extras (not installed beside upstream's wheel).
 
 Partitions:
   bin     every rank loads data_dir/train.bin with pre_partition=false: LightGBM keeps the stored
@@ -15,6 +16,7 @@ Partitions:
 
 from __future__ import annotations
 
+import ctypes
 import json
 import sys
 from pathlib import Path
@@ -25,8 +27,7 @@ import numpy as np
 def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text())
     import lightgbm as lgb
-
-    from budget_extras._compat import lightgbm_network
+    from lightgbm.basic import _LIB, _c_str, _safe_call
 
     data_dir = Path(spec["data_dir"])
     rank = spec["rank"]
@@ -44,7 +45,9 @@ def main() -> None:
             mine = np.random.default_rng(7).integers(0, 2, size=len(y)) == rank
         X_local, y_local = X[mine], y[mine]
 
-    with lightgbm_network(spec["machines"], port=spec["port"], timeout_minutes=1, num_machines=2):
+    _safe_call(_LIB.LGBM_NetworkInit(_c_str(spec["machines"]), ctypes.c_int(spec["port"]),
+                                     ctypes.c_int(1), ctypes.c_int(2)))
+    try:
         def dataset():
             if partition == "bin":
                 return lgb.Dataset(str(data_dir / "train.bin"), params=dict(ds_params, pre_partition=False))
@@ -58,6 +61,8 @@ def main() -> None:
                 booster = lgb.train(params, dataset(), num_boost_round=cfg["continue_rounds"],
                                     init_model=booster)
             out[name] = booster.model_to_string()
+    finally:
+        _safe_call(_LIB.LGBM_NetworkFree())
     Path(spec["out"]).write_text(json.dumps(out))
 
 
