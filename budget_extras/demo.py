@@ -130,6 +130,41 @@ def _best_topk(
     return best[2], best[1], order.size - 1, seconds
 
 
+def _knobs(chosen: Any) -> str:
+    """Describe a train_to_budget candidate: its family and knobs."""
+    details = [f"k={chosen.k}"] if chosen.k is not None else []
+    details += [f"tradeoff {chosen.tradeoff:.3g}"] if chosen.tradeoff is not None else []
+    details += [f"{chosen.params['num_leaves']} leaves"] if "num_leaves" in chosen.params else []
+    return str(chosen.family) + (f" ({', '.join(details)})" if details else "")
+
+
+def _print_table(
+    rows: list[dict[str, Any]], status: str, family: str, k: int | None, budget: float, out: Any
+) -> None:
+    """Print the models' table and what the search chose."""
+    print("\n" + HEADER, file=out)
+    for r in rows:
+        print(
+            f"{r['model']:28s} {r['valid_accuracy']:9.4f} {r['valid_cost']:10.2f} {r['accuracy']:9.4f} "
+            f"{r['mean_cost']:9.2f} {r['features_used']:8d} {r['trainings']:9d} {r['seconds']:7.1f}",
+            file=out,
+        )
+    if k is None:
+        print(f"(no top-k subset fits budget {budget:g} on validation)", file=out)
+    tb = rows[-1]
+    print(
+        f"\ntrain_to_budget: {status}, chose {family} among {tb['candidates']} candidates; "
+        f"{tb['trainings']} LightGBM trainings (greedy selection's short proxy fits included) "
+        f"in {tb['seconds']:.1f} s.",
+        file=out,
+    )
+    print(
+        "test cost = mean over test patients of the tests on their paths, each paid once (TT4, T4U and FTI "
+        "are one purchase); features = those any test patient pays for; every choice made on validation.",
+        file=out,
+    )
+
+
 def run_demo(
     *, budget: float = 30.0, rounds: int = 150, plot: str | os.PathLike[str] | None = DEFAULT_PLOT, out: Any = None
 ) -> list[dict[str, Any]]:
@@ -231,11 +266,7 @@ def run_demo(
         progress=False,
         k_grid=list(range(1, max(2, n_used))),
     )
-    chosen = result.chosen
-    details = [f"k={chosen.k}"] if chosen.k is not None else []
-    details += [f"tradeoff {chosen.tradeoff:.3g}"] if chosen.tradeoff is not None else []
-    details += [f"{chosen.params['num_leaves']} leaves"] if "num_leaves" in chosen.params else []
-    family = chosen.family + (f" ({', '.join(details)})" if details else "")
+    family = _knobs(result.chosen)
     add(
         "train_to_budget",
         result.booster,
@@ -246,27 +277,7 @@ def run_demo(
         candidates=len(result.frontier),
     )
 
-    print("\n" + HEADER, file=out)
-    for r in rows:
-        print(
-            f"{r['model']:28s} {r['valid_accuracy']:9.4f} {r['valid_cost']:10.2f} {r['accuracy']:9.4f} "
-            f"{r['mean_cost']:9.2f} {r['features_used']:8d} {r['trainings']:9d} {r['seconds']:7.1f}",
-            file=out,
-        )
-    if topk is None:
-        print(f"(no top-k subset fits budget {budget:g} on validation)", file=out)
-    tb = rows[-1]
-    print(
-        f"\ntrain_to_budget: {result.status.name}, chose {family} among {tb['candidates']} candidates; "
-        f"{tb['trainings']} LightGBM trainings (greedy selection's short proxy fits included) "
-        f"in {tb['seconds']:.1f} s.",
-        file=out,
-    )
-    print(
-        "test cost = mean over test patients of the tests on their paths, each paid once (TT4, T4U and FTI "
-        "are one purchase); features = those any test patient pays for; every choice made on validation.",
-        file=out,
-    )
+    _print_table(rows, result.status.name, family, None if topk is None else k, float(budget), out)
     if plot_path is not None:
         _save_plot(result, plot_path, float(budget))
         print(

@@ -45,6 +45,127 @@ def _csv_cells(line: str) -> list[str]:
     """Return the comma-separated cells of a line, stripped (no quoting, as in the fork's reader)."""
     return [cell.strip(_CSV_BLANKS) for cell in line.split(",")]
 
+def _csv_read_lines(where: str) -> list[str]:
+    """Return the lines of the costs CSV ``where`` (UTF-8, a BOM skipped)."""
+    if os.path.isdir(where):
+        raise ValueError(f"The costs CSV {where!r} is a directory, not a file.")
+    try:
+        with open(where, encoding="utf-8-sig", newline="") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise ValueError(
+            f"The 'path' argument must name a readable CSV file. Got {where!r}: {exc.strerror or exc}."
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"The costs CSV {where!r} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+    return text.split("\n")
+
+
+def _csv_header(where: str, line: str) -> tuple[list[str], dict[str, int]]:
+    """Return the header cells and each known column's position (``cost`` read as ``lazy``)."""
+    header = _csv_cells(line)
+    if not any(header):
+        raise ValueError(f"The costs CSV {where!r} is empty; it needs a header row such as 'feature,cost'.")
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise ValueError(f"The costs CSV {where!r} repeats the column {repeated[0]!r}.")
+    if "cost" in header and "lazy" in header:
+        raise ValueError(f"The costs CSV {where!r} has both 'cost' and 'lazy' columns; they are synonyms, give one.")
+    unknown_cols = [h for h in header if h not in _CSV_COLUMNS]
+    if unknown_cols:
+        raise ValueError(
+            f"The costs CSV {where!r} has the unknown column {unknown_cols[0]!r}; the columns are "
+            "feature, cost (or lazy), coupled, split, group, group_cost and tree."
+        )
+    if "feature" not in header:
+        raise ValueError(f"The costs CSV {where!r} must have a 'feature' column. Got columns {header!r}.")
+    return header, {("lazy" if h == "cost" else h): j for j, h in enumerate(header)}
+
+
+def _csv_rows(where: str, lines: list[str], header: list[str], col: dict[str, int]) -> list[tuple[str, list[str]]]:
+    """Return ``(feature cell, cells)`` per non-blank data line."""
+    rows: list[tuple[str, list[str]]] = []
+    for line_no, line in enumerate(lines[1:], start=2):
+        if not line.strip(_CSV_BLANKS):
+            continue
+        cells = _csv_cells(line)
+        if len(cells) != len(header):
+            raise ValueError(
+                f"The costs CSV {where!r} line {line_no} has {len(cells)} cells; the header has {len(header)}."
+            )
+        if not cells[col["feature"]]:
+            raise ValueError(f"The costs CSV {where!r} has an empty 'feature' value (line {line_no}).")
+        rows.append((cells[col["feature"]], cells))
+    return rows
+
+
+def _csv_features(
+    where: str, rows: list[tuple[str, list[str]]], feature_names: Sequence[str] | None
+) -> tuple[list[str], list[str]]:
+    """Return the model's feature names and the feature each row names (a 0-based index resolved)."""
+    names = list(feature_names) if feature_names is not None else [f for f, _ in rows]
+    feats = [f for f, _ in rows]
+    if feature_names is not None:  # a 0-based index names a feature, as in the fork's reader
+        known = set(names)
+        feats = [
+            names[int(f)] if f not in known and _CSV_INDEX.fullmatch(f) and int(f) < len(names) else f for f in feats
+        ]
+        unknown = [f for f in feats if f not in known]
+        if unknown:
+            raise ValueError(
+                f"The costs CSV {where!r} names unknown features {unknown[:5]!r}; known features are "
+                f"{names[:8]!r}{'...' if len(names) > 8 else ''}."
+            )
+    seen: set[str] = set()
+    for f in feats:
+        if f in seen:
+            raise ValueError(f"The costs CSV {where!r} gives feature {f!r} twice.")
+        seen.add(f)
+    return names, feats
+
+
+def _csv_number(where: str, cname: str, feat: str, cell: str) -> float | None:
+    """Return a cost cell's value (None for an empty cell: 0, no group cost, no tree cost)."""
+    if not cell:
+        return None
+    if not _CSV_NUMBER.fullmatch(cell):
+        raise ValueError(f"The costs CSV {where!r} column {cname!r} must be numeric: feature {feat!r} has {cell!r}.")
+    value = float(cell)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"The costs CSV {where!r} column {cname!r} must be a finite number >= 0: feature {feat!r} has {cell!r}."
+        )
+    return value
+
+
+def _csv_values(
+    where: str, header: list[str], col: dict[str, int], feats: list[str], rows: list[tuple[str, list[str]]]
+) -> tuple[dict[str, dict[str, float]], dict[str, str | None], dict[Hashable, float], float]:
+    """Return the per-feature costs by column, the group labels, the group costs and the tree cost."""
+    values: dict[str, dict[str, float]] = {c: {} for c in ("lazy", "coupled", "split")}
+    groups: dict[str, str | None] = {}
+    group_cost: dict[Hashable, float] = {}
+    trees: list[float] = []
+    for feat, (_, cells) in zip(feats, rows, strict=True):
+        for cname in ("lazy", "coupled", "split"):
+            if cname in col:
+                values[cname][feat] = _csv_number(where, header[col[cname]], feat, cells[col[cname]]) or 0.0
+        label = cells[col["group"]] if "group" in col else ""
+        groups[feat] = None if label in ("", "-1") else label
+        gc = _csv_number(where, "group_cost", feat, cells[col["group_cost"]]) if "group_cost" in col else None
+        if gc is not None and groups[feat] is not None:  # ignored on a feature in no group
+            previous = group_cost.setdefault(label, gc)
+            if previous != gc:
+                raise ValueError(
+                    f"The costs CSV {where!r} gives group {label!r} several group_cost values {[previous, gc]!r}."
+                )
+        tv = _csv_number(where, "tree", feat, cells[col["tree"]]) if "tree" in col else None
+        if tv is not None and tv not in trees:
+            trees.append(tv)
+    if len(trees) > 1:
+        raise ValueError(f"The costs CSV {where!r} column 'tree' must hold one value. Got {trees!r}.")
+    return values, groups, group_cost, trees[0] if trees else 0.0
+
 
 def _is_named(x: Any) -> bool:
     try:
@@ -323,118 +444,18 @@ class FeatureCosts:
         FeatureCosts
         """
         where = str(os.fspath(path))
-        if os.path.isdir(where):
-            raise ValueError(f"The costs CSV {where!r} is a directory, not a file.")
-        try:
-            with open(where, encoding="utf-8-sig", newline="") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise ValueError(
-                f"The 'path' argument must name a readable CSV file. Got {where!r}: {exc.strerror or exc}."
-            ) from exc
-        except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"The costs CSV {where!r} is not UTF-8 text ({exc.reason} at byte {exc.start})."
-            ) from exc
-        lines = text.split("\n")
-        header = _csv_cells(lines[0])
-        if not any(header):
-            raise ValueError(f"The costs CSV {where!r} is empty; it needs a header row such as 'feature,cost'.")
-        repeated = sorted({h for h in header if header.count(h) > 1})
-        if repeated:
-            raise ValueError(f"The costs CSV {where!r} repeats the column {repeated[0]!r}.")
-        if "cost" in header and "lazy" in header:
-            raise ValueError(
-                f"The costs CSV {where!r} has both 'cost' and 'lazy' columns; they are synonyms, give one."
-            )
-        unknown_cols = [h for h in header if h not in _CSV_COLUMNS]
-        if unknown_cols:
-            raise ValueError(
-                f"The costs CSV {where!r} has the unknown column {unknown_cols[0]!r}; the columns are "
-                "feature, cost (or lazy), coupled, split, group, group_cost and tree."
-            )
-        if "feature" not in header:
-            raise ValueError(
-                f"The costs CSV {where!r} must have a 'feature' column. Got columns {header!r}."
-            )
-        col = {("lazy" if h == "cost" else h): j for j, h in enumerate(header)}
-        rows: list[tuple[str, list[str]]] = []
-        for line_no, line in enumerate(lines[1:], start=2):
-            if not line.strip(_CSV_BLANKS):
-                continue
-            cells = _csv_cells(line)
-            if len(cells) != len(header):
-                raise ValueError(
-                    f"The costs CSV {where!r} line {line_no} has {len(cells)} cells; the header has {len(header)}."
-                )
-            if not cells[col["feature"]]:
-                raise ValueError(f"The costs CSV {where!r} has an empty 'feature' value (line {line_no}).")
-            rows.append((cells[col["feature"]], cells))
-        names = list(feature_names) if feature_names is not None else [f for f, _ in rows]
-        feats = [f for f, _ in rows]
-        if feature_names is not None:  # a 0-based index names a feature, as in the fork's reader
-            known = set(names)
-            feats = [
-                names[int(f)] if f not in known and _CSV_INDEX.fullmatch(f) and int(f) < len(names) else f
-                for f in feats
-            ]
-            unknown = [f for f in feats if f not in known]
-            if unknown:
-                raise ValueError(
-                    f"The costs CSV {where!r} names unknown features {unknown[:5]!r}; known features are "
-                    f"{names[:8]!r}{'...' if len(names) > 8 else ''}."
-                )
-        seen: set[str] = set()
-        for f in feats:
-            if f in seen:
-                raise ValueError(f"The costs CSV {where!r} gives feature {f!r} twice.")
-            seen.add(f)
-
-        def number(cname: str, feat: str, cell: str) -> float | None:
-            if not cell:
-                return None  # an empty cell: 0, no group cost, no tree cost
-            if not _CSV_NUMBER.fullmatch(cell):
-                raise ValueError(
-                    f"The costs CSV {where!r} column {cname!r} must be numeric: feature {feat!r} has {cell!r}."
-                )
-            value = float(cell)
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(
-                    f"The costs CSV {where!r} column {cname!r} must be a finite number >= 0: "
-                    f"feature {feat!r} has {cell!r}."
-                )
-            return value
-
-        values: dict[str, dict[str, float]] = {c: {} for c in ("lazy", "coupled", "split")}
-        groups: dict[str, str | None] = {}
-        group_cost: dict[Hashable, float] = {}
-        trees: list[float] = []
-        for feat, (_, cells) in zip(feats, rows, strict=True):
-            for cname in ("lazy", "coupled", "split"):
-                if cname in col:
-                    values[cname][feat] = number(header[col[cname]], feat, cells[col[cname]]) or 0.0
-            label = cells[col["group"]] if "group" in col else ""
-            groups[feat] = None if label in ("", "-1") else label
-            gc = number("group_cost", feat, cells[col["group_cost"]]) if "group_cost" in col else None
-            if gc is not None and groups[feat] is not None:  # ignored on a feature in no group
-                previous = group_cost.setdefault(label, gc)
-                if previous != gc:
-                    raise ValueError(
-                        f"The costs CSV {where!r} gives group {label!r} several group_cost values "
-                        f"{[previous, gc]!r}."
-                    )
-            tv = number("tree", feat, cells[col["tree"]]) if "tree" in col else None
-            if tv is not None and tv not in trees:
-                trees.append(tv)
-        if len(trees) > 1:
-            raise ValueError(f"The costs CSV {where!r} column 'tree' must hold one value. Got {trees!r}.")
+        lines = _csv_read_lines(where)
+        header, col = _csv_header(where, lines[0])
+        rows = _csv_rows(where, lines, header, col)
+        names, feats = _csv_features(where, rows, feature_names)
+        values, groups, group_cost, tree = _csv_values(where, header, col, feats, rows)
         return cls(
             values["lazy"] if "lazy" in col else None,
             coupled=values["coupled"] if "coupled" in col else None,
             split=values["split"] if "split" in col else 0.0,
             groups=groups if "group" in col else None,
             group_cost=group_cost or None,
-            tree=trees[0] if trees else 0.0,
+            tree=tree,
             feature_names=names,
         )
 
