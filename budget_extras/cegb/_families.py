@@ -112,9 +112,17 @@ def _set_cost(fc: FeatureCosts, sel: list[int]) -> float:
     return float(fc.row_cost(m)[0])
 
 
-def _greedy_score(s: Search, fit_rows: lgb.Dataset, hold: lgb.Dataset, sub: list[int], rounds: int) -> float:
-    """Score a cheap proxy restricted to ``sub`` on held-out TRAINING rows (LightGBM's own metric)."""
+def _greedy_score(
+    s: Search, fit_rows: lgb.Dataset, hold: lgb.Dataset, sub: list[int], rounds: int, constant: bool = False
+) -> float:
+    """Score a cheap proxy restricted to ``sub`` on held-out TRAINING rows (LightGBM's own metric).
+
+    ``constant``: no split may happen (``min_gain_to_split`` past any gain), so the proxy is the
+    constant model every step is compared with first.
+    """
     p = {**s.base, "learning_rate": 0.2, "num_leaves": 15, "interaction_constraints": [sub]}
+    if constant:
+        p = {**p, "min_gain_to_split": 1e300}
     for alias in param_aliases("num_leaves") - {"num_leaves"}:
         p.pop(alias, None)
     if not param_aliases("metric") & set(p):
@@ -144,7 +152,8 @@ def greedy_forward(
     folds = s.folds(3 if s.rows <= CROSS_FIT_ROWS and not s.proxy else 1, salt=1)
     rounds = min(40, s.rounds)
     chosen: list[int] = []
-    current = -math.inf
+    # the constant model's held-out score: the first step weighs its gain by cost too
+    current = float(np.mean([_greedy_score(s, a, h, pool[:1], 1, constant=True) for a, h in folds])) if pool else 0.0
     prefixes: list[list[int]] = []
     for _ in range(min(steps, len(pool))):
         base_cost = _set_cost(s.fc, chosen)

@@ -398,3 +398,16 @@ def test_to_frame_and_plot_show_the_frontier(data):
     ax = r.plot()
     points = np.vstack([c.get_offsets() for c in ax.collections if len(c.get_offsets())])
     assert {(float(x), float(y)) for x, y in points} >= {(c.cost, c.score) for c in r.frontier}
+
+
+def test_greedy_first_step_weighs_gain_by_cost():
+    """The first step is compared with the constant model, so a cheap useful feature beats a dear better one."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    y = (X[:, 0] + 0.6 * X[:, 1] + 0.4 * X[:, 3] + 0.5 * rng.normal(size=3000) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = train_to_budget(PARAMS, lgb.Dataset(X[:2000], y[:2000]), budget=3.0, valid_set=(X[2000:], y[2000:]),
+                            costs=[10, 1, 1, 3, 1, 1], num_boost_round=15, progress=False, k_grid=[5])
+    greedy = [c.params["interaction_constraints"][0] for c in r.frontier if c.family == "greedy"]
+    assert greedy and greedy[0] == [1]  # feature 0 scores best alone but costs 10x feature 1
