@@ -94,6 +94,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "the full benchmark (minutes); tests/benchmarks runs the benchmarks' smoke versions"
     ),
     ("docs/qwyc_model_format.md", 'qwyc-line      = key "=" value'): "a grammar",
+    ("docs/train_to_budget.md", "python benchmarks/budget_search_cost.py --data-dir ../shared"): (
+        "a benchmark over ../shared/data (many minutes); its numbers are in the table below it"
+    ),
     ("docs/cost_report_speed.md", "python benchmarks/cost_report_memory.py"): (
         "the memory benchmark (1,000,000 rows, minutes); its chunking is tested by test_cost_report_chunks.py"
     ),
