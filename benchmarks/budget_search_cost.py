@@ -157,8 +157,8 @@ def main() -> None:
                   + ", ".join(f"B={q['budget']:.3g}: AUC {q.get('test_auc', float('nan')):.4f} "
                               f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)
         rows.append(row)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rows, indent=1))
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows, indent=1))  # after every dataset: a cut run keeps what it measured
 
 
 if __name__ == "__main__":
