@@ -120,11 +120,9 @@ def _greedy_score(
     ``constant``: no split may happen (``min_gain_to_split`` past any gain), so the proxy is the
     constant model every step is compared with first.
     """
-    p = {**s.base, "learning_rate": 0.2, "num_leaves": 15, "interaction_constraints": [sub]}
+    p = s.params_for({"learning_rate": 0.2, "num_leaves": 15, "interaction_constraints": [sub]})
     if constant:
-        p = {**p, "min_gain_to_split": 1e300}
-    for alias in param_aliases("num_leaves") - {"num_leaves"}:
-        p.pop(alias, None)
+        p["min_gain_to_split"] = 1e300
     if not param_aliases("metric") & set(p):
         p["metric"] = _GREEDY_METRIC[objective_kind(p)]
     t0 = time.perf_counter()

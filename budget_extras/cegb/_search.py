@@ -12,6 +12,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
+from .._compat import param_aliases
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
@@ -33,13 +34,6 @@ class Spec:
     extra: dict[str, Any]
     k: int | None = None
     tradeoff: float | None = None
-
-
-def leaves_aliases() -> set[str]:
-    """Every LightGBM alias of ``num_leaves``."""
-    from .._compat import param_aliases
-
-    return param_aliases("num_leaves")
 
 
 class Search:
@@ -110,7 +104,7 @@ class Search:
         """Return the user's parameters with ``extra`` added (a ``num_leaves`` replaces the user's under any alias)."""
         p = {**self.base, **extra}
         if "num_leaves" in extra:
-            for alias in leaves_aliases() - {"num_leaves"}:
+            for alias in param_aliases("num_leaves") - {"num_leaves"}:
                 p.pop(alias, None)
         return p
 
@@ -209,11 +203,9 @@ class Clock:
 
     def allow(self, n: int) -> None:
         """Raise :class:`SearchCut` if ``n`` more fits would pass a limit (the first fit always runs)."""
-        if self.nfev == 0:
-            pass
-        elif self.max_fits is not None and self.nfev + n > self.max_fits:
+        if self.nfev > 0 and self.max_fits is not None and self.nfev + n > self.max_fits:
             self.cut = f"max_fits={self.max_fits} reached"
-        elif self.time_limit is not None and time.perf_counter() - self.start > self.time_limit:
+        elif self.nfev > 0 and self.time_limit is not None and time.perf_counter() - self.start > self.time_limit:
             self.cut = f"time_limit={self.time_limit:g} s reached"
         if self.cut is not None:
             raise SearchCut(self.cut)
@@ -221,15 +213,11 @@ class Clock:
 
     def record(self, c: Candidate, best: float | None) -> None:
         """Account one finished candidate: its family's time and the bar."""
-        self.seconds[("proxy:" if c.proxy else "") + c.family] += c.seconds
-        step = c.rows / self.n_rows
-        if self.bar.n + step > self.bar.total:
-            self.bar.total = round(self.bar.n + step, 2)
-        self.bar.update(step)
+        self.record_raw(("proxy:" if c.proxy else "") + c.family, c.seconds, c.rows)
         self.bar.set_postfix(best="-" if best is None else f"{best:.4g}", refresh=False)
 
     def record_raw(self, family: str, seconds: float, rows: float) -> None:
-        """Account a fit that is not a candidate (a selection proxy trained on ``rows`` row-rounds)."""
+        """Account one fit's time to ``family`` and advance the bar by ``rows`` (row-rounds) / all rows."""
         self.seconds[family] += seconds
         step = rows / self.n_rows
         if self.bar.n + step > self.bar.total:

@@ -17,6 +17,7 @@ import pandas as pd
 from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
+from ..core._validation import align_columns
 from . import _families as fam
 from ._result import BudgetTrainResult, Candidate
 from ._scoring import objective_kind, resolve_scoring
@@ -187,20 +188,10 @@ def _default_k_grid(n_used: int) -> list[int]:
 
 
 def _align_valid(Xv: Any, names: list[str]) -> Any:
-    """Return the validation columns in the training order: by name for a DataFrame, else by position."""
-    width = Xv.shape[1] if hasattr(Xv, "shape") and len(Xv.shape) == 2 else None
+    """Return the validation columns in the training order: the package's one column rule."""
     if isinstance(Xv, pd.DataFrame):
-        cols = [str(c) for c in Xv.columns]
-        if cols == names:
-            return Xv
-        if set(names) <= set(cols):
-            return Xv.set_axis(cols, axis=1)[names]
-        if not all(n == f"Column_{i}" for i, n in enumerate(names)):
-            missing = [n for n in names if n not in set(cols)]
-            raise ValueError(
-                f"The 'valid_set' argument must have the training columns. Missing {missing[:5]!r} "
-                f"(of {len(names)} training features)."
-            )
+        Xv = align_columns(Xv, names, name="valid_set")
+    width = Xv.shape[1] if hasattr(Xv, "shape") and len(Xv.shape) == 2 else None
     if width is not None and width != len(names):
         raise ValueError(f"The 'valid_set' argument must have {len(names)} columns (as training). Got {width}.")
     return Xv
@@ -352,7 +343,7 @@ def train_to_budget(
         Largest allowed mean per-row validation cost (>= 0).
     valid_set : lightgbm.Dataset with its raw rows, or tuple (X, y)
         Rows on which cost and score are measured and the model is chosen. A DataFrame's columns
-        are matched to the training features by name.
+        are matched to the training features by name, as :func:`budget_extras.cost_report` does.
     costs : FeatureCosts, list / array, dict, pandas.Series or path to a costs CSV
         Per-feature acquisition costs (dict / Series keyed by feature name; features not listed
         cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and

@@ -334,8 +334,14 @@ def test_dataframe_valid_columns_matched_by_name(data):
     a = train_to_budget(PARAMS, lgb.Dataset(tr, yt), valid_set=(va, yv), **kw)
     b = train_to_budget(PARAMS, lgb.Dataset(tr, yt), valid_set=(va[names[::-1]], yv), **kw)
     assert [(c.score, c.cost) for c in a.frontier] == [(c.score, c.cost) for c in b.frontier]
-    with pytest.raises(ValueError, match=r"'valid_set'.*Missing \['f0'\]"):
+    with pytest.raises(ValueError, match=r"'valid_set'.*missing model features \['f0'\]"):
         train_to_budget(PARAMS, lgb.Dataset(tr, yt), valid_set=(va.rename(columns={"f0": "x"}), yv), **kw)
+    # names as LightGBM stores them: a space in a column name is an underscore in the model
+    spaced = {n: n.replace("f", "f ") for n in names}
+    c = train_to_budget(PARAMS, lgb.Dataset(tr.rename(columns=spaced), yt),
+                        valid_set=(va.rename(columns=spaced)[[spaced[n] for n in names[::-1]]], yv),
+                        **{**kw, "costs": {spaced[n].replace(" ", "_"): v for n, v in zip(names, COSTS, strict=True)}})
+    assert [(x.score, x.cost) for x in c.frontier] == [(x.score, x.cost) for x in a.frontier]
 
 
 def test_n_jobs_gives_the_serial_candidates(data):
