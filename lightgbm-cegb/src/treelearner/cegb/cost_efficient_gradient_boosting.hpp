@@ -51,6 +51,12 @@
  * and derived for the larger one by subtraction (cegb_lazy_reference_scan=true recomputes them
  * by scanning, the straightforward reference used by the tests).
  *
+ * cegb_budget (a cap, not a penalty): spent_ = sum_g lazy[g] * (training rows that have paid g),
+ * recounted exactly before every tree and raised by every purchase inside the tree (with bagging,
+ * in-bag purchases x rows / in-bag rows); a candidate split whose purchases would take spent_
+ * above cegb_budget * rows gets an infinite penalty, and after each purchase every leaf whose
+ * cached best split now exceeds the cap falls back to its best cached split that does not.
+ *
  * Distributed training (tree_learner=data/voting/feature on LightGBM's Network layer; see
  * docs/distributed.md): the paid bits stay per machine over its local rows; with rows
  * partitioned (data, voting) the per-leaf row counts and unpaid counts are summed over the
@@ -75,6 +81,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -148,6 +155,11 @@ class CostEfficientGradientBoosting {
       unpaid_.clear();
     }
     InitDistributed(*config);
+    if (config->cegb_budget > 0.0 && !lazy) {
+      Log::Fatal("cegb_budget=%g needs lazy feature costs (cegb_penalty_feature_lazy or the lazy column of "
+                 "cegb_cost_file): it caps the mean per-row cost of the features rows pay for",
+                 config->cegb_budget);
+    }
   }
 
   /*! \brief Voting learner: the local vote runs between SetLocalPass(true) and SetLocalPass(false). */
@@ -202,6 +214,11 @@ class CostEfficientGradientBoosting {
       CountUnpaid(0, UnpaidOf(0));
     }
     if (rows_partitioned_) SyncGlobalCounts(0, -1);
+    if (Budgeted()) {
+      const data_size_t in_bag = tree_learner_->data_partition_->leaf_count(0);
+      bag_scale_ = in_bag > 0 ? static_cast<double>(num_rows_) / in_bag : 1.0;
+      UpdateSpent();
+    }
   }
 
   /*! \brief True with cegb_tradeoff_scale=gain: call SetRootGain before a tree's root split search. */
@@ -267,6 +284,7 @@ class CostEfficientGradientBoosting {
       const data_size_t unpaid = global ? unpaid_global_[static_cast<size_t>(leaf_index) * costs_.num_groups + g]
                                         : UnpaidCount(g, leaf_index);
       delta += tradeoff * costs_.group_lazy[g] * unpaid;
+      if (Budgeted() && OverBudget(g, unpaid)) delta = std::numeric_limits<double>::infinity();
     }
     if (!local_pass_) pending_refund_[Slot(leaf_index, feature_index)] = coupled;
     return delta;
@@ -336,6 +354,12 @@ class CostEfficientGradientBoosting {
       }
       paid_rows_[g] += fresh;
       if (!unpaid_.empty()) UnpaidOf(best_leaf)[g] = 0;
+      if (Budgeted() && fresh > 0) {
+        // in-bag purchases stand for all rows of their region (the out-of-bag ones pay after
+        // the tree; BeforeTrain recounts exactly)
+        spent_ += costs_.group_lazy[g] * static_cast<double>(fresh) * bag_scale_;
+        EnforceBudget(tree->num_leaves(), best_leaf, &best);
+      }
     }
   }
 
@@ -350,6 +374,58 @@ class CostEfficientGradientBoosting {
   }
 
  private:
+  // ---- cegb_budget ------------------------------------------------------------------------
+
+  inline bool Budgeted() const { return cfg().cegb_budget > 0.0 && !paid_.empty(); }
+
+  /*! \brief spent_ = sum over groups of lazy cost x training rows that have paid it (exact). */
+  void UpdateSpent() {
+    double spent = 0.0;
+    for (int g = 0; g < costs_.num_groups; ++g) {
+      if (costs_.group_lazy[g] > 0.0) spent += costs_.group_lazy[g] * static_cast<double>(paid_rows_[g]);
+    }
+    spent_ = spent;
+  }
+
+  /*!
+   * \brief Whether `unpaid` (in-bag) rows of a leaf buying group g would take the mean per-row
+   *        cost over cegb_budget: spent + c_g * unpaid * N / in-bag > budget * N (with a relative
+   *        tolerance of 1e-12 for the rounding of the sums).
+   */
+  inline bool OverBudget(int g, data_size_t unpaid) const {
+    if (unpaid <= 0) return false;
+    const double cap = cfg().cegb_budget * static_cast<double>(num_rows_);
+    const double added = costs_.group_lazy[g] * static_cast<double>(unpaid) * bag_scale_;
+    return spent_ + added > cap * (1.0 + 1e-12);
+  }
+
+  /*!
+   * \brief After a purchase: a leaf whose cached best split now buys over the budget falls back
+   *        to its best cached split that does not (or to no split). The unpaid counts of the other
+   *        leaves are unchanged by the purchase (their rows did not pay), only spent_ grew.
+   */
+  void EnforceBudget(int num_leaves, int best_leaf, std::vector<SplitInfo>* best_split_per_leaf) {
+    auto& best = *best_split_per_leaf;
+    for (int i = 0; i < num_leaves; ++i) {
+      if (i == best_leaf || best[i].gain <= kMinScore || best[i].feature < 0) continue;
+      if (!CachedSplitOverBudget(i, full_data_->InnerFeatureIndex(best[i].feature))) continue;
+      SplitInfo fallback;
+      for (int f = 0; f < num_features_; ++f) {
+        const SplitInfo& split = splits_per_leaf_[Slot(i, f)];
+        if (split.gain <= kMinScore || CachedSplitOverBudget(i, f)) continue;
+        if (split > fallback) fallback = split;
+      }
+      best[i] = fallback;
+    }
+  }
+
+  inline bool CachedSplitOverBudget(int leaf, int inner_feature) {
+    if (inner_feature < 0) return false;
+    const int g = inner_group_[inner_feature];
+    if (costs_.group_lazy[g] <= 0.0) return false;
+    return OverBudget(g, UnpaidCount(g, leaf));
+  }
+
   void AfterSplitLocal(int left_leaf, int right_leaf) {
     if (paid_.empty() || cfg().cegb_lazy_reference_scan) return;
     const DataPartition* partition = tree_learner_->data_partition_.get();
@@ -699,6 +775,9 @@ class CostEfficientGradientBoosting {
   int scale_mode_ = 0;            // cegb_tradeoff_scale: 0 none, 1 gain (every tree), 2 first_gain
   bool scale_fixed_ = false;      // first_gain: the scale of the first tree is set
   double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's max_f G_f / (N * lazy cost of f)
+  // cegb_budget
+  double spent_ = 0.0;            // sum_g lazy[g] * (training rows that have paid g)
+  double bag_scale_ = 1.0;        // training rows / in-bag rows of the tree being grown
   // distributed training
   bool rows_partitioned_ = false;    // data / voting parallel: rows split over the machines
   bool splits_partitioned_ = false;  // any distributed learner: features' splits found by owners
