@@ -6,6 +6,7 @@ rate 0.05, the same threads everywhere) it measures side by side, each in a fres
 * ``plain``: ``lgb.train`` on a fresh ``Dataset`` (binning included), as a user trains once;
 * ``one``: ``train_to_budget`` at 30% of the plain model's validation cost;
 * ``three``: ``train_to_budget`` with ``budgets=`` at 20 / 40 / 60%;
+* ``one_fast``, ``three_fast``: the same with ``search="fast"`` (the fork's learner budget);
 
 and prints wall time as a multiple of a plain training run right before the search in the same
 process, and peak resident memory (ru_maxrss) as a multiple of ``plain``'s, plus the
@@ -97,6 +98,7 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
                 params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), budget=budgets[0], valid_set=(Xv, yv),
                 costs=costs, num_boost_round=ROUNDS, progress=False, budgets=budgets[1:], keep_boosters=True,
                 proxy_rows=None if args.one.endswith("_full") else "auto",
+                search="fast" if args.one.endswith("_fast") else "full",
             )
         booster = r.booster
         extra = {"plain_seconds": t_plain, "nfev": r.nfev, "n_candidates": len(r.frontier), "family": r.chosen.family,
@@ -134,6 +136,8 @@ def main() -> None:
     p.add_argument("--datasets", nargs="+", default=["covertype54x", "adult", "higgs", "magic"])
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--compare", action="store_true", help="also run every candidate on every row")
+    p.add_argument("--searches", nargs="+", default=["one", "three", "one_fast", "three_fast"],
+                   help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "budget_search_cost.json")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--one-dataset", help=argparse.SUPPRESS)
@@ -146,7 +150,7 @@ def main() -> None:
     for name in args.datasets:
         plain = run_child(args, name, "plain")
         row: dict[str, Any] = {"dataset": name, "plain": plain}
-        for what in ["one", "three"] + (["one_full", "three_full"] if args.compare else []):
+        for what in args.searches + (["one_full", "three_full"] if args.compare else []):
             r = run_child(args, name, what, plain["valid_cost"])
             r["time_x"] = r["seconds"] / r["plain_seconds"]
             r["mem_x"] = r["maxrss_mb"] / plain["maxrss_mb"]

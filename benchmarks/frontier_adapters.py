@@ -535,6 +535,13 @@ class TrainToBudget(Adapter):
         return out
 
 
+class TrainToBudgetFast(TrainToBudget):
+    """``train_to_budget(search="fast")``: the fork's learner budget, two candidates per budget."""
+
+    name, family = "train_to_budget_fast", "ours"
+    extra: ClassVar[dict[str, Any]] = {"search": "fast"}
+
+
 def all_adapters() -> list[Adapter]:
     """Every competitor, in run order (cheap and essential first)."""
     return [PlainLGBM(), TopK(False), TopK(True), GreedyForward(), CEGB("lazy"), CEGB("coupled"),
@@ -542,4 +549,4 @@ def all_adapters() -> list[Adapter]:
             BudgetPruneAdapter(),
             CatBoostAdapter("SymmetricTree", "object"), CatBoostAdapter("SymmetricTree", "first"),
             CatBoostAdapter("Lossguide", "object"), CatBoostAdapter("Lossguide", "first"), XGBoostTopK(),
-            TrainToBudget()]
+            TrainToBudget(), TrainToBudgetFast()]

@@ -41,6 +41,12 @@ class Candidate:
         returned while a model trained on every row fits the budget.
     seconds : float
         Wall time of its training and validation measurement.
+    decay : tuple of float or None
+        ``(first, last)``: ``cegb_tradeoff`` fell geometrically from ``first`` (``tradeoff``) to
+        ``last`` over the rounds (None: constant).
+    cost_sd : float
+        Standard deviation of the per-row validation costs (``cost``'s standard error is
+        ``cost_sd / sqrt(validation rows)``).
     """
 
     family: str
@@ -54,6 +60,8 @@ class Candidate:
     rows: int = 0
     proxy: bool = False
     seconds: float = 0.0
+    cost_sd: float = 0.0
+    decay: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

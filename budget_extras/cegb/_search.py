@@ -28,12 +28,22 @@ class SearchCut(Exception):
 
 @dataclass(frozen=True)
 class Spec:
-    """One candidate to train: its family, the parameters added to the user's, and its knobs."""
+    """One candidate to train: its family, the parameters added to the user's, and its knobs.
+
+    ``decay``: ``cegb_tradeoff`` falls geometrically from ``decay[0]`` at the first round to
+    ``decay[1]`` at the last (``tradeoff`` is then the first value).
+    """
 
     family: str
     extra: dict[str, Any]
     k: int | None = None
     tradeoff: float | None = None
+    decay: tuple[float, float] | None = None
+
+
+def _decay(first: float, last: float, rounds: int) -> Any:
+    """Return ``round -> first * (last / first) ** (round / (rounds - 1))``."""
+    return lambda i: first * (last / first) ** (i / max(1, rounds - 1))
 
 
 class Search:
@@ -58,6 +68,8 @@ class Search:
         Boosting rounds of every candidate.
     clock : _Clock
         The limits and progress shared by every row set of one search.
+    proxy : bool, optional
+        Whether the candidates only rank others (default: True when ``indices`` is given).
     """
 
     def __init__(
@@ -71,6 +83,7 @@ class Search:
         score_fn: Any,
         rounds: int,
         clock: Clock,
+        proxy: bool | None = None,
     ) -> None:
         self.base = base
         self.root, self.indices = root, indices
@@ -78,7 +91,7 @@ class Search:
         self.Xv, self.yv, self.fc = Xv, yv, fc
         self.score_fn = score_fn
         self.rounds = rounds
-        self.proxy = indices is not None
+        self.proxy = indices is not None if proxy is None else proxy
         self.clock = clock
         self.rows = int(root.num_data() if indices is None else indices.size)
         self.frontier: list[Candidate] = []
@@ -110,7 +123,8 @@ class Search:
 
     def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster]:
         t0 = time.perf_counter()
-        b = lgb.train(self.params_for(spec.extra), self.train, num_boost_round=self.rounds)
+        callbacks = [] if spec.decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*spec.decay, self.rounds))]
+        b = lgb.train(self.params_for(spec.extra), self.train, num_boost_round=self.rounds, callbacks=callbacks)
         ens = TreeEnsemble.from_booster(b)
         # LightGBM routes the rows (its C++ predictor); the accounting is cost_report's
         row_cost = row_costs_from_leaves(ens, b.predict(self.Xv, pred_leaf=True), self.fc)
@@ -126,6 +140,8 @@ class Search:
             rows=self.rows,
             proxy=self.proxy,
             seconds=time.perf_counter() - t0,
+            cost_sd=float(np.std(row_cost)),
+            decay=spec.decay,
         )
         return c, b
 

@@ -19,6 +19,7 @@ from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
 from ..core._validation import align_columns
 from . import _families as fam
+from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate
 from ._scoring import objective_kind, resolve_scoring
 from ._search import Clock, Search, SearchCut, Spec
@@ -51,6 +52,7 @@ class _Options:
     n_jobs: int
     max_fits: int | None
     time_limit: float | None
+    search: str
 
 
 def _int_at_least(name: str, val: Any, low: int, none_ok: bool = False) -> int | None:
@@ -137,6 +139,13 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
     proxy = kw["proxy_rows"]
     if not (proxy is None or proxy == "auto"):
         _int_at_least("proxy_rows", proxy, 100)
+    if kw["search"] not in ("full", "fast"):
+        raise ValueError(f"The 'search' argument must be 'full' or 'fast'. Got {kw['search']!r}.")
+    if kw["search"] == "fast" and not is_fork():
+        raise ValueError(
+            "The 'search' argument 'fast' needs the lightgbm-cegb fork (its cegb_budget parameter); "
+            f"the imported lightgbm is {lgb.__version__}. Use search='full'."
+        )
     limit = kw["time_limit"]
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not float(limit) > 0):
         raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
@@ -154,6 +163,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         n_jobs=int(_int_at_least("n_jobs", kw["n_jobs"], 1) or 1),
         max_fits=_int_at_least("max_fits", kw["max_fits"], 1, none_ok=True),
         time_limit=None if limit is None else float(limit),
+        search=str(kw["search"]),
     )
     return opts, Xv, yv
 
@@ -209,10 +219,10 @@ def _rows(n: int, m: int, seed: int, salt: int = 7) -> np.ndarray | None:
     return np.sort(np.random.default_rng([seed & 0xFFFFFFFF, salt]).choice(n, size=m, replace=False))
 
 
-def _proxy_indices(n: int, proxy_rows: Any, seed: int) -> np.ndarray | None:
-    if proxy_rows is None or (proxy_rows == "auto" and n <= _PROXY_ABOVE):
+def _proxy_indices(n: int, o: _Options, seed: int) -> np.ndarray | None:
+    if o.proxy_rows is None or (o.proxy_rows == "auto" and n <= _PROXY_ABOVE):
         return None
-    return _rows(n, max(10_000, n // 40) if proxy_rows == "auto" else int(proxy_rows), seed)
+    return _rows(n, max(10_000, n // 40) if o.proxy_rows == "auto" else int(o.proxy_rows), seed)
 
 
 def _run_families(s: Search, o: _Options, fork: bool) -> None:
@@ -320,6 +330,7 @@ def train_to_budget(
     n_jobs: int = 1,
     max_fits: int | None = None,
     time_limit: float | None = None,
+    search: str = "full",
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
@@ -385,6 +396,13 @@ def train_to_budget(
         Largest number of LightGBM trainings (proxies and selection fits included).
     time_limit : float, optional
         Seconds after which no new training starts.
+    search : {"full", "fast"}, default "full"
+        ``"full"``: every family above. ``"fast"`` (the fork only): two candidates per budget on
+        every row, the fork's learner budget (``cegb_budget``, a cap on the training rows' mean
+        per-row cost, with a falling tradeoff) and the largest top-k subset within the budget:
+        about two trainings per budget, or one after proxies on large training sets
+        (docs/train_to_budget.md has the table); ``k_grid``, ``n_tradeoffs``, ``n_bisect``,
+        ``greedy`` and ``num_leaves_grid`` are not used.
 
     Returns
     -------
@@ -407,6 +425,7 @@ def train_to_budget(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
         greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
+        search=search,
     )
     return _search(o, train_set, Xv, yv, costs, scoring, progress, keep_boosters)
 
@@ -424,11 +443,12 @@ def _search(
     names = [str(n) for n in root.get_feature_name()]
     Xv = _align_valid(Xv, names)
     fc = as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
-    idx = _proxy_indices(root.num_data(), o.proxy_rows, int(o.base["seed"]))
+    idx = _proxy_indices(root.num_data(), o, int(o.base["seed"]))
     share = 1.0 if idx is None else idx.size / root.num_data()
-    clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress,
-                  _planned_units(o, share, idx is None and root.num_data() <= fam.CROSS_FIT_ROWS,
-                                 bool(np.any(np.asarray(fc.coupled) > 0)), len(names)))
+    planned = (planned_fast_units(o.rounds, len(o.targets), share) if o.search == "fast" else
+               _planned_units(o, share, idx is None and root.num_data() <= fam.CROSS_FIT_ROWS,
+                              bool(np.any(np.asarray(fc.coupled) > 0)), len(names)))
+    clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, planned)
     full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
     proxy = None
     if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
@@ -436,9 +456,17 @@ def _search(
         Xp = Xv if vi is None else (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi])
         proxy = Search(o.base, root, idx, Xp, yv if vi is None else yv[vi], fc, score_fn, o.rounds, clock)
     try:
-        _run_families(proxy or full, o, fork)
-        if proxy is not None:
-            _refit_finalists(proxy, full, o)
+        if o.search == "fast":
+            if proxy is None:  # the ranking model: every row, few rounds, 5,000 validation rows
+                vi = _rows(len(yv), 5000, int(o.base["seed"]))
+                Xr = Xv if vi is None else (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi])
+                proxy = Search(o.base, root, None, Xr, yv if vi is None else yv[vi], fc, score_fn,
+                               min(RANK_ROUNDS, o.rounds), clock, proxy=True)
+            run_fast(proxy, full, lambda s, rank: fam.cegb_knobs(s, rank, fork), o.targets)
+        else:
+            _run_families(proxy or full, o, fork)
+            if proxy is not None:
+                _refit_finalists(proxy, full, o)
     except SearchCut:
         pass
     finally:

@@ -1,0 +1,145 @@
+"""``train_to_budget(search="fast")``: the fork's learner budget, about two trainings per budget.
+
+The fork's ``cegb_budget`` caps the mean per-row acquisition cost of the training rows while the
+trees grow, so one training lands at a budget and no tradeoff search is needed. At every budget
+the fast search trains two candidates on every row and keeps the better on the validation rows:
+
+* ``budget``: lazy CEGB under the cap, with ``cegb_tradeoff`` (scale ``first_gain``) falling
+  geometrically from 0.3 to 0.003 over the rounds (early trees buy only what pays well, later
+  ones spend what is left); the cap is the budget less two standard errors of the validation
+  mean, so that the model fits on the validation rows too;
+* ``topk_gain``: the largest top-k subset, by the gain of a short plain model, that fits the
+  budget outright (every row buys the k features).
+
+The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never returned.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core._status import fits_budget
+from . import _families as fam
+from ._result import Candidate
+from ._search import Search, Spec
+
+__all__ = ["FAST_DECAY", "RANK_ROUNDS", "planned_fast_units", "run_fast"]
+
+#: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, last round.
+FAST_DECAY = (0.3, 0.003)
+
+#: Rounds of the plain ranking model.
+RANK_ROUNDS = 40
+
+
+def planned_fast_units(rounds: int, n_targets: int, share: float) -> float:
+    """Return the expected cost in trainings on every row.
+
+    With proxies on ``share`` of the rows: the plain proxy, two proxies and one refit per
+    budget; without: the ranking model and two candidates per budget.
+    """
+    if share < 1:
+        return share * (1 + 2 * n_targets) + n_targets
+    return min(RANK_ROUNDS, rounds) / rounds + 2.0 * n_targets
+
+
+def _capped(knobs: dict[str, Any], cap: float) -> Spec:
+    # cegb_budget=0 switches the cap off: a zero budget is a cap below any positive purchase
+    extra = {**knobs, "cegb_budget": max(float(cap), 1e-300), "cegb_tradeoff": FAST_DECAY[0],
+             "cegb_tradeoff_scale": "first_gain"}
+    return Spec("budget", extra, None, FAST_DECAY[0], decay=FAST_DECAY)
+
+
+def _topk_within(s: Search, rank: fam.Ranking, budget: float) -> list[int] | None:
+    """Return the largest top-k-by-gain subset whose purchase for every row fits ``budget`` (None: none, or all)."""
+    best = None
+    for k in range(1, rank.by_gain.size):
+        sub = sorted(int(i) for i in rank.by_gain[:k])
+        if not fits_budget(fam._set_cost(s.fc, sub), budget):
+            break
+        best = sub
+    return best
+
+
+def _margin(c: Candidate, n_valid: int, n_train: int) -> float:
+    """Return two standard errors of a model's validation mean cost around its training mean.
+
+    The cap fixes the training rows' mean cost; the validation rows' mean differs from it by the
+    sampling noise of both row sets, ``sd * sqrt(1 / n_valid + 1 / n_train)``, with ``sd`` the
+    per-row cost deviation of the plain ranking model.
+    """
+    return 2.0 * c.cost_sd * math.sqrt(1.0 / max(1, n_valid) + 1.0 / max(1, n_train))
+
+
+def retry_over_budget(full: Search, capped: list[tuple[Candidate, float]]) -> None:
+    """Train once more every capped model whose validation cost misses the budget it was trained for.
+
+    ``capped`` pairs each capped candidate with its budget; the new cap is the old one times
+    budget / validation cost (a little less).
+    """
+    for c, b in capped:
+        if fits_budget(c.cost, b) or c.cost <= 0:
+            continue
+        params = {**c.params, "cegb_budget": max(c.params["cegb_budget"] * b / c.cost * 0.995, 1e-300)}
+        full.fit(Spec(c.family, params, c.k, c.tradeoff, decay=c.decay))
+
+
+def _refit(proxy: Search, full: Search, targets: list[float], margin: float) -> list[tuple[Candidate, float]]:
+    """Train the best proxy of every budget on every row (a capped one with its cap less ``margin``).
+
+    Returns the capped models trained, each with its budget.
+    """
+    done: set[str] = set()
+    capped = []
+    for b in targets:
+        fits = [c for c in proxy.frontier if fits_budget(c.cost, b) and c.family != "all"]
+        if not fits:
+            continue
+        c = max(fits, key=lambda z: (z.score, -z.cost))
+        params = dict(c.params)
+        if "cegb_budget" in params:
+            params["cegb_budget"] = max(b - margin, 1e-300)
+        key = repr(sorted(params.items()))
+        if key not in done:
+            done.add(key)
+            new = full.fit(Spec(c.family, params, c.k, c.tradeoff, decay=c.decay))
+            if "cegb_budget" in params:
+                capped.append((new, b))
+    return capped
+
+
+def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float]) -> None:
+    """Run the whole fast search: the ranking model, two candidates at every budget, retries.
+
+    Parameters
+    ----------
+    ranker : Search
+        Proxies: a row subsample (large training sets), where the candidates are trained first and
+        only the best of each budget is trained on every row; or every row with at most
+        :data:`RANK_ROUNDS` rounds, where only the ranking model is trained and the candidates
+        go straight to ``full``.
+    full : Search
+        Every row, the user's rounds.
+    knobs_for : callable
+        ``knobs_for(search, ranking)`` returns the lazy-cost parameters of the capped candidates.
+    targets : list of float
+        The budgets.
+    """
+    c0, rank = fam.plain_and_ranking(ranker)
+    knobs = knobs_for(full, rank)
+    margin = _margin(c0, len(full.yv), full.rows)
+    subsample = ranker.rows < full.rows
+    s = ranker if subsample else full
+    seen: set[tuple[int, ...]] = set()
+    capped = []
+    for b in targets:
+        specs = [_capped(knobs, b if subsample else max(0.0, b - margin))]
+        sub = _topk_within(full, rank, b)
+        if sub is not None and tuple(sub) not in seen:
+            seen.add(tuple(sub))
+            specs.append(Spec("topk_gain", {"interaction_constraints": [sub]}, len(sub)))
+        capped.append((s.fit_many(specs)[0], b))
+    if subsample:
+        capped = _refit(ranker, full, targets, margin)
+    retry_over_budget(full, capped)

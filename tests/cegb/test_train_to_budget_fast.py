@@ -1,0 +1,123 @@
+"""train_to_budget(search="fast"): the fork's learner budget, two candidates per budget.
+
+Oracles: an independent cost_report of every returned model on the validation rows (the budget)
+and of every capped candidate on the training rows (its cap); the candidate set is what the
+docs say (a ranking proxy, then per budget one capped model and at most one top-k subset).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+import budget_extras.cegb._fast as fast
+import budget_extras.cegb._train_to_budget as ttb
+from budget_extras import FeatureCosts, Status, TreeEnsemble, cost_report
+from budget_extras.cegb import train_to_budget
+
+PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
+COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 6))
+    y = (X[:, 0] + 0.6 * X[:, 1] * X[:, 2] + 0.4 * X[:, 3] + 0.5 * rng.normal(size=1500) > 0).astype(int)
+    return X[:1000], y[:1000], X[1000:], y[1000:]
+
+
+def run(data, budget, **kw):
+    Xt, yt, Xv, yv = data
+    kw.setdefault("num_boost_round", 30)
+    return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), costs=COSTS,
+                           progress=False, search="fast", keep_boosters=True, **kw)
+
+
+def _cost(booster, X):
+    return float(cost_report(TreeEnsemble.from_booster(booster), X, FeatureCosts(COSTS)).total_cost.mean())
+
+
+@pytest.mark.parametrize("budget", [1.2, 1.6, 3.0])
+def test_fits_the_budget_on_validation(data, budget):
+    r = run(data, budget)
+    assert r.status == Status.SUCCESS and not r.chosen.proxy
+    assert _cost(r.booster, data[2]) <= budget + 1e-9
+    assert r.cost == pytest.approx(_cost(r.booster, data[2]))
+    assert r.booster.num_trees() == 30
+
+
+def test_candidates_are_the_documented_ones(data):
+    budgets = [1.0, 2.0]
+    r = run(data, budgets[0], budgets=budgets[1:])
+    proxies = [c for c in r.frontier if c.proxy]
+    assert [c.family for c in proxies] == ["all"]  # the ranking model, never returned
+    full = [c for c in r.frontier if not c.proxy]
+    assert {c.family for c in full} <= {"budget", "topk_gain"}
+    capped = [c for c in full if c.family == "budget"]
+    assert 2 <= len(capped) <= 4  # one per budget, plus a retry where one missed its budget
+    assert r.nfev == len(r.frontier) <= 1 + 3 * len(budgets)
+    for b in budgets:
+        best = r.best_at(b)
+        assert best is not None and best.cost <= b + 1e-9
+        assert _cost(r.booster_at(b), data[2]) == pytest.approx(best.cost)
+
+
+def test_capped_candidates_keep_their_cap_on_the_training_rows(data):
+    r = run(data, 1.5)
+    for c, b in zip(r.frontier, r.boosters, strict=True):
+        if c.family != "budget":
+            continue
+        assert c.decay == (0.3, 0.003) == fast.FAST_DECAY and c.tradeoff == 0.3
+        assert c.params["cegb_tradeoff_scale"] == "first_gain"
+        assert 0 < c.params["cegb_budget"] <= 1.5
+        assert _cost(b, data[0]) <= c.params["cegb_budget"] * (1 + 1e-9)
+
+
+def test_a_miss_on_validation_is_retrained_with_a_lower_cap(data, monkeypatch):
+    # a cap ABOVE the budget: the capped model misses it on validation and is trained once more
+    monkeypatch.setattr(fast, "_margin", lambda *a: -0.5)
+    monkeypatch.setattr(fast, "FAST_DECAY", (1e-6, 1e-6))  # purchases nearly free: the cap is spent
+    r = run(data, 1.5)
+    capped = [c for c in r.frontier if c.family == "budget"]
+    assert len(capped) == 2
+    assert capped[0].params["cegb_budget"] == pytest.approx(2.0) and capped[0].cost > 1.5
+    assert capped[1].params["cegb_budget"] < 2.0
+    assert r.cost <= 1.5 + 1e-9
+
+
+def test_zero_budget_is_a_constant_model(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = run(data, 0.0)
+    assert r.status == Status.CONSTANT and r.cost == 0.0
+
+
+@pytest.mark.parametrize(("search", "match"), [("bogus", "'search' argument must be 'full' or 'fast'"),
+                                                 (None, "'search' argument must be 'full' or 'fast'")])
+def test_bad_search_is_refused(data, search, match):
+    with pytest.raises(ValueError, match=match):
+        train_to_budget(PARAMS, lgb.Dataset(data[0], data[1]), budget=1.0, valid_set=(data[2], data[3]),
+                        costs=COSTS, search=search)
+
+
+def test_fast_needs_the_fork(data, monkeypatch):
+    monkeypatch.setattr(ttb, "is_fork", lambda: False)
+    with pytest.raises(ValueError, match="'search' argument 'fast' needs the lightgbm-cegb fork"):
+        run(data, 1.0)
+
+
+def test_proxies_rank_and_only_the_best_is_trained_on_every_row(data):
+    budgets = [1.0, 2.0]
+    r = run(data, budgets[0], budgets=budgets[1:], proxy_rows=400)
+    proxies = [c for c in r.frontier if c.proxy]
+    assert proxies[0].family == "all" and all(c.rows == 400 for c in proxies)
+    assert {c.family for c in proxies[1:]} <= {"budget", "topk_gain"}
+    full = [c for c in r.frontier if not c.proxy]
+    assert 1 <= len(full) <= 2 * len(budgets)  # one per budget, plus a retry where one missed
+    for b in budgets:
+        assert r.best_at(b) is not None and r.best_at(b).cost <= b + 1e-9
+    assert not r.chosen.proxy and r.chosen.rows == 1000
