@@ -73,26 +73,38 @@ def _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bi
 
 
 @njit(cache=True)
-def _route_kernel(X, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, woff, nwords, bits,
-                  forced, split_cost):  # type: ignore[no-untyped-def]
-    n, n_trees = X.shape[0], roots.size
-    leaves = np.empty((n, n_trees), dtype=np.int64)
-    used = np.zeros((n, X.shape[1]), dtype=np.bool_)
+def _route_kernel(XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords,
+                  bits, forced, split_cost):  # type: ignore[no-untyped-def]
+    n_feat, n = XT.shape
+    n_trees = roots.size
+    leaves = np.empty((n_trees, n), dtype=np.int64)
+    used = np.zeros((n_feat, n), dtype=np.bool_)
     path_cost = np.zeros(n, dtype=np.float64)
-    for i in range(n):
-        for t in range(n_trees):
-            node = roots[t]
+    for t in range(n_trees):  # tree-major: one tree's nodes stay in cache, the rows stream by
+        r = roots[t]
+        for i in range(n):
+            node = r
             while not is_leaf[node]:
                 d = forced[node]
                 if d < 0:
                     f = feature[node]
-                    used[i, f] = True
+                    used[f, i] = True
                     path_cost[i] += split_cost[f]
-                    left = _goes_left(X[i, f], node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits)
+                    x = XT[f, i]
+                    if has_cat and is_cat[node]:
+                        left = _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits)
+                    elif x == 0.0:
+                        left = zero_left[node]
+                    elif x <= threshold[node]:
+                        left = True
+                    elif math.isnan(x):
+                        left = nan_left[node]
+                    else:
+                        left = False
                 else:
                     left = d == 0
                 node = node + 1 if left else right[node]
-            leaves[i, t] = node
+            leaves[t, i] = node
     return leaves, used, path_cost
 
 
@@ -122,7 +134,7 @@ def _grad_hess(code, y, score, k, n_class, sigmoid, g, h):  # type: ignore[no-un
 @njit(cache=True)
 def _refit_kernel(leaves, y, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage,
                   bias, value):  # type: ignore[no-untyped-def]
-    n, n_trees = leaves.shape
+    n_trees, n = leaves.shape
     n_nodes = value.size
     out = value.copy()
     count = np.zeros(n_nodes)
@@ -140,7 +152,7 @@ def _refit_kernel(leaves, y, tree_class, tree_offset, is_leaf, n_class, code, si
             for c in range(n_class):
                 _grad_hess(code, y, score, c, n_class, sigmoid, gs[c], hs[c])
         for i in range(n):
-            node = leaves[i, t]
+            node = leaves[t, i]
             count[node] += 1.0
             hess[node] += hs[k, i]
             grad[node] += gs[k, i]
@@ -156,7 +168,7 @@ def _refit_kernel(leaves, y, tree_class, tree_offset, is_leaf, n_class, code, si
                 o = max_delta if o > 0 else -max_delta
             out[node] = o * shrinkage[t] + add
         for i in range(n):
-            score[i, k] += out[leaves[i, t]] - add
+            score[i, k] += out[leaves[t, i]] - add
     return out, count, hess
 
 
@@ -231,7 +243,7 @@ def initial_score(spec: RefitSpec, y: np.ndarray) -> np.ndarray:
 
 
 def prepare_rows(ensemble: TreeEnsemble, X: Any, *, name: str = "X") -> np.ndarray:
-    """Rows through the core's one input path, with LightGBM's zero threshold applied (C order).
+    """Rows through the core's one input path, zero threshold applied, transposed (feature-major).
 
     Parameters
     ----------
@@ -244,10 +256,11 @@ def prepare_rows(ensemble: TreeEnsemble, X: Any, *, name: str = "X") -> np.ndarr
 
     Returns
     -------
-    ndarray of float64, shape (n_rows, n_features)
+    ndarray of float64, shape (n_features, n_rows)
+        C-contiguous: one feature's values over the rows are adjacent.
     """
     A = ensemble.check_X(X, name=name)
-    return np.ascontiguousarray(np.where(np.abs(A) <= K_ZERO_THRESHOLD, 0.0, A))
+    return np.ascontiguousarray(np.where(np.abs(A) <= K_ZERO_THRESHOLD, 0.0, A).T)
 
 
 def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
@@ -285,7 +298,7 @@ def route(
     ----------
     ensemble : TreeEnsemble
         The original model.
-    Xp : ndarray of float64, shape (n_rows, n_features)
+    Xp : ndarray of float64, shape (n_features, n_rows)
         Rows from :func:`prepare_rows`.
     forced : ndarray of int8, shape (n_nodes,)
         The forcing (:func:`drop_forcing`).
@@ -294,9 +307,9 @@ def route(
 
     Returns
     -------
-    leaves : ndarray of int64, shape (n_rows, n_trees)
-        Original global node id of the leaf each row reaches in each tree.
-    used : ndarray of bool, shape (n_rows, n_features)
+    leaves : ndarray of int64, shape (n_trees, n_rows)
+        Original global node id of the leaf each row reaches in each tree (tree-major).
+    used : ndarray of bool, shape (n_features, n_rows)
         Features the row's paths evaluate (forced splits evaluate nothing).
     path_cost : ndarray of float64, shape (n_rows,)
         Summed evaluation cost of the splits on the row's paths.
@@ -305,7 +318,7 @@ def route(
     roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
     return _route_kernel(
         Xp, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
-        tab.is_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
+        tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
         np.ascontiguousarray(forced, dtype=np.int8), np.ascontiguousarray(split_cost, dtype=np.float64),
     )
 
@@ -321,7 +334,7 @@ def refit_values(
         The original model (its node ids index ``leaves``).
     spec : RefitSpec
         Objective and regularization of the model.
-    leaves : ndarray of int64, shape (n_rows, n_trees)
+    leaves : ndarray of int64, shape (n_trees, n_rows)
         Leaf of every training row in every tree under the forcing (:func:`route`).
     y : ndarray of float64, shape (n_rows,)
         Training labels.

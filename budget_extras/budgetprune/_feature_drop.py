@@ -1,0 +1,436 @@
+"""FeatureDropRefit: make a boosted model cheaper by dropping features and refitting its leaves.
+
+The search is a backward elimination on validation rows. From the current model (some features
+dropped, leaves refit), every feature still used is tried: dropping it (its splits forced, see
+``_drop_refit``) without refitting gives a cheap proxy, the increase of the validation loss per
+unit of mean validation cost saved. The ``n_refit`` best proposals are refit on the training
+rows and the one with the smallest loss increase per cost saved after refitting is taken. The
+search stops at the first step whose model's mean validation cost is within the budget; among
+the refit models within the budget (that step's proposals) the one with the best validation
+``scoring`` is returned. Training rows (``X``, ``y``) are only used to refit; choices are made
+on the validation rows (``X_valid``, ``y_valid``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from ..core._costs import FeatureCosts, as_feature_costs
+from ..core._ensemble import TreeEnsemble
+from ..core._fit_state import fit_in_one_step
+from ..core._report import CostReport, cost_report
+from ..core._status import MethodResult, Status, fits_budget
+from ..core._validation import check_booster
+from ._drop_refit import (
+    RefitSpec,
+    drop_forcing,
+    forced_ensemble,
+    initial_score,
+    prepare_rows,
+    refit_values,
+    route,
+)
+from ._error_terms import mean_loss
+from ._scoring import constant_raw, resolve_scoring
+
+__all__ = ["FeatureDropRefit", "FeatureDropResult"]
+
+
+@dataclass(frozen=True)
+class FeatureDropResult(MethodResult):
+    """Outcome of :meth:`FeatureDropRefit.fit`.
+
+    Attributes
+    ----------
+    status : Status
+        ``SUCCESS`` (a model that uses some feature fits the budget).
+    message : str
+        One line saying what was returned.
+    budget : float
+        The budget.
+    cost : float
+        Mean per-row validation cost of the returned model.
+    score : float
+        Its validation score (``scoring``).
+    dropped : tuple of str
+        Names of the dropped features, in the order they were dropped.
+    n_steps : int
+        Elimination steps taken.
+    n_refits : int
+        Refits computed (one refit costs about one pass of the training rows through the model).
+    """
+
+    budget: float = np.nan
+    cost: float = np.nan
+    score: float = np.nan
+    dropped: tuple[str, ...] = ()
+    n_steps: int = 0
+    n_refits: int = 0
+
+
+@dataclass
+class _State:
+    """One model of the search: a forcing of the original model and its leaf values."""
+
+    dropped: tuple[int, ...]
+    forced: np.ndarray
+    value: np.ndarray
+    cost: float
+    loss: float
+    used: np.ndarray  # features the validation rows' paths evaluate
+    score: float = np.nan
+    count: np.ndarray | None = None
+    hess: np.ndarray | None = None
+
+
+def _raw(ens: TreeEnsemble, value: np.ndarray, leaves: np.ndarray) -> np.ndarray:
+    """Raw scores from tree-major ``leaves`` (n_trees, n_rows) and leaf values ``value``."""
+    vals = value[leaves]
+    k = ens.num_tree_per_iteration
+    if k == 1:
+        return vals.sum(axis=0)
+    return np.stack([vals[ens.tree_class == c].sum(axis=0) for c in range(k)], axis=1)
+
+
+class FeatureDropRefit(BaseEstimator):
+    """Make a boosted LightGBM model cheaper: drop features, refit the leaf values, meet a budget.
+
+    Dropping a feature forces each split on it to send every row to the child with more
+    training rows (the split and its other subtree disappear); the leaf values are then refit
+    in tree order with one Newton step per tree on the model's loss (LightGBM's
+    ``Booster.refit(decay_rate=0)``, keeping the initial score). The features to drop are chosen
+    by backward elimination on validation rows (see the module docstring and
+    ``docs/budgetprune.md``, section on boosted models).
+
+    Parameters
+    ----------
+    model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
+        A boosted model (binary, multiclass or l2 regression). Not modified.
+    budget : float
+        Mean per-row prediction cost allowed on the validation rows (the core's accounting:
+        lazy acquisition of the features on each row's paths, plus split and tree costs).
+    costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+        Feature costs (default: 1 per feature).
+    scoring : None, str or callable, default None
+        Validation metric (greater is better) that chooses among the refit models within the
+        budget: ``None`` is accuracy for classifiers, R^2 otherwise; scikit-learn scorer names
+        (``"roc_auc"``, ``"neg_log_loss"``, ...) or a callable ``scorer(estimator, X, y)``.
+    n_refit : int, default 3
+        Proposals refit per elimination step (the best by the refit-free proxy).
+
+    Attributes
+    ----------
+    result_ : FeatureDropResult
+    ensemble_ : TreeEnsemble
+        The returned model (forced splits removed, leaves refit).
+    model_string_ : str
+        It as LightGBM model text.
+    booster_ : lightgbm.Booster
+        It loaded in LightGBM.
+    dropped_features_ : tuple of str
+        The dropped features, in order.
+    cost_, score_ : float
+        Mean validation cost (``cost_report`` of ``ensemble_``) and validation score.
+    cost_full_, score_full_, score_constant_ : float
+        The unpruned model's cost and score, the best constant model's score.
+    path_ : list of dict
+        Every refit model of the search: ``dropped``, ``cost``, ``loss``, ``score``, ``step``.
+    scoring_ : str
+    costs_ : FeatureCosts
+    n_features_in_ : int
+    fit_time_ : float
+        Seconds the fit took.
+    """
+
+    def __init__(
+        self, model: Any = None, *, budget: float | None = None, costs: Any = None, scoring: Any = None,
+        n_refit: int = 3,
+    ) -> None:
+        self.model = model
+        self.budget = budget
+        self.costs = costs
+        self.scoring = scoring
+        self.n_refit = n_refit
+
+    def fit(self, X: Any, y: Any, *, X_valid: Any, y_valid: Any) -> FeatureDropRefit:
+        """Choose the features to drop and refit the model.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Training rows: the leaf values are refit on them.
+        y : array-like of shape (n_rows,)
+            Training labels (0/1, class indices or regression targets).
+        X_valid : array-like or pandas.DataFrame of shape (n_valid, n_features)
+            Validation rows: the cost the budget bounds and the scores that choose.
+        y_valid : array-like of shape (n_valid,)
+            Validation labels.
+
+        Returns
+        -------
+        self : FeatureDropRefit
+        """
+        return fit_in_one_step(self, lambda work: work._fit(X, y, X_valid, y_valid))
+
+    # ------------------------------------------------------------------ fit
+
+    def _setup(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+        from ._estimator import _labels_iv
+
+        if self.model is None:
+            raise ValueError("FeatureDropRefit needs the model: FeatureDropRefit(model, budget=..., costs=...).")
+        b = self.budget
+        if not (isinstance(b, int | float | np.integer | np.floating) and np.isfinite(b) and b >= 0):
+            raise ValueError(f"The 'budget' parameter must be a finite number >= 0. Got {b!r} instead.")
+        if not (isinstance(self.n_refit, int | np.integer) and self.n_refit >= 1):
+            raise ValueError(f"The 'n_refit' parameter must be an integer >= 1. Got {self.n_refit!r} instead.")
+        if y is None or X_valid is None or y_valid is None:
+            raise ValueError(
+                "FeatureDropRefit.fit needs training rows and labels (X, y: the refit) and held-out "
+                "X_valid, y_valid (the choices); got None for one of them."
+            )
+        ens = TreeEnsemble.from_booster(check_booster(self.model, owner="FeatureDropRefit"))
+        self._spec = RefitSpec(ens)
+        self._ens = ens
+        self._Xt = prepare_rows(ens, X, name="X")
+        self._yt = _labels_iv(ens, y, n_rows=self._Xt.shape[1], name="y", x_name="X")
+        self._Xv = prepare_rows(ens, X_valid, name="X_valid")
+        self._yv = _labels_iv(ens, y_valid, n_rows=self._Xv.shape[1], name="y_valid", x_name="X_valid")
+        self._X_valid = X_valid
+        self.costs_: FeatureCosts = as_feature_costs(
+            self.costs, n_features=ens.n_features, feature_names=ens.feature_names or None,
+            owner="FeatureDropRefit",
+        )
+        self._split = np.broadcast_to(np.asarray(self.costs_.split, dtype=np.float64), (ens.n_features,)).copy()
+        self._bias = initial_score(self._spec, self._yt)
+        self.scoring_, self._score_fn = resolve_scoring(self.scoring, ens)
+        self.n_features_in_ = ens.n_features
+        self._n_refits = 0
+
+    def _evaluate(self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, *, score: bool) -> _State:
+        """Validation cost, loss (and score) of one forcing with leaf values ``value``."""
+        ens = self._ens
+        leaves, used, path_cost = route(ens, self._Xv, forced, self._split)
+        cost = self.costs_.row_cost(used.T) + path_cost + self.costs_.tree * ens.n_trees
+        raw = _raw(ens, value, leaves)
+        st = _State(dropped, forced, value, float(cost.mean()), mean_loss(ens, self._yv, raw), used.any(axis=1))
+        if score:
+            st.score = self._score_fn(raw, self._Xv, self._yv)
+        return st
+
+    def _refit(self, dropped: tuple[int, ...], forced: np.ndarray) -> _State:
+        ens = self._ens
+        leaves, _, _ = route(ens, self._Xt, forced, self._split)
+        value, count, hess = refit_values(ens, self._spec, leaves, self._yt, self._bias)
+        self._n_refits += 1
+        st = self._evaluate(dropped, forced, value, score=True)
+        st.count, st.hess = count, hess
+        return st
+
+    def _check_feasible(self, budget: float) -> None:
+        """Refuse at once a budget below the cheapest model that uses a feature (or below 0)."""
+        ens = self._ens
+        floor = self.costs_.tree * ens.n_trees
+        if not fits_budget(floor, budget):
+            raise ValueError(
+                f"FeatureDropRefit: budget={budget:.6g} is below the cost of evaluating the model's "
+                f"{ens.n_trees} trees ({floor:.6g} per row, the tree cost): no model fits it."
+            )
+        used = np.unique(ens.feature[~ens.is_leaf])
+        singles = [
+            self._evaluate((), drop_forcing(ens, np.setdiff1d(used, [f])), np.asarray(ens.value), score=False).cost
+            for f in used
+        ]
+        cheapest = min(singles, default=np.inf)
+        if not fits_budget(cheapest, budget):
+            raise ValueError(
+                f"FeatureDropRefit: budget={budget:.6g} is below the cheapest model that keeps one "
+                f"feature ({cheapest:.6g} per validation row): only the constant model fits it. "
+                "Raise the budget."
+            )
+
+    def _step(self, cur: _State, step: int) -> tuple[_State, list[_State]]:
+        """One elimination step: proxies for every used feature, refit the best ``n_refit``."""
+        ens = self._ens
+        proposals = []
+        for f in np.flatnonzero(cur.used):
+            dropped = (*cur.dropped, int(f))
+            forced = drop_forcing(ens, dropped)
+            st = self._evaluate(dropped, forced, cur.value, score=False)
+            saved = cur.cost - st.cost
+            if saved > 1e-12 * max(1.0, cur.cost):
+                proposals.append(((st.loss - cur.loss) / saved, dropped, forced))
+        if not proposals:
+            raise RuntimeError("no feature left whose removal lowers the cost")  # pragma: no cover
+        proposals.sort(key=lambda p: p[0])
+        refit = [self._refit(d, fo) for _, d, fo in proposals[: int(self.n_refit)]]
+        for st in refit:
+            self.path_.append(
+                {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score, "step": step}
+            )
+        best = min(refit, key=lambda s: (s.loss - cur.loss) / max(cur.cost - s.cost, 1e-300))
+        return best, refit
+
+    def _names(self, dropped: tuple[int, ...]) -> tuple[str, ...]:
+        names = self._ens.feature_names
+        return tuple(names[f] if names else f"Column_{f}" for f in dropped)
+
+    def _fit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+        t0 = time.perf_counter()
+        self._setup(X, y, X_valid, y_valid)
+        ens, budget = self._ens, float(self.budget)  # type: ignore[arg-type]
+        full = self._evaluate((), drop_forcing(ens, ()), np.asarray(ens.value), score=True)
+        self.cost_full_, self.score_full_ = full.cost, full.score
+        self.score_constant_ = self._score_fn(
+            constant_raw(ens, self._yt, self._Xv.shape[1]), self._Xv, self._yv
+        )
+        self.path_: list[dict[str, Any]] = []
+        if fits_budget(full.cost, budget):
+            chosen, step = full, 0
+        else:
+            self._check_feasible(budget)
+            cur, step = full, 0
+            while True:
+                step += 1
+                cur, refit = self._step(cur, step)
+                within = [s for s in refit if fits_budget(s.cost, budget) and s.used.any()]
+                if within:
+                    chosen = max(within, key=lambda s: (s.score, -s.cost))
+                    break
+                if not cur.used.any():
+                    raise ValueError(
+                        f"FeatureDropRefit: budget={budget:.6g}: the elimination reached the constant "
+                        "model without a model that uses a feature within the budget. Raise the budget."
+                    )
+        self._finish(chosen, budget, step, time.perf_counter() - t0)
+
+    def _finish(self, chosen: _State, budget: float, step: int, t_search: float) -> None:
+        import lightgbm as lgb
+
+        t0 = time.perf_counter()
+        ens = self._ens
+        if chosen.dropped:
+            self.ensemble_ = forced_ensemble(ens, chosen.forced, chosen.value, chosen.count, chosen.hess)
+        else:
+            self.ensemble_ = ens
+        self.model_string_ = self.ensemble_.to_model_string()
+        self.booster_ = lgb.Booster(model_str=self.model_string_)
+        self.cost_ = float(cost_report(self.ensemble_, self._X_valid, self.costs_).total_cost.mean())
+        self.score_ = chosen.score
+        self.dropped_features_ = self._names(chosen.dropped)
+        message = (
+            f"dropped {len(chosen.dropped)} of {len(np.unique(ens.feature[~ens.is_leaf]))} used features "
+            f"({', '.join(self.dropped_features_) or 'none'}); validation cost {self.cost_:.6g} within "
+            f"budget {budget:.6g} (unpruned {self.cost_full_:.6g}); {self.scoring_} {self.score_:.4g} "
+            f"(unpruned {self.score_full_:.4g})"
+        )
+        self.result_ = FeatureDropResult(
+            status=Status.SUCCESS, message=message, budget=budget, cost=self.cost_, score=self.score_,
+            dropped=self.dropped_features_, n_steps=step, n_refits=self._n_refits,
+        )
+        self.fit_time_ = t_search + time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ use
+
+    def predict_raw(self, X: Any) -> np.ndarray:
+        """Raw scores of the returned model (``booster_.predict(X, raw_score=True)``).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        """
+        check_is_fitted(self)
+        return self.ensemble_.predict_raw(X)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Raw scores of the returned model (same as :meth:`predict_raw`).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        """
+        return self.predict_raw(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of the returned model (classifiers).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows, n_classes)
+        """
+        check_is_fitted(self)
+        p = np.asarray(self.booster_.predict(self.ensemble_.check_X(X)), dtype=np.float64)
+        if self._is_regression():
+            raise ValueError("predict_proba needs a classifier; this model is a regression.")
+        return np.stack([1 - p, p], axis=1) if p.ndim == 1 else p
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class labels (classifiers) or values (regression) of the returned model.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+        """
+        check_is_fitted(self)
+        raw = self.predict_raw(X)
+        if self._is_regression():
+            return raw
+        return np.argmax(raw, axis=1) if raw.ndim == 2 else (raw > 0).astype(np.int64)
+
+    def _is_regression(self) -> bool:
+        return RefitSpec(self.ensemble_).code == 1
+
+    def cost_report(self, X: Any, costs: Any = None) -> CostReport:
+        """Return the core's cost accounting of the returned model on the rows ``X``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            Rows to account.
+        costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
+            Default: the costs of the fit.
+
+        Returns
+        -------
+        CostReport
+        """
+        check_is_fitted(self)
+        return cost_report(self.ensemble_, X, self.costs_ if costs is None else costs)
+
+    def save_model(self, path: str | os.PathLike[str]) -> None:
+        """Write the returned model as LightGBM model text.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write.
+        """
+        check_is_fitted(self)
+        self.ensemble_.save_model(path)
