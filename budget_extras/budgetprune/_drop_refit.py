@@ -29,6 +29,7 @@ from numba import njit
 from ..core._ensemble import TreeEnsemble
 from ..core._export import _preorder_leaf_ids
 from ..core._predict import K_ZERO_THRESHOLD
+from ..core._report import bits_to_bool
 from ..core._routing import routing_tables
 
 __all__ = [
@@ -37,9 +38,11 @@ __all__ = [
     "drop_forcing",
     "forced_ensemble",
     "initial_score",
+    "path_tables",
     "prepare_rows",
     "refit_values",
     "route",
+    "row_usage",
 ]
 
 #: Objective name (first word of the model text's ``objective``) to kernel code.
@@ -73,24 +76,17 @@ def _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bi
 
 
 @njit(cache=True)
-def _route_kernel(XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords,
-                  bits, forced, split_cost):  # type: ignore[no-untyped-def]
-    n_feat, n = XT.shape
-    n_trees = roots.size
-    leaves = np.empty((n_trees, n), dtype=np.int64)
-    used = np.zeros((n_feat, n), dtype=np.bool_)
-    path_cost = np.zeros(n, dtype=np.float64)
-    for t in range(n_trees):  # tree-major: one tree's nodes stay in cache, the rows stream by
+def _route_kernel(XT, trees, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff,
+                  nwords, bits, forced, leaves):  # type: ignore[no-untyped-def]
+    n = XT.shape[1]
+    for t in trees:  # tree-major: one tree's nodes stay in cache, the rows stream by
         r = roots[t]
         for i in range(n):
             node = r
             while not is_leaf[node]:
                 d = forced[node]
                 if d < 0:
-                    f = feature[node]
-                    used[f, i] = True
-                    path_cost[i] += split_cost[f]
-                    x = XT[f, i]
+                    x = XT[feature[node], i]
                     if has_cat and is_cat[node]:
                         left = _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits)
                     elif x == 0.0:
@@ -105,7 +101,39 @@ def _route_kernel(XT, roots, feature, threshold, right, is_leaf, nan_left, zero_
                     left = d == 0
                 node = node + 1 if left else right[node]
             leaves[t, i] = node
-    return leaves, used, path_cost
+
+
+@njit(cache=True)
+def _path_kernel(parent, feature, forced, split_cost, n_words):  # type: ignore[no-untyped-def]
+    n_nodes = parent.size
+    bits = np.zeros((n_nodes, n_words), dtype=np.uint64)
+    cost = np.zeros(n_nodes)
+    for i in range(n_nodes):  # pre-order: a parent before its children
+        p = parent[i]
+        if p < 0:
+            continue
+        for w in range(n_words):
+            bits[i, w] = bits[p, w]
+        cost[i] = cost[p]
+        if forced[p] < 0:
+            f = feature[p]
+            bits[i, f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+            cost[i] += split_cost[f]
+    return bits, cost
+
+
+@njit(cache=True)
+def _usage_kernel(leaves, bits, cost):  # type: ignore[no-untyped-def]
+    n_trees, n = leaves.shape
+    words = np.zeros((n, bits.shape[1]), dtype=np.uint64)
+    total = np.zeros(n)
+    for t in range(n_trees):
+        for i in range(n):
+            node = leaves[t, i]
+            for w in range(bits.shape[1]):
+                words[i, w] |= bits[node, w]
+            total[i] += cost[node]
+    return words, total
 
 
 @njit(cache=True)
@@ -290,8 +318,8 @@ def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
 
 
 def route(
-    ensemble: TreeEnsemble, Xp: np.ndarray, forced: np.ndarray, split_cost: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ensemble: TreeEnsemble, Xp: np.ndarray, forced: np.ndarray, *, trees: Any = None, base: np.ndarray | None = None
+) -> np.ndarray:
     """Route prepared rows through the original model with a forcing.
 
     Parameters
@@ -302,25 +330,78 @@ def route(
         Rows from :func:`prepare_rows`.
     forced : ndarray of int8, shape (n_nodes,)
         The forcing (:func:`drop_forcing`).
+    trees : array-like of int, optional
+        Route only these trees; the others are copied from ``base`` (default: all trees).
+    base : ndarray of int64, shape (n_trees, n_rows), optional
+        Leaves of the other trees (needed with ``trees``).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_trees, n_rows)
+        Original global node id of the leaf each row reaches in each tree (tree-major).
+    """
+    tab = routing_tables(ensemble)
+    roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
+    if trees is None:
+        trees = np.arange(ensemble.n_trees, dtype=np.int64)
+        leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int64)
+    else:
+        trees = np.asarray(trees, dtype=np.int64)
+        assert base is not None
+        leaves = base.copy()
+    _route_kernel(
+        Xp, trees, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
+        tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
+        np.ascontiguousarray(forced, dtype=np.int8), leaves,
+    )
+    return leaves
+
+
+def path_tables(ensemble: TreeEnsemble, forced: np.ndarray, split_cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Features and split cost on the path to every node under a forcing (forced splits evaluate nothing).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model.
+    forced : ndarray of int8, shape (n_nodes,)
+        The forcing.
     split_cost : ndarray of float64, shape (n_features,)
         Evaluation cost of one split on each feature.
 
     Returns
     -------
-    leaves : ndarray of int64, shape (n_trees, n_rows)
-        Original global node id of the leaf each row reaches in each tree (tree-major).
-    used : ndarray of bool, shape (n_features, n_rows)
-        Features the row's paths evaluate (forced splits evaluate nothing).
-    path_cost : ndarray of float64, shape (n_rows,)
-        Summed evaluation cost of the splits on the row's paths.
+    bits : ndarray of uint64, shape (n_nodes, ceil(n_features / 64))
+        Bitset of the features evaluated on the way to each node.
+    cost : ndarray of float64, shape (n_nodes,)
+        Their summed split cost.
     """
-    tab = routing_tables(ensemble)
-    roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
-    return _route_kernel(
-        Xp, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
-        tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
+    return _path_kernel(
+        np.asarray(ensemble.parent, dtype=np.int64), np.asarray(ensemble.feature, dtype=np.int64),
         np.ascontiguousarray(forced, dtype=np.int8), np.ascontiguousarray(split_cost, dtype=np.float64),
+        max(1, (ensemble.n_features + 63) // 64),
     )
+
+
+def row_usage(leaves: np.ndarray, bits: np.ndarray, cost: np.ndarray, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features each row's paths evaluate and their split cost, from its leaves.
+
+    Parameters
+    ----------
+    leaves : ndarray of int64, shape (n_trees, n_rows)
+        From :func:`route`.
+    bits, cost : ndarray
+        From :func:`path_tables` for the same forcing.
+    n_features : int
+        The model's number of features.
+
+    Returns
+    -------
+    used : ndarray of bool, shape (n_rows, n_features)
+    path_cost : ndarray of float64, shape (n_rows,)
+    """
+    words, total = _usage_kernel(leaves, bits, cost)
+    return bits_to_bool(words, n_features), total
 
 
 def refit_values(

@@ -33,9 +33,11 @@ from ._drop_refit import (
     drop_forcing,
     forced_ensemble,
     initial_score,
+    path_tables,
     prepare_rows,
     refit_values,
     route,
+    row_usage,
 )
 from ._error_terms import mean_loss
 from ._scoring import constant_raw, resolve_scoring
@@ -85,6 +87,8 @@ class _State:
     cost: float
     loss: float
     used: np.ndarray  # features the validation rows' paths evaluate
+    leaves_v: np.ndarray  # (n_trees, n_valid)
+    leaves_t: np.ndarray | None = None  # (n_trees, n_train), refit models only
     score: float = np.nan
     count: np.ndarray | None = None
     hess: np.ndarray | None = None
@@ -214,24 +218,45 @@ class FeatureDropRefit(BaseEstimator):
         self.n_features_in_ = ens.n_features
         self._n_refits = 0
 
-    def _evaluate(self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, *, score: bool) -> _State:
-        """Validation cost, loss (and score) of one forcing with leaf values ``value``."""
+    def _evaluate(
+        self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, leaves_v: np.ndarray, *, score: bool
+    ) -> _State:
+        """Validation cost, loss (and score) of one forcing whose validation leaves are ``leaves_v``."""
         ens = self._ens
-        leaves, used, path_cost = route(ens, self._Xv, forced, self._split)
-        cost = self.costs_.row_cost(used.T) + path_cost + self.costs_.tree * ens.n_trees
-        raw = _raw(ens, value, leaves)
-        st = _State(dropped, forced, value, float(cost.mean()), mean_loss(ens, self._yv, raw), used.any(axis=1))
+        bits, pcost = path_tables(ens, forced, self._split)
+        used, path_cost = row_usage(leaves_v, bits, pcost, ens.n_features)
+        cost = self.costs_.row_cost(used) + path_cost + self.costs_.tree * ens.n_trees
+        raw = _raw(ens, value, leaves_v)
+        st = _State(
+            dropped, forced, value, float(cost.mean()), mean_loss(ens, self._yv, raw), used.any(axis=0), leaves_v
+        )
         if score:
-            st.score = self._score_fn(raw, self._Xv, self._yv)
+            st.score = self._score_fn(raw, self._Xv.T, self._yv)
         return st
 
-    def _refit(self, dropped: tuple[int, ...], forced: np.ndarray) -> _State:
+    def _trees_with(self, forced: np.ndarray, f: int) -> np.ndarray:
+        """Trees with a split on ``f`` that ``forced`` does not force yet (the only ones dropping ``f`` changes)."""
         ens = self._ens
-        leaves, _, _ = route(ens, self._Xt, forced, self._split)
-        value, count, hess = refit_values(ens, self._spec, leaves, self._yt, self._bias)
+        return np.unique(ens.node_tree[(ens.feature == f) & (forced < 0) & ~ens.is_leaf])
+
+    def _proxy(self, cur: _State, f: int) -> _State:
+        """Drop ``f`` from ``cur`` without refitting."""
+        dropped = (*cur.dropped, int(f))
+        trees = self._trees_with(cur.forced, f)
+        forced = drop_forcing(self._ens, dropped)
+        leaves_v = route(self._ens, self._Xv, forced, trees=trees, base=cur.leaves_v)
+        return self._evaluate(dropped, forced, cur.value, leaves_v, score=False)
+
+    def _refit(self, cur: _State, prop: _State) -> _State:
+        """Refit the leaves of the proposal ``prop`` (``cur`` with one more feature dropped)."""
+        ens = self._ens
+        assert cur.leaves_t is not None
+        trees = self._trees_with(cur.forced, prop.dropped[-1])
+        leaves_t = route(ens, self._Xt, prop.forced, trees=trees, base=cur.leaves_t)
+        value, count, hess = refit_values(ens, self._spec, leaves_t, self._yt, self._bias)
         self._n_refits += 1
-        st = self._evaluate(dropped, forced, value, score=True)
-        st.count, st.hess = count, hess
+        st = self._evaluate(prop.dropped, prop.forced, value, prop.leaves_v, score=True)
+        st.leaves_t, st.count, st.hess = leaves_t, count, hess
         return st
 
     def _check_feasible(self, budget: float) -> None:
@@ -244,10 +269,12 @@ class FeatureDropRefit(BaseEstimator):
                 f"{ens.n_trees} trees ({floor:.6g} per row, the tree cost): no model fits it."
             )
         used = np.unique(ens.feature[~ens.is_leaf])
-        singles = [
-            self._evaluate((), drop_forcing(ens, np.setdiff1d(used, [f])), np.asarray(ens.value), score=False).cost
-            for f in used
-        ]
+        singles = []
+        for f in used:
+            forced = drop_forcing(ens, np.setdiff1d(used, [f]))
+            leaves_v = route(ens, self._Xv, forced, trees=self._trees_with(np.full(ens.n_nodes, -1), f),
+                             base=self._const_leaves(forced))
+            singles.append(self._evaluate((), forced, np.asarray(ens.value), leaves_v, score=False).cost)
         cheapest = min(singles, default=np.inf)
         if not fits_budget(cheapest, budget):
             raise ValueError(
@@ -256,21 +283,29 @@ class FeatureDropRefit(BaseEstimator):
                 "Raise the budget."
             )
 
+    def _const_leaves(self, forced: np.ndarray) -> np.ndarray:
+        """Validation leaves of the trees without an unforced split (every row on the forced path)."""
+        ens = self._ens
+        leaf = np.empty(ens.n_trees, dtype=np.int64)
+        for t in range(ens.n_trees):
+            node = int(ens.tree_offset[t])
+            while not ens.is_leaf[node]:
+                node = node + 1 if forced[node] <= 0 else int(ens.right_child[node])
+            leaf[t] = node
+        return np.repeat(leaf[:, None], self._Xv.shape[1], axis=1)
+
     def _step(self, cur: _State, step: int) -> tuple[_State, list[_State]]:
         """One elimination step: proxies for every used feature, refit the best ``n_refit``."""
-        ens = self._ens
-        proposals = []
+        proposals: list[tuple[float, int, _State]] = []
         for f in np.flatnonzero(cur.used):
-            dropped = (*cur.dropped, int(f))
-            forced = drop_forcing(ens, dropped)
-            st = self._evaluate(dropped, forced, cur.value, score=False)
+            st = self._proxy(cur, int(f))
             saved = cur.cost - st.cost
             if saved > 1e-12 * max(1.0, cur.cost):
-                proposals.append(((st.loss - cur.loss) / saved, dropped, forced))
+                proposals.append(((st.loss - cur.loss) / saved, len(proposals), st))
         if not proposals:
             raise RuntimeError("no feature left whose removal lowers the cost")  # pragma: no cover
-        proposals.sort(key=lambda p: p[0])
-        refit = [self._refit(d, fo) for _, d, fo in proposals[: int(self.n_refit)]]
+        proposals.sort(key=lambda p: p[:2])
+        refit = [self._refit(cur, st) for _, _, st in proposals[: int(self.n_refit)]]
         for st in refit:
             self.path_.append(
                 {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score, "step": step}
@@ -286,10 +321,12 @@ class FeatureDropRefit(BaseEstimator):
         t0 = time.perf_counter()
         self._setup(X, y, X_valid, y_valid)
         ens, budget = self._ens, float(self.budget)  # type: ignore[arg-type]
-        full = self._evaluate((), drop_forcing(ens, ()), np.asarray(ens.value), score=True)
+        none = drop_forcing(ens, ())
+        full = self._evaluate((), none, np.asarray(ens.value), route(ens, self._Xv, none), score=True)
+        full.leaves_t = route(ens, self._Xt, none)
         self.cost_full_, self.score_full_ = full.cost, full.score
         self.score_constant_ = self._score_fn(
-            constant_raw(ens, self._yt, self._Xv.shape[1]), self._Xv, self._yv
+            constant_raw(ens, self._yt, self._Xv.shape[1]), self._Xv.T, self._yv
         )
         self.path_: list[dict[str, Any]] = []
         if fits_budget(full.cost, budget):
