@@ -76,12 +76,18 @@ def _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bi
 
 
 @njit(cache=True)
-def _route_kernel(XT, trees, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff,
-                  nwords, bits, forced, leaves):  # type: ignore[no-untyped-def]
+def _route_kernel(XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff,
+                  nwords, bits, forced, leaves, moved, full, value, tree_class, raw):  # type: ignore[no-untyped-def]
+    """Route rows (``full``) or re-route the (row, tree) pairs whose leaf is ``moved``, updating ``raw``."""
     n = XT.shape[1]
-    for t in trees:  # tree-major: one tree's nodes stay in cache, the rows stream by
+    for t in range(roots.size):  # tree-major: one tree's nodes stay in cache, the rows stream by
         r = roots[t]
+        k = tree_class[t]
         for i in range(n):
+            if not full:
+                old = leaves[t, i]
+                if not moved[old]:
+                    continue
             node = r
             while not is_leaf[node]:
                 d = forced[node]
@@ -100,6 +106,8 @@ def _route_kernel(XT, trees, roots, feature, threshold, right, is_leaf, nan_left
                 else:
                     left = d == 0
                 node = node + 1 if left else right[node]
+            if not full:
+                raw[i, k] += value[node] - value[old]
             leaves[t, i] = node
 
 
@@ -137,31 +145,37 @@ def _usage_kernel(leaves, bits, cost):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _grad_hess(code, y, score, k, n_class, sigmoid, g, h):  # type: ignore[no-untyped-def]
+def _grad_hess(code, y, score, n_class, sigmoid, g, h):  # type: ignore[no-untyped-def]
+    """Gradients and hessians of every class at ``score`` (LightGBM's formulas), into ``g``, ``h``."""
     n = y.size
+    factor = n_class / (n_class - 1.0) if n_class > 1 else 1.0
     for i in range(n):
         if code == 0:
             p = 1.0 / (1.0 + math.exp(-sigmoid * score[i, 0]))
-            g[i] = sigmoid * (p - y[i])
-            h[i] = sigmoid * sigmoid * p * (1.0 - p)
+            g[0, i] = sigmoid * (p - y[i])
+            h[0, i] = sigmoid * sigmoid * p * (1.0 - p)
         elif code == 1:
-            g[i] = score[i, 0] - y[i]
-            h[i] = 1.0
+            g[0, i] = score[i, 0] - y[i]
+            h[0, i] = 1.0
         else:
             m = score[i, 0]
             for c in range(1, n_class):
                 m = max(m, score[i, c])
             s = 0.0
             for c in range(n_class):
-                s += math.exp(score[i, c] - m)
-            p = math.exp(score[i, k] - m) / s
-            g[i] = p - (1.0 if int(y[i]) == k else 0.0)
-            h[i] = n_class / (n_class - 1.0) * p * (1.0 - p)
+                e = math.exp(score[i, c] - m)
+                g[c, i] = e
+                s += e
+            label = int(y[i])
+            for c in range(n_class):
+                p = g[c, i] / s
+                g[c, i] = p - (1.0 if label == c else 0.0)
+                h[c, i] = factor * p * (1.0 - p)
 
 
 @njit(cache=True)
 def _refit_kernel(leaves, y, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage,
-                  bias, value):  # type: ignore[no-untyped-def]
+                  bias, value, start):  # type: ignore[no-untyped-def]
     n_trees, n = leaves.shape
     n_nodes = value.size
     out = value.copy()
@@ -176,16 +190,28 @@ def _refit_kernel(leaves, y, tree_class, tree_offset, is_leaf, n_class, code, si
     hs = np.zeros((n_class, n))
     for t in range(n_trees):
         k = tree_class[t]
-        if t % n_class == 0:  # gradients of all classes at the start of the iteration (LightGBM)
-            for c in range(n_class):
-                _grad_hess(code, y, score, c, n_class, sigmoid, gs[c], hs[c])
+        first = t < n_class
+        add = bias[k] if first else 0.0
+        if t < start:  # before the first changed tree: the values of ``value`` stand
+            for i in range(n):
+                node = leaves[t, i]
+                count[node] += 1.0
+                score[i, k] += out[node] - add
+            continue
+        if t % n_class == 0 or t == start:  # gradients at the start of the iteration (LightGBM)
+            if t % n_class == 0:
+                _grad_hess(code, y, score, n_class, sigmoid, gs, hs)
+            else:  # entering mid-iteration: gradients at the iteration's starting score
+                s0 = score.copy()
+                for tt in range(t - t % n_class, t):
+                    for i in range(n):
+                        s0[i, tree_class[tt]] -= out[leaves[tt, i]] - (bias[tree_class[tt]] if tt < n_class else 0.0)
+                _grad_hess(code, y, s0, n_class, sigmoid, gs, hs)
         for i in range(n):
             node = leaves[t, i]
             count[node] += 1.0
             hess[node] += hs[k, i]
             grad[node] += gs[k, i]
-        first = t < n_class
-        add = bias[k] if first else 0.0
         for node in range(tree_offset[t], tree_offset[t + 1]):
             if not is_leaf[node]:
                 continue
@@ -318,9 +344,21 @@ def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
 
 
 def route(
-    ensemble: TreeEnsemble, Xp: np.ndarray, forced: np.ndarray, *, trees: Any = None, base: np.ndarray | None = None
-) -> np.ndarray:
+    ensemble: TreeEnsemble,
+    Xp: np.ndarray,
+    forced: np.ndarray,
+    *,
+    base: np.ndarray | None = None,
+    base_forced: np.ndarray | None = None,
+    value: np.ndarray | None = None,
+    raw: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Route prepared rows through the original model with a forcing.
+
+    With ``base`` (the leaves under ``base_forced``, a forcing that ``forced`` extends), only the
+    (row, tree) pairs whose leaf lies in a subtree that ``forced`` newly discards are re-routed;
+    the others keep their leaf. With ``value`` and ``raw`` (the raw scores of ``base`` under
+    leaf values ``value``), the raw scores are updated for the re-routed pairs.
 
     Parameters
     ----------
@@ -330,31 +368,48 @@ def route(
         Rows from :func:`prepare_rows`.
     forced : ndarray of int8, shape (n_nodes,)
         The forcing (:func:`drop_forcing`).
-    trees : array-like of int, optional
-        Route only these trees; the others are copied from ``base`` (default: all trees).
-    base : ndarray of int64, shape (n_trees, n_rows), optional
-        Leaves of the other trees (needed with ``trees``).
+    base : ndarray of int32, shape (n_trees, n_rows), optional
+        Leaves under ``base_forced`` (not modified).
+    base_forced : ndarray of int8, shape (n_nodes,), optional
+        A forcing that ``forced`` extends (every node it forces, ``forced`` forces the same way).
+    value : ndarray of float64, shape (n_nodes,), optional
+        Leaf values for the raw-score update.
+    raw : ndarray of float64, shape (n_rows, n_class), optional
+        Raw scores of ``base`` under ``value`` (not modified).
 
     Returns
     -------
-    ndarray of int64, shape (n_trees, n_rows)
+    leaves : ndarray of int32, shape (n_trees, n_rows)
         Original global node id of the leaf each row reaches in each tree (tree-major).
+    raw : ndarray of float64, shape (n_rows, n_class) or None
+        The updated raw scores (with ``base``, ``value`` and ``raw``).
     """
     tab = routing_tables(ensemble)
     roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
-    if trees is None:
-        trees = np.arange(ensemble.n_trees, dtype=np.int64)
-        leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int64)
+    forced = np.ascontiguousarray(forced, dtype=np.int8)
+    tree_class = np.asarray(ensemble.tree_class, dtype=np.int64)
+    if base is None:
+        leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int32)
+        moved = np.ones(ensemble.n_nodes, dtype=bool)
     else:
-        trees = np.asarray(trees, dtype=np.int64)
-        assert base is not None
+        assert base_forced is not None
         leaves = base.copy()
+        new = np.flatnonzero((forced >= 0) & (np.asarray(base_forced) < 0))
+        other = np.where(forced[new] == 0, ensemble.right_child[new], ensemble.left_child[new]).astype(np.int64)
+        delta = np.zeros(ensemble.n_nodes + 1, dtype=np.int64)
+        np.add.at(delta, other, 1)
+        np.add.at(delta, ensemble.subtree_end[other], -1)
+        moved = np.cumsum(delta[:-1]) > 0
+    update = base is not None and value is not None and raw is not None
+    out = raw.copy() if update else np.zeros((1, 1))  # type: ignore[union-attr]
     _route_kernel(
-        Xp, trees, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
+        Xp, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
         tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
-        np.ascontiguousarray(forced, dtype=np.int8), leaves,
+        forced, leaves, moved, base is None,
+        np.asarray(value if update else np.zeros(ensemble.n_nodes), dtype=np.float64), tree_class,
+        out if out.ndim == 2 else out[:, None],
     )
-    return leaves
+    return leaves, (out if update else None)
 
 
 def path_tables(ensemble: TreeEnsemble, forced: np.ndarray, split_cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -405,7 +460,14 @@ def row_usage(leaves: np.ndarray, bits: np.ndarray, cost: np.ndarray, n_features
 
 
 def refit_values(
-    ensemble: TreeEnsemble, spec: RefitSpec, leaves: np.ndarray, y: np.ndarray, bias: np.ndarray
+    ensemble: TreeEnsemble,
+    spec: RefitSpec,
+    leaves: np.ndarray,
+    y: np.ndarray,
+    bias: np.ndarray,
+    *,
+    value: np.ndarray | None = None,
+    start: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Refit the leaf values reached by ``leaves`` in tree order (one Newton step per tree).
 
@@ -415,12 +477,18 @@ def refit_values(
         The original model (its node ids index ``leaves``).
     spec : RefitSpec
         Objective and regularization of the model.
-    leaves : ndarray of int64, shape (n_trees, n_rows)
+    leaves : ndarray of int32 or int64, shape (n_trees, n_rows)
         Leaf of every training row in every tree under the forcing (:func:`route`).
     y : ndarray of float64, shape (n_rows,)
         Training labels.
     bias : ndarray of float64, shape (n_class,)
         Initial score the first iteration starts from and keeps (:func:`initial_score`).
+    value : ndarray of float64, shape (n_nodes,), optional
+        Leaf values to start from (default: the model's). With ``start``, the values of the
+        trees before ``start`` are kept: they must be the refit of the same routing (a refit
+        depends only on the trees before it, so a change that leaves them alone keeps them).
+    start : int, default 0
+        First tree to refit.
 
     Returns
     -------
@@ -431,10 +499,11 @@ def refit_values(
         Training rows and summed hessians per leaf.
     """
     return _refit_kernel(
-        np.ascontiguousarray(leaves, dtype=np.int64), np.asarray(y, dtype=np.float64),
+        np.ascontiguousarray(leaves), np.asarray(y, dtype=np.float64),
         np.asarray(ensemble.tree_class, dtype=np.int64), np.asarray(ensemble.tree_offset, dtype=np.int64),
         np.asarray(ensemble.is_leaf), spec.n_class, spec.code, spec.sigmoid, spec.l1, spec.l2, spec.max_delta,
-        spec.shrinkage, np.asarray(bias, dtype=np.float64), np.asarray(ensemble.value, dtype=np.float64),
+        spec.shrinkage, np.asarray(bias, dtype=np.float64),
+        np.asarray(ensemble.value if value is None else value, dtype=np.float64), int(start),
     )
 
 

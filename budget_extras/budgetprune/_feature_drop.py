@@ -88,19 +88,26 @@ class _State:
     loss: float
     used: np.ndarray  # features the validation rows' paths evaluate
     leaves_v: np.ndarray  # (n_trees, n_valid)
+    raw_v: np.ndarray  # (n_valid, n_class) raw validation scores
     leaves_t: np.ndarray | None = None  # (n_trees, n_train), refit models only
     score: float = np.nan
+    refit: bool = False  # leaf values refit on the training rows (else the original model's)
     count: np.ndarray | None = None
     hess: np.ndarray | None = None
 
 
 def _raw(ens: TreeEnsemble, value: np.ndarray, leaves: np.ndarray) -> np.ndarray:
-    """Raw scores from tree-major ``leaves`` (n_trees, n_rows) and leaf values ``value``."""
+    """Raw scores (n_rows, n_class) from tree-major ``leaves`` (n_trees, n_rows) and leaf values ``value``."""
     vals = value[leaves]
     k = ens.num_tree_per_iteration
     if k == 1:
-        return vals.sum(axis=0)
+        return vals.sum(axis=0)[:, None]
     return np.stack([vals[ens.tree_class == c].sum(axis=0) for c in range(k)], axis=1)
+
+
+def _flat(raw: np.ndarray) -> np.ndarray:
+    """Raw scores as the model's output: one column for binary / regression."""
+    return raw[:, 0] if raw.shape[1] == 1 else raw
 
 
 class FeatureDropRefit(BaseEstimator):
@@ -219,44 +226,46 @@ class FeatureDropRefit(BaseEstimator):
         self._n_refits = 0
 
     def _evaluate(
-        self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, leaves_v: np.ndarray, *, score: bool
+        self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, leaves_v: np.ndarray,
+        raw: np.ndarray | None = None, *, score: bool,
     ) -> _State:
         """Validation cost, loss (and score) of one forcing whose validation leaves are ``leaves_v``."""
         ens = self._ens
         bits, pcost = path_tables(ens, forced, self._split)
         used, path_cost = row_usage(leaves_v, bits, pcost, ens.n_features)
         cost = self.costs_.row_cost(used) + path_cost + self.costs_.tree * ens.n_trees
-        raw = _raw(ens, value, leaves_v)
-        st = _State(
-            dropped, forced, value, float(cost.mean()), mean_loss(ens, self._yv, raw), used.any(axis=0), leaves_v
-        )
+        raw = _raw(ens, value, leaves_v) if raw is None else raw
+        loss = mean_loss(ens, self._yv, _flat(raw))
+        st = _State(dropped, forced, value, float(cost.mean()), loss, used.any(axis=0), leaves_v, raw)
         if score:
-            st.score = self._score_fn(raw, self._Xv.T, self._yv)
+            st.score = self._score_fn(_flat(raw), self._Xv.T, self._yv)
         return st
 
-    def _trees_with(self, forced: np.ndarray, f: int) -> np.ndarray:
-        """Trees with a split on ``f`` that ``forced`` does not force yet (the only ones dropping ``f`` changes)."""
-        ens = self._ens
-        return np.unique(ens.node_tree[(ens.feature == f) & (forced < 0) & ~ens.is_leaf])
-
-    def _proxy(self, cur: _State, f: int) -> _State:
-        """Drop ``f`` from ``cur`` without refitting."""
-        dropped = (*cur.dropped, int(f))
-        trees = self._trees_with(cur.forced, f)
+    def _proxy(self, cur: _State, features: Any) -> _State:
+        """Drop ``features`` from ``cur`` without refitting."""
+        dropped = (*cur.dropped, *(int(f) for f in features))
         forced = drop_forcing(self._ens, dropped)
-        leaves_v = route(self._ens, self._Xv, forced, trees=trees, base=cur.leaves_v)
-        return self._evaluate(dropped, forced, cur.value, leaves_v, score=False)
+        leaves_v, raw = route(
+            self._ens, self._Xv, forced, base=cur.leaves_v, base_forced=cur.forced, value=cur.value, raw=cur.raw_v
+        )
+        return self._evaluate(dropped, forced, cur.value, leaves_v, raw, score=False)
 
     def _refit(self, cur: _State, prop: _State) -> _State:
-        """Refit the leaves of the proposal ``prop`` (``cur`` with one more feature dropped)."""
+        """Refit the leaves of the proposal ``prop`` (``cur`` with more features dropped)."""
         ens = self._ens
         assert cur.leaves_t is not None
-        trees = self._trees_with(cur.forced, prop.dropped[-1])
-        leaves_t = route(ens, self._Xt, prop.forced, trees=trees, base=cur.leaves_t)
-        value, count, hess = refit_values(ens, self._spec, leaves_t, self._yt, self._bias)
+        leaves_t, _ = route(ens, self._Xt, prop.forced, base=cur.leaves_t, base_forced=cur.forced)
+        changed = np.flatnonzero((leaves_t != cur.leaves_t).any(axis=1))
+        start = (int(changed[0]) if changed.size else ens.n_trees) if cur.refit else 0
+        return self._refit_from(prop, leaves_t, start=start, value=cur.value)
+
+    def _refit_from(self, prop: _State, leaves_t: np.ndarray, *, start: int, value: np.ndarray) -> _State:
+        """Refit ``prop`` on its training leaves, trees from ``start`` on (those before keep ``value``)."""
+        ens = self._ens
+        value, count, hess = refit_values(ens, self._spec, leaves_t, self._yt, self._bias, value=value, start=start)
         self._n_refits += 1
         st = self._evaluate(prop.dropped, prop.forced, value, prop.leaves_v, score=True)
-        st.leaves_t, st.count, st.hess = leaves_t, count, hess
+        st.leaves_t, st.count, st.hess, st.refit = leaves_t, count, hess, True
         return st
 
     def _check_feasible(self, budget: float) -> None:
@@ -272,8 +281,7 @@ class FeatureDropRefit(BaseEstimator):
         singles = []
         for f in used:
             forced = drop_forcing(ens, np.setdiff1d(used, [f]))
-            leaves_v = route(ens, self._Xv, forced, trees=self._trees_with(np.full(ens.n_nodes, -1), f),
-                             base=self._const_leaves(forced))
+            leaves_v, _ = route(ens, self._Xv, forced)
             singles.append(self._evaluate((), forced, np.asarray(ens.value), leaves_v, score=False).cost)
         cheapest = min(singles, default=np.inf)
         if not fits_budget(cheapest, budget):
@@ -283,35 +291,52 @@ class FeatureDropRefit(BaseEstimator):
                 "Raise the budget."
             )
 
-    def _const_leaves(self, forced: np.ndarray) -> np.ndarray:
-        """Validation leaves of the trees without an unforced split (every row on the forced path)."""
-        ens = self._ens
-        leaf = np.empty(ens.n_trees, dtype=np.int64)
-        for t in range(ens.n_trees):
-            node = int(ens.tree_offset[t])
-            while not ens.is_leaf[node]:
-                node = node + 1 if forced[node] <= 0 else int(ens.right_child[node])
-            leaf[t] = node
-        return np.repeat(leaf[:, None], self._Xv.shape[1], axis=1)
-
     def _step(self, cur: _State, step: int) -> tuple[_State, list[_State]]:
         """One elimination step: proxies for every used feature, refit the best ``n_refit``."""
         proposals: list[tuple[float, int, _State]] = []
         for f in np.flatnonzero(cur.used):
-            st = self._proxy(cur, int(f))
+            st = self._proxy(cur, [f])
             saved = cur.cost - st.cost
             if saved > 1e-12 * max(1.0, cur.cost):
                 proposals.append(((st.loss - cur.loss) / saved, len(proposals), st))
         if not proposals:
             raise RuntimeError("no feature left whose removal lowers the cost")  # pragma: no cover
         proposals.sort(key=lambda p: p[:2])
-        refit = [self._refit(cur, st) for _, _, st in proposals[: int(self.n_refit)]]
+        props = [st for _, _, st in proposals[: int(self.n_refit)]]
+        free = [st.dropped[-1] for r, _, st in proposals if r <= 0]
+        if len(free) >= 2:  # every drop that costs no validation loss, at once: one step instead of many
+            props.append(self._proxy(cur, free))
+        refit = [self._refit(cur, st) for st in props]
         for st in refit:
             self.path_.append(
                 {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score, "step": step}
             )
         best = min(refit, key=lambda s: (s.loss - cur.loss) / max(cur.cost - s.cost, 1e-300))
         return best, refit
+
+    def _add_back(self, chosen: _State, budget: float, step: int) -> _State:
+        """Re-add dropped features while one fits the budget and raises the validation score."""
+        ens = self._ens
+        while True:
+            best = chosen
+            for g in chosen.dropped:
+                dropped = tuple(f for f in chosen.dropped if f != g)
+                forced = drop_forcing(ens, dropped)
+                leaves_v, _ = route(ens, self._Xv, forced)
+                prop = self._evaluate(dropped, forced, np.asarray(ens.value), leaves_v, score=False)
+                if not fits_budget(prop.cost, budget):
+                    continue
+                leaves_t, _ = route(ens, self._Xt, forced)
+                st = self._refit_from(prop, leaves_t, start=0, value=np.asarray(ens.value))
+                self.path_.append(
+                    {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
+                     "step": step, "add_back": self._names((g,))[0]}
+                )
+                if (st.score, -st.loss) > (best.score, -best.loss):
+                    best = st
+            if best is chosen:
+                return chosen
+            chosen = best
 
     def _names(self, dropped: tuple[int, ...]) -> tuple[str, ...]:
         names = self._ens.feature_names
@@ -322,8 +347,8 @@ class FeatureDropRefit(BaseEstimator):
         self._setup(X, y, X_valid, y_valid)
         ens, budget = self._ens, float(self.budget)  # type: ignore[arg-type]
         none = drop_forcing(ens, ())
-        full = self._evaluate((), none, np.asarray(ens.value), route(ens, self._Xv, none), score=True)
-        full.leaves_t = route(ens, self._Xt, none)
+        full = self._evaluate((), none, np.asarray(ens.value), route(ens, self._Xv, none)[0], score=True)
+        full.leaves_t = route(ens, self._Xt, none)[0]
         self.cost_full_, self.score_full_ = full.cost, full.score
         self.score_constant_ = self._score_fn(
             constant_raw(ens, self._yt, self._Xv.shape[1]), self._Xv.T, self._yv
@@ -339,7 +364,7 @@ class FeatureDropRefit(BaseEstimator):
                 cur, refit = self._step(cur, step)
                 within = [s for s in refit if fits_budget(s.cost, budget) and s.used.any()]
                 if within:
-                    chosen = max(within, key=lambda s: (s.score, -s.cost))
+                    chosen = self._add_back(max(within, key=lambda s: (s.score, -s.cost)), budget, step)
                     break
                 if not cur.used.any():
                     raise ValueError(
