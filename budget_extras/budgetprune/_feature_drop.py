@@ -170,7 +170,7 @@ class FeatureDropRefit(BaseEstimator):
         self.scoring = scoring
         self.n_refit = n_refit
 
-    def fit(self, X: Any, y: Any, *, X_valid: Any, y_valid: Any) -> FeatureDropRefit:
+    def fit(self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None) -> FeatureDropRefit:
         """Choose the features to drop and refit the model.
 
         Parameters
@@ -180,9 +180,9 @@ class FeatureDropRefit(BaseEstimator):
         y : array-like of shape (n_rows,)
             Training labels (0/1, class indices or regression targets).
         X_valid : array-like or pandas.DataFrame of shape (n_valid, n_features)
-            Validation rows: the cost the budget bounds and the scores that choose.
+            Validation rows (required): the cost the budget bounds and the scores that choose.
         y_valid : array-like of shape (n_valid,)
-            Validation labels.
+            Validation labels (required).
 
         Returns
         -------
