@@ -278,6 +278,12 @@ class FeatureDropRefit(BaseEstimator):
                 f"{ens.n_trees} trees ({floor:.6g} per row, the tree cost): no model fits it."
             )
         used = np.unique(ens.feature[~ens.is_leaf])
+        # a one-feature model costs at most its feature's unit plus every split on a path on it
+        depth = int(ens.depth.max(initial=0))
+        unit_cost = self.costs_.unit_cost[self.costs_.unit[used]]
+        bound = unit_cost + self._split[used] * depth * ens.n_trees + floor
+        if used.size and fits_budget(float(bound.min()), budget):
+            return
         singles = []
         for f in used:
             forced = drop_forcing(ens, np.setdiff1d(used, [f]))
