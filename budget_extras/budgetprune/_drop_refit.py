@@ -355,8 +355,9 @@ def route(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Route prepared rows through the original model with a forcing.
 
-    With ``base`` (the leaves under ``base_forced``, a forcing that ``forced`` extends), only the
-    (row, tree) pairs whose leaf lies in a subtree that ``forced`` newly discards are re-routed;
+    With ``base`` (the leaves under another forcing ``base_forced``), only the (row, tree) pairs
+    whose path meets a node whose forcing differs can change: those whose leaf lies in the child
+    that a newly forced node discards, or below a node no longer forced. Only they are re-routed;
     the others keep their leaf. With ``value`` and ``raw`` (the raw scores of ``base`` under
     leaf values ``value``), the raw scores are updated for the re-routed pairs.
 
@@ -371,7 +372,7 @@ def route(
     base : ndarray of int32, shape (n_trees, n_rows), optional
         Leaves under ``base_forced`` (not modified).
     base_forced : ndarray of int8, shape (n_nodes,), optional
-        A forcing that ``forced`` extends (every node it forces, ``forced`` forces the same way).
+        The forcing ``base`` was routed under.
     value : ndarray of float64, shape (n_nodes,), optional
         Leaf values for the raw-score update.
     raw : ndarray of float64, shape (n_rows, n_class), optional
@@ -394,11 +395,14 @@ def route(
     else:
         assert base_forced is not None
         leaves = base.copy()
-        new = np.flatnonzero((forced >= 0) & (np.asarray(base_forced) < 0))
+        bf = np.asarray(base_forced)
+        new = np.flatnonzero((forced >= 0) & (bf < 0))  # newly forced: rows in the discarded child move
+        freed = np.flatnonzero((forced != bf) & (bf >= 0))  # un-forced (or turned): rows below may move
         other = np.where(forced[new] == 0, ensemble.right_child[new], ensemble.left_child[new]).astype(np.int64)
+        starts = np.concatenate([other, freed]).astype(np.int64)
         delta = np.zeros(ensemble.n_nodes + 1, dtype=np.int64)
-        np.add.at(delta, other, 1)
-        np.add.at(delta, ensemble.subtree_end[other], -1)
+        np.add.at(delta, starts, 1)
+        np.add.at(delta, ensemble.subtree_end[starts], -1)
         moved = np.cumsum(delta[:-1]) > 0
     update = base is not None and value is not None and raw is not None
     out = raw.copy() if update else np.zeros((1, 1))  # type: ignore[union-attr]

@@ -328,11 +328,11 @@ class FeatureDropRefit(BaseEstimator):
             for g in chosen.dropped:
                 dropped = tuple(f for f in chosen.dropped if f != g)
                 forced = drop_forcing(ens, dropped)
-                leaves_v, _ = route(ens, self._Xv, forced)
+                leaves_v, _ = route(ens, self._Xv, forced, base=chosen.leaves_v, base_forced=chosen.forced)
                 prop = self._evaluate(dropped, forced, np.asarray(ens.value), leaves_v, score=False)
                 if not fits_budget(prop.cost, budget):
                     continue
-                leaves_t, _ = route(ens, self._Xt, forced)
+                leaves_t, _ = route(ens, self._Xt, forced, base=chosen.leaves_t, base_forced=chosen.forced)
                 st = self._refit_from(prop, leaves_t, start=0, value=np.asarray(ens.value))
                 self.path_.append(
                     {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,

@@ -212,3 +212,19 @@ def test_budgetprune_uses_drop_refit_for_boosted_models(costly_noise):
     assert bp.drop_refit_.dropped_features_ == ("noise",)
     assert bp.cost_report(X[1500:2250]).total_cost.mean() <= 10.0
     np.testing.assert_allclose(bp.predict_raw(X[2250:]), bp.drop_refit_.predict_raw(X[2250:]))
+
+
+def test_incremental_routing_from_any_other_forcing_equals_routing_from_scratch(rng):
+    X, y = _data(rng, objective="multiclass")
+    ens = TreeEnsemble.from_booster(_train(X, y, "multiclass"))
+    Xp = prepare_rows(ens, X)
+    value = np.asarray(ens.value)
+    for a, b in (([], [1]), ([1], [1, 3]), ([1, 3], [3]), ([0, 2], [1]), ([4], [])):
+        fa, fb = drop_forcing(ens, a), drop_forcing(ens, b)
+        base, _ = route(ens, Xp, fa)
+        raw_a = np.stack([value[base[ens.tree_class == c]].sum(axis=0) for c in range(3)], axis=1)
+        leaves, raw = route(ens, Xp, fb, base=base, base_forced=fa, value=value, raw=raw_a)
+        scratch, _ = route(ens, Xp, fb)
+        np.testing.assert_array_equal(leaves, scratch)
+        expect = np.stack([value[scratch[ens.tree_class == c]].sum(axis=0) for c in range(3)], axis=1)
+        np.testing.assert_allclose(raw, expect, atol=1e-12)
