@@ -10,9 +10,11 @@ Newton step on the model's loss, as LightGBM's ``Booster.refit(decay_rate=0)`` d
 ``value = -ThresholdL1(G, lambda_l1) / (H + lambda_l2) * shrinkage`` (clipped to
 ``max_delta_step`` when set), where ``G``/``H`` sum the gradients/hessians of the rows reaching
 the leaf at the raw score of the already refitted trees. One difference, on purpose: LightGBM's
-refit starts every row from a raw score of 0 and so loses the initial score that training with
-``boost_from_average`` folded into the first trees; here the first iteration starts from
-``bias`` (the initial score, one per class) and keeps it in its leaves.
+refit starts every row from a raw score of 0 and refits the first tree with its recorded
+shrinkage, 1 when training with ``boost_from_average`` folded the initial score into it, so that
+tree becomes a full Newton step from 0; here the first iteration starts from ``bias`` (the
+initial score, one per class), takes the learning-rate step and keeps ``bias`` in its leaves,
+so that refitting the unpruned model on its training rows gives the model back.
 
 The kernels (numba) route rows exactly as :func:`budget_extras.core._predict.reference_leaf`
 does, through the core's routing tables, with the forcing applied.
@@ -266,7 +268,7 @@ class RefitSpec:
         self.n_class = int(ensemble.num_tree_per_iteration)
         self.shrinkage = np.asarray(ensemble.shrinkage, dtype=np.float64)
         lr = num("learning_rate", np.nan)
-        if np.isfinite(lr):  # LightGBM records shrinkage 1 for a first tree fitted as a constant
+        if np.isfinite(lr):  # LightGBM records shrinkage 1 for a first tree that holds the initial score
             self.shrinkage = np.where(self.shrinkage == 1.0, lr, self.shrinkage)
 
 
