@@ -101,7 +101,10 @@ def load(name: str, data_dir: Path) -> tuple[list[Any], pd.Series | None, int]:
 
 
 def train(X: pd.DataFrame, y: np.ndarray, n_class: int) -> tuple[lgb.Booster, float]:
-    params = dict(PARAMS, objective="binary") if n_class == 2 else dict(PARAMS, objective="multiclass", num_class=n_class)
+    if n_class == 2:
+        params = dict(PARAMS, objective="binary")
+    else:
+        params = dict(PARAMS, objective="multiclass", num_class=n_class)
     t0 = time.perf_counter()
     b = lgb.train(params, lgb.Dataset(X, y), num_boost_round=ROUNDS)
     return b, time.perf_counter() - t0
@@ -136,7 +139,7 @@ def top_k(splits: list[Any], costs: pd.Series, order: list[str], budget: float, 
     return {"k": 0, "tried": tried}
 
 
-def run(name: str, data_dir: Path, fraction: float) -> dict[str, Any]:
+def run(name: str, data_dir: Path, fraction: float, n_refit: int = 3, topk: bool = True) -> dict[str, Any]:
     splits, costs, n_class = load(name, data_dir)
     (Xa, ya), (Xb, yb), (Xc, yc) = splits
     booster, t_train = train(Xa, ya, n_class)
@@ -149,7 +152,9 @@ def run(name: str, data_dir: Path, fraction: float) -> dict[str, Any]:
     cost_dict = costs.to_dict()
     full_va, full_te = mean_cost(booster, Xb, costs), mean_cost(booster, Xc, costs)
     budget = fraction * full_va
-    est = FeatureDropRefit(booster, budget=budget, costs=cost_dict, scoring="roc_auc" if n_class == 2 else "accuracy")
+    est = FeatureDropRefit(
+        booster, budget=budget, costs=cost_dict, scoring="roc_auc" if n_class == 2 else "accuracy", n_refit=n_refit
+    )
     t0 = time.perf_counter()
     est.fit(Xa, ya, X_valid=Xb, y_valid=yb)
     t_fit = time.perf_counter() - t0
@@ -163,7 +168,8 @@ def run(name: str, data_dir: Path, fraction: float) -> dict[str, Any]:
                    "valid_score": est.score_, "test_score": score(est.predict_raw(Xc), yc, n_class),
                    "dropped": list(est.dropped_features_), "fit_time_s": t_fit, "fit_over_train": t_fit / t_train,
                    "n_steps": est.result_.n_steps, "n_refits": est.result_.n_refits, "message": est.result_.message},
-        "top_k": top_k(splits, costs, order, budget, n_class),
+        "n_refit": n_refit,
+        "top_k": top_k(splits, costs, order, budget, n_class) if topk else {"k": 0, "skipped": True},
     }
     return out
 
@@ -202,12 +208,14 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--datasets", nargs="+", default=["thyroid", "heart", "adult", "magic"])
     ap.add_argument("--fraction", type=float, default=0.5)
+    ap.add_argument("--n-refit", type=int, default=3, help="FeatureDropRefit's n_refit")
+    ap.add_argument("--skip-topk", action="store_true", help="do not retrain the top-k baseline")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gbdt_prune.json")
     args = ap.parse_args()
     warm_up()
     results = []
     for name in args.datasets:
-        r = run(name, args.data_dir, args.fraction)
+        r = run(name, args.data_dir, args.fraction, args.n_refit, not args.skip_topk)
         results.append(r)
         print(json.dumps({k: r[k] for k in ("dataset", "unpruned", "pruned")}, default=str)[:600], flush=True)
         meta = {"command": " ".join(sys.argv), "python": platform.python_version(), "lightgbm": lgb.__version__,

@@ -12,4 +12,13 @@ from ._feature_drop import FeatureDropRefit, FeatureDropResult
 from ._problem import PruneProblem, build_problem
 from ._solver import PruneResult, lp_highs, solve_primal_dual
 
-__all__ = ["BudgetPrune", "FeatureDropRefit", "FeatureDropResult", "PruneProblem", "PruneResult", "build_problem", "lp_highs", "solve_primal_dual"]
+__all__ = [
+    "BudgetPrune",
+    "FeatureDropRefit",
+    "FeatureDropResult",
+    "PruneProblem",
+    "PruneResult",
+    "build_problem",
+    "lp_highs",
+    "solve_primal_dual",
+]

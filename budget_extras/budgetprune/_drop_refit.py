@@ -78,8 +78,10 @@ def _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bi
 
 
 @njit(cache=True)
-def _route_kernel(XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff,
-                  nwords, bits, forced, leaves, moved, full, value, tree_class, raw):  # type: ignore[no-untyped-def]
+def _route_kernel(  # type: ignore[no-untyped-def]
+    XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords, bits, forced,
+    leaves, moved, full, value, tree_class, raw,
+):
     """Route rows (``full``) or re-route the (row, tree) pairs whose leaf is ``moved``, updating ``raw``."""
     n = XT.shape[1]
     for t in range(roots.size):  # tree-major: one tree's nodes stay in cache, the rows stream by
@@ -176,8 +178,10 @@ def _grad_hess(code, y, score, n_class, sigmoid, g, h):  # type: ignore[no-untyp
 
 
 @njit(cache=True)
-def _refit_kernel(leaves, y, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage,
-                  bias, value, start):  # type: ignore[no-untyped-def]
+def _refit_kernel(  # type: ignore[no-untyped-def]
+    leaves, y, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage, bias, value,
+    start,
+):
     n_trees, n = leaves.shape
     n_nodes = value.size
     out = value.copy()
@@ -262,7 +266,8 @@ class RefitSpec:
                 return default
 
         self.l1, self.l2, self.max_delta = num("lambda_l1", 0.0), num("lambda_l2", 0.0), num("max_delta_step", 0.0)
-        if self.code == 0 and (str(p.get("is_unbalance", "0")).lower() in ("1", "true") or num("scale_pos_weight", 1.0) != 1.0):
+        unbalanced = str(p.get("is_unbalance", "0")).lower() in ("1", "true")
+        if self.code == 0 and (unbalanced or num("scale_pos_weight", 1.0) != 1.0):
             raise ValueError("Refitting a model trained with is_unbalance or scale_pos_weight is not supported.")
         self.boost_from_average = str(p.get("boost_from_average", "1")).lower() not in ("0", "false")
         self.n_class = int(ensemble.num_tree_per_iteration)
@@ -320,7 +325,7 @@ def prepare_rows(ensemble: TreeEnsemble, X: Any, *, name: str = "X") -> np.ndarr
 
 
 def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
-    """Forcing of every split on the ``dropped`` features toward its child with more training rows.
+    """Return the forcing of every split on ``dropped`` toward its child with more training rows.
 
     Parameters
     ----------
@@ -520,7 +525,7 @@ def forced_ensemble(
     count: np.ndarray | None = None,
     hess: np.ndarray | None = None,
 ) -> TreeEnsemble:
-    """The model with every forced split removed (replaced by its kept child's subtree).
+    """Return the model with every forced split removed (replaced by its kept child's subtree).
 
     Parameters
     ----------

@@ -432,7 +432,7 @@ class BudgetPrune(BaseEstimator):
         return "drop_refit" if boosted and self.budget is not None and y_valid is not None else "program"
 
     def _fit_drop_refit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
-        """The fit with ``method_ == "drop_refit"``: a :class:`FeatureDropRefit` does the work."""
+        """Fit with ``method_ == "drop_refit"``: a :class:`FeatureDropRefit` does the work."""
         from ._feature_drop import FeatureDropRefit
 
         fdr = FeatureDropRefit(self.model, budget=self.budget, costs=self.costs, scoring=self.scoring)
@@ -444,9 +444,10 @@ class BudgetPrune(BaseEstimator):
             setattr(self, name, getattr(fdr, name))
         if isinstance(self.min_score, str) and self.min_score == "auto":
             lift = max(fdr.score_full_ - fdr.score_constant_, 0.0)
-            self.min_score_: float | None = fdr.score_constant_ + 0.5 * lift
+            floor: float | None = fdr.score_constant_ + 0.5 * lift
         else:
-            self.min_score_ = None if self.min_score is None else float(self.min_score)
+            floor = None if self.min_score is None else float(self.min_score)
+        self.min_score_ = floor
         if self.min_score_ is not None and fdr.score_ < self.min_score_:
             raise ValueError(
                 f"BudgetPrune refuses the model for budget={float(self.budget):.6g}: dropping features to meet "  # type: ignore[arg-type]
@@ -619,7 +620,7 @@ class BudgetPrune(BaseEstimator):
                     f"The 'min_score' parameter must be a number, 'auto' or None. Got {self.min_score!r}."
                 )
             lift = max(self.score_full_ - self.score_constant_, 0.0)
-            self.min_score_: float | None = self.score_constant_ + 0.5 * lift
+            self.min_score_ = self.score_constant_ + 0.5 * lift
         elif self.min_score is None:
             self.min_score_ = None
         else:

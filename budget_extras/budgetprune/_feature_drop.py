@@ -229,14 +229,14 @@ class FeatureDropRefit(BaseEstimator):
         self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, leaves_v: np.ndarray,
         raw: np.ndarray | None = None, *, score: bool,
     ) -> _State:
-        """Validation cost, loss (and score) of one forcing whose validation leaves are ``leaves_v``."""
+        """Return the validation cost, loss (and score) of a forcing whose validation leaves are ``leaves_v``."""
         ens = self._ens
         bits, pcost = path_tables(ens, forced, self._split)
         used, path_cost = row_usage(leaves_v, bits, pcost, ens.n_features)
         cost = self.costs_.row_cost(used) + path_cost + self.costs_.tree * ens.n_trees
         raw = _raw(ens, value, leaves_v) if raw is None else raw
         loss = mean_loss(ens, self._yv, _flat(raw))
-        st = _State(dropped, forced, value, float(cost.mean()), loss, used.any(axis=0), leaves_v, raw)
+        st = _State(dropped, forced, value, float(cost.mean()), loss, np.asarray(used.any(axis=0)), leaves_v, raw)
         if score:
             st.score = self._score_fn(_flat(raw), self._Xv.T, self._yv)
         return st
