@@ -4,10 +4,11 @@ The search is a backward elimination on validation rows. From the current model 
 dropped, leaves refit), every feature still used is tried: dropping it (its splits forced, see
 ``_drop_refit``) without refitting gives a cheap proxy, the increase of the validation loss per
 unit of mean validation cost saved. The ``n_refit`` best proposals are refit on the training
-rows and the one with the smallest loss increase per cost saved after refitting is taken. The
-search stops at the first step whose model's mean validation cost is within the budget; among
-the refit models within the budget (that step's proposals) the one with the best validation
-``scoring`` is returned. Training rows (``X``, ``y``) are only used to refit; choices are made
+rows (with, as one more proposal, all drops that do not raise the loss, together) and the one
+with the smallest loss increase per cost saved after refitting is taken. The search goes on
+until the model it follows is within the budget; of every refit model within the budget met on
+the way, the one with the best validation ``scoring`` is kept, and dropped features are added
+back (refit) while one fits the budget and raises that score. Training rows (``X``, ``y``) are only used to refit; choices are made
 on the validation rows (``X_valid``, ``y_valid``).
 """
 
@@ -320,6 +321,32 @@ class FeatureDropRefit(BaseEstimator):
         best = min(refit, key=lambda s: (s.loss - cur.loss) / max(cur.cost - s.cost, 1e-300))
         return best, refit
 
+    def _importance_seed(self, full: _State, budget: float) -> _State | None:
+        """Keep the most important features (total split gain) while they fit, refit: a second start.
+
+        Backward elimination can walk into a corner: on thyroid it dropped TSH, the most useful
+        test, because no single other drop met the budget. The prefix of the features by the
+        model's gain that fits the budget is the no-retraining version of the top-k baseline.
+        """
+        ens = self._ens
+        internal = ~ens.is_leaf
+        gain = np.bincount(ens.feature[internal], weights=np.nan_to_num(ens.split_gain[internal]),
+                           minlength=ens.n_features)
+        order = [int(f) for f in np.argsort(-gain, kind="stable") if gain[f] > 0 or f in ens.feature[internal]]
+        cur = full
+        for k in range(len(order) - 1, 0, -1):
+            prop = self._proxy(cur, [order[k]])
+            if fits_budget(prop.cost, budget):
+                leaves_t, _ = route(ens, self._Xt, prop.forced)
+                st = self._refit_from(prop, leaves_t, start=0, value=np.asarray(ens.value))
+                self.path_.append(
+                    {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
+                     "step": 0, "seed": "importance"}
+                )
+                return st
+            cur = prop
+        return None
+
     def _add_back(self, chosen: _State, budget: float, step: int) -> _State:
         """Re-add dropped features while one fits the budget and raises the validation score."""
         ens = self._ens
@@ -364,19 +391,25 @@ class FeatureDropRefit(BaseEstimator):
             chosen, step = full, 0
         else:
             self._check_feasible(budget)
-            cur, step = full, 0
-            while True:
+            cur, step, best = full, 0, None
+            # the path follows the best ratio until its model fits; every refit model within the
+            # budget on the way is a candidate (a proposal that fits early may be a bad one)
+            while not fits_budget(cur.cost, budget) and cur.used.any():
                 step += 1
                 cur, refit = self._step(cur, step)
-                within = [s for s in refit if fits_budget(s.cost, budget) and s.used.any()]
-                if within:
-                    chosen = self._add_back(max(within, key=lambda s: (s.score, -s.cost)), budget, step)
-                    break
-                if not cur.used.any():
-                    raise ValueError(
-                        f"FeatureDropRefit: budget={budget:.6g}: the elimination reached the constant "
-                        "model without a model that uses a feature within the budget. Raise the budget."
-                    )
+                for s in refit:
+                    if fits_budget(s.cost, budget) and s.used.any():
+                        if best is None or (s.score, -s.cost) > (best.score, -best.cost):
+                            best = s
+            seed = self._importance_seed(full, budget)
+            if seed is not None and (best is None or (seed.score, -seed.cost) > (best.score, -best.cost)):
+                best = seed
+            if best is None:
+                raise ValueError(
+                    f"FeatureDropRefit: budget={budget:.6g}: the elimination reached the constant "
+                    "model without a model that uses a feature within the budget. Raise the budget."
+                )
+            chosen = self._add_back(best, budget, step)
         self._finish(chosen, budget, step, time.perf_counter() - t0)
 
     def _finish(self, chosen: _State, budget: float, step: int, t_search: float) -> None:
