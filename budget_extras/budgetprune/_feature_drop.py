@@ -7,9 +7,11 @@ unit of mean validation cost saved. The ``n_refit`` best proposals are refit on 
 rows (with, as one more proposal, all drops that do not raise the loss, together) and the one
 with the smallest loss increase per cost saved after refitting is taken. The search goes on
 until the model it follows is within the budget; of every refit model within the budget met on
-the way, the one with the best validation ``scoring`` is kept, and dropped features are added
-back (refit) while one fits the budget and raises that score. Training rows (``X``, ``y``) are only used to refit; choices are made
-on the validation rows (``X_valid``, ``y_valid``).
+the way, the one with the best validation ``scoring`` is kept. A second start keeps the model's
+most important features (total split gain) while they fit and refits; the better of the two
+(validation ``scoring``) goes on to the add-back phase: dropped features are added back (refit)
+while one fits the budget and raises that score. Training rows (``X``, ``y``) are only used to
+refit; choices are made on the validation rows (``X_valid``, ``y_valid``).
 """
 
 from __future__ import annotations
