@@ -228,3 +228,16 @@ def test_incremental_routing_from_any_other_forcing_equals_routing_from_scratch(
         np.testing.assert_array_equal(leaves, scratch)
         expect = np.stack([value[scratch[ens.tree_class == c]].sum(axis=0) for c in range(3)], axis=1)
         np.testing.assert_allclose(raw, expect, atol=1e-12)
+
+
+def test_returned_model_scores_at_least_every_candidate_within_the_budget(rng):
+    X, y = _data(rng, n=3000, d=6)
+    booster = _train(X[:1500], y[:1500], rounds=30)
+    costs = [10.0, 5.0, 5.0, 1.0, 1.0, 1.0]
+    est = FeatureDropRefit(booster, budget=12.0, costs=costs, scoring="roc_auc")
+    est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    within = [p for p in est.path_ if p["cost"] <= 12.0 + 1e-9]
+    assert within and any(p.get("seed") == "importance" for p in est.path_)
+    assert est.score_ >= max(p["score"] for p in within) - 1e-12
+    assert est.cost_ <= 12.0 + 1e-9
+    assert est.result_.n_refits == len(est.path_)
