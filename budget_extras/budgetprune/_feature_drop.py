@@ -155,7 +155,9 @@ class FeatureDropRefit(BaseEstimator):
     cost_full_, score_full_, score_constant_ : float
         The unpruned model's cost and score, the best constant model's score.
     path_ : list of dict
-        Every refit model of the search: ``dropped``, ``cost``, ``loss``, ``score``, ``step``.
+        Every refit model of the search: ``dropped``, ``cost``, ``loss`` (validation loss),
+        ``score``, ``step``; ``seed="importance"`` marks the second start and ``add_back`` the
+        feature re-added in the add-back phase.
     scoring_ : str
     costs_ : FeatureCosts
     n_features_in_ : int
