@@ -3,7 +3,8 @@
 The core (:mod:`budget_extras.core`): one tree-ensemble representation (:class:`TreeEnsemble`),
 one cost model (:class:`FeatureCosts`), one exact cost accounting (:func:`cost_report`), export
 back to LightGBM and lazy feature acquisition (:func:`predict_acquiring`). The methods, one
-subpackage each, build on it: :class:`BudgetPrune` (:mod:`budget_extras.budgetprune`),
+subpackage each, build on it: :class:`BudgetPrune` and :class:`FeatureDropRefit`
+(:mod:`budget_extras.budgetprune`),
 :class:`QWYC` (:mod:`budget_extras.qwyc`), :class:`AdaptGBRT` (:mod:`budget_extras.adapt`),
 :class:`CSTC` (:mod:`budget_extras.cstc`) and :func:`train_to_budget`
 (:mod:`budget_extras.cegb`). See docs/architecture.md.
@@ -12,7 +13,7 @@ subpackage each, build on it: :class:`BudgetPrune` (:mod:`budget_extras.budgetpr
 from __future__ import annotations
 
 from .adapt import AdaptGBRT, AdaptSweepResult
-from .budgetprune import BudgetPrune
+from .budgetprune import BudgetPrune, FeatureDropRefit
 from .cegb import BudgetTrainResult, train_to_budget
 from .core import (
     AcquisitionResult,
@@ -43,6 +44,7 @@ __all__ = [
     "BudgetTrainResult",
     "CostReport",
     "FeatureCosts",
+    "FeatureDropRefit",
     "MethodResult",
     "ModelParseError",
     "QWYCPrediction",

@@ -285,9 +285,26 @@ class BudgetPrune(BaseEstimator):
         smallest true training objective (loss + lam x cost) is kept. 0: the one-shot
         surrogate around the full model. Off by default: on the measured models it found no
         better pruning and doubled the time (docs/budgetprune_design.md).
+    method : {"auto", "program", "drop_refit"}, default "auto"
+        ``"program"``: the pruning program above. ``"drop_refit"``: drop whole features and
+        refit the leaf values (:class:`FeatureDropRefit`, boosted models with a ``budget`` only;
+        needs ``X_valid`` and ``y_valid``). ``"auto"``: ``"drop_refit"`` for a boosted model
+        with a ``budget`` fitted with validation labels ``y_valid``, ``"program"`` otherwise
+        (random forests, ``lam``, no validation labels). On boosted models
+        the program collapses subtrees of single trees, which the other trees' outputs were
+        fitted around; it is slow and rarely finds a useful pruning (docs/budgetprune.md).
 
     Attributes
     ----------
+    method_ : str
+        The method used (``"program"`` or ``"drop_refit"``).
+    drop_refit_ : FeatureDropRefit
+        With ``method_ == "drop_refit"``: the fitted estimator that did the work; the
+        attributes ``result_`` (its :class:`FeatureDropResult`), ``ensemble_``,
+        ``model_string_``, ``booster_``, ``scoring_``, ``score_``, ``score_full_``,
+        ``score_constant_``, ``min_score_``, ``costs_`` and ``n_features_in_`` are set from it;
+        the program's attributes (``lam_``, ``collapsed_``, ``setup_``, ``path_``, ``search_``)
+        are not.
     result_ : PruneResult
         The solver's result at ``lam_``.
     lam_ : float
@@ -335,6 +352,7 @@ class BudgetPrune(BaseEstimator):
         scoring: Any = None,
         min_score: Any = "auto",
         relinearize: int = 0,
+        method: str = "auto",
     ) -> None:
         self.model = model
         self.lam = lam
@@ -351,6 +369,7 @@ class BudgetPrune(BaseEstimator):
         self.scoring = scoring
         self.min_score = min_score
         self.relinearize = relinearize
+        self.method = method
 
     def _params_iv(self) -> None:
         if self.model is None:
@@ -399,11 +418,53 @@ class BudgetPrune(BaseEstimator):
         """
         return fit_in_one_step(self, lambda work: work._fit(X, y, X_valid, y_valid))
 
+    def _resolve_method(self, y_valid: Any) -> str:
+        """``"program"`` or ``"drop_refit"`` (see the ``method`` parameter)."""
+        if self.method not in ("auto", "program", "drop_refit"):
+            raise ValueError(
+                f"The 'method' parameter must be 'auto', 'program' or 'drop_refit'. Got {self.method!r} instead."
+            )
+        if self.method == "program":
+            return "program"
+        boosted = not TreeEnsemble.from_booster(check_booster(self.model, owner="BudgetPrune.fit")).average_output
+        if self.method == "drop_refit" and (self.budget is None or not boosted):
+            raise ValueError("method='drop_refit' needs a boosted model and a 'budget' (not 'lam').")
+        return "drop_refit" if boosted and self.budget is not None and y_valid is not None else "program"
+
+    def _fit_drop_refit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+        """Fit with ``method_ == "drop_refit"``: a :class:`FeatureDropRefit` does the work."""
+        from ._feature_drop import FeatureDropRefit
+
+        fdr = FeatureDropRefit(self.model, budget=self.budget, costs=self.costs, scoring=self.scoring)
+        fdr.fit(X, y, X_valid=X_valid, y_valid=y_valid)
+        self.method_ = "drop_refit"
+        self.drop_refit_ = fdr
+        for name in ("ensemble_", "model_string_", "booster_", "result_", "scoring_", "score_", "score_full_",
+                     "score_constant_", "costs_", "n_features_in_"):
+            setattr(self, name, getattr(fdr, name))
+        if isinstance(self.min_score, str) and self.min_score == "auto":
+            lift = max(fdr.score_full_ - fdr.score_constant_, 0.0)
+            floor: float | None = fdr.score_constant_ + 0.5 * lift
+        else:
+            floor = None if self.min_score is None else float(self.min_score)
+        self.min_score_ = floor
+        if self.min_score_ is not None and fdr.score_ < self.min_score_:
+            raise ValueError(
+                f"BudgetPrune refuses the model for budget={float(self.budget):.6g}: dropping features to meet "  # type: ignore[arg-type]
+                f"it leaves {self.scoring_}={fdr.score_:.4g} on validation, below the floor "
+                f"min_score={self.min_score_:.4g} (unpruned {fdr.score_full_:.4g}, best constant model "
+                f"{fdr.score_constant_:.4g}). Raise the budget, or pass min_score=None to accept it."
+            )
+
     def _fit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
         """Fit this private copy (the body of :meth:`fit`)."""
         if y is None:
             raise ValueError("The 'y' argument of BudgetPrune.fit is required (training labels). Got None.")
         self._params_iv()
+        if self._resolve_method(y_valid) == "drop_refit":
+            self._fit_drop_refit(X, y, X_valid, y_valid)
+            return
+        self.method_ = "program"
         setup = prepare(
             self.model,
             X,
@@ -522,6 +583,8 @@ class BudgetPrune(BaseEstimator):
         ndarray of shape (n_rows,)
         """
         check_is_fitted(self)
+        if self.method_ == "drop_refit":
+            return self.drop_refit_.predict(X)
         objective = objective_name(self.setup_.ensemble)
         raw = self.predict_raw(X)
         if objective in ("multiclass", "multiclassova"):
@@ -557,7 +620,7 @@ class BudgetPrune(BaseEstimator):
                     f"The 'min_score' parameter must be a number, 'auto' or None. Got {self.min_score!r}."
                 )
             lift = max(self.score_full_ - self.score_constant_, 0.0)
-            self.min_score_: float | None = self.score_constant_ + 0.5 * lift
+            self.min_score_ = self.score_constant_ + 0.5 * lift
         elif self.min_score is None:
             self.min_score_ = None
         else:
@@ -715,6 +778,8 @@ class BudgetPrune(BaseEstimator):
         ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
         """
         check_is_fitted(self)
+        if self.method_ == "drop_refit":
+            return self.drop_refit_.predict_raw(X)
         setup = self.setup_
         leaves = leaf_nodes(setup.ensemble, setup.booster, X)
         return raw_from_leaves(setup.ensemble, pruned_leaf_map(setup.ensemble, self.collapsed_)[leaves])
@@ -722,7 +787,8 @@ class BudgetPrune(BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities as the average of the pruned leaves' class distributions (paper, step 6).
 
-        Random forests only; for multiclass each tree's positive share votes for its class and the
+        Random forests only (with ``method_ == "drop_refit"``: the boosted model's own
+        probabilities); for multiclass each tree's positive share votes for its class and the
         votes are normalized.
 
         Parameters
@@ -735,6 +801,8 @@ class BudgetPrune(BaseEstimator):
         ndarray of float64, shape (n_rows, n_classes)
         """
         check_is_fitted(self)
+        if self.method_ == "drop_refit":
+            return self.drop_refit_.predict_proba(X)
         setup = self.setup_
         if setup.counts is None:
             raise ValueError("predict_proba needs a random forest (class counts); use predict_raw for GBDT.")

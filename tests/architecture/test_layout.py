@@ -92,6 +92,7 @@ SUBPACKAGE_NAMES = {
     "CSTCResult": "cstc",
     "PruneProblem": "budgetprune",
     "PruneResult": "budgetprune",
+    "FeatureDropResult": "budgetprune",
     "build_problem": "budgetprune",
     "lp_highs": "budgetprune",
     "solve_primal_dual": "budgetprune",

@@ -39,12 +39,12 @@ def test_gbdt_budget_that_only_a_constant_meets_is_refused_not_returned(imbalanc
     # share, AUC 0.5) without a word; now the floor refuses it, naming the metric and the floor
     model, X, y, Xv, yv = imbalanced
     with pytest.raises(ValueError, match=r"scores roc_auc=0\.5 .*below the floor min_score=0\.7"):
-        BudgetPrune(model, budget=5.0, costs=COSTS, scoring="roc_auc", bisect_steps=8, progress=False).fit(
+        BudgetPrune(model, budget=5.0, method="program", costs=COSTS, scoring="roc_auc", bisect_steps=8, progress=False).fit(
             X, y, X_valid=Xv, y_valid=yv
         )
     with pytest.raises(ValueError, match=r"accuracy=.*below the floor"):
-        BudgetPrune(model, budget=5.0, costs=COSTS, bisect_steps=8, progress=False).fit(X, y, X_valid=Xv, y_valid=yv)
-    bp = BudgetPrune(model, budget=5.0, costs=COSTS, min_score=None, bisect_steps=8, progress=False).fit(
+        BudgetPrune(model, budget=5.0, method="program", costs=COSTS, bisect_steps=8, progress=False).fit(X, y, X_valid=Xv, y_valid=yv)
+    bp = BudgetPrune(model, budget=5.0, method="program", costs=COSTS, min_score=None, bisect_steps=8, progress=False).fit(
         X, y, X_valid=Xv, y_valid=yv
     )
     assert bp.min_score_ is None and bp.result_.acquisition_term <= 5.0  # min_score=None accepts it
@@ -68,7 +68,7 @@ def test_relinearized_surrogate_is_exact_at_the_pruning_it_is_taken_around(imbal
 
 def test_scoring_auc_and_accuracy_choose_differently_on_imbalanced_data(imbalanced):
     model, X, y, Xv, yv = imbalanced
-    kw = dict(budget=8.0, costs=COSTS, min_score=None, bisect_steps=10, progress=False)
+    kw = dict(budget=8.0, method="program", costs=COSTS, min_score=None, bisect_steps=10, progress=False)
     acc = BudgetPrune(model, **kw).fit(X, y, X_valid=Xv, y_valid=yv)
     auc = BudgetPrune(model, scoring="roc_auc", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
     assert acc.result_.acquisition_term <= 8.0 and auc.result_.acquisition_term <= 8.0

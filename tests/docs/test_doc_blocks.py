@@ -193,6 +193,9 @@ CHECKED: dict[tuple[str, str], Any] = {
     ("docs/budgetprune.md", "BudgetPrune(model=None, *, lam=None, budget=None, costs=None,"): (
         lambda b, t: _check_signature(_estimator("BudgetPrune").__init__, r"BudgetPrune\((.*?)\)\n")(b, t)
     ),
+    ("docs/budgetprune.md", "FeatureDropRefit(model=None, *, budget=None, costs=None, scori"): (
+        lambda b, t: _check_signature(_estimator("FeatureDropRefit").__init__, r"FeatureDropRefit\((.*?)\)\n")(b, t)
+    ),
     ("docs/cstc.md", "CSTC(booster=None, *, costs=None, depth=3, lam=0.01, rho=1e-"): lambda b, t: _check_signature(
         _estimator("CSTC").__init__, r"CSTC\((.*?)\)\n"
     )(b, t),

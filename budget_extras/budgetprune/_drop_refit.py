@@ -1,0 +1,613 @@
+"""Drop features from a boosted model and refit its leaf values: the mechanics.
+
+Dropping feature ``f`` forces every split on ``f`` to send all rows to one child (the child with
+more training rows, LightGBM's ``internal_count`` / ``leaf_count``; ties go left), so the split
+and the other child's subtree disappear. A *forcing* is an int8 array over the original model's
+nodes: -1 (route as usual), 0 (all rows left), 1 (all rows right).
+
+Refitting re-estimates every reachable leaf value in tree order on training rows with one
+Newton step on the model's loss, as LightGBM's ``Booster.refit(decay_rate=0)`` does:
+``value = -ThresholdL1(G, lambda_l1) / (H + lambda_l2) * shrinkage`` (clipped to
+``max_delta_step`` when set), where ``G``/``H`` sum the gradients/hessians of the rows reaching
+the leaf at the raw score of the already refitted trees. One difference, on purpose: LightGBM's
+refit starts every row from a raw score of 0 and refits the first tree with its recorded
+shrinkage, 1 when training with ``boost_from_average`` folded the initial score into it, so that
+tree becomes a full Newton step from 0; here the first iteration starts from ``bias`` (the
+initial score, one per class), takes the learning-rate step and keeps ``bias`` in its leaves,
+so that refitting the unpruned model on its training rows gives the model back.
+
+The kernels (numba) route rows exactly as :func:`budget_extras.core._predict.reference_leaf`
+does, through the core's routing tables, with the forcing applied.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ..core._ensemble import TreeEnsemble
+from ..core._export import _preorder_leaf_ids
+from ..core._predict import K_ZERO_THRESHOLD
+from ..core._report import bits_to_bool
+from ..core._routing import routing_tables
+
+__all__ = [
+    "OBJECTIVES",
+    "RefitSpec",
+    "drop_forcing",
+    "forced_ensemble",
+    "initial_score",
+    "path_tables",
+    "prepare_rows",
+    "refit_values",
+    "route",
+    "row_usage",
+]
+
+#: Objective name (first word of the model text's ``objective``) to kernel code.
+OBJECTIVES = {
+    "binary": 0,
+    "regression": 1,
+    "regression_l2": 1,
+    "l2": 1,
+    "mean_squared_error": 1,
+    "mse": 1,
+    "multiclass": 2,
+    "softmax": 2,
+}
+
+
+@njit(cache=True)
+def _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits):  # type: ignore[no-untyped-def]
+    if is_cat[node]:
+        if math.isnan(x) or not (-1.0 < x < 2147483648.0):
+            return False
+        c = int(x)
+        w = c >> 5
+        if w >= nwords[node]:
+            return False
+        return ((bits[woff[node] + w] >> np.uint32(c & 31)) & np.uint32(1)) == np.uint32(1)
+    if math.isnan(x):
+        return nan_left[node]
+    if x == 0.0:
+        return zero_left[node]
+    return x <= threshold[node]
+
+
+@njit(cache=True)
+def _route_kernel(  # type: ignore[no-untyped-def]
+    XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords, bits, forced,
+    leaves, moved, full, value, tree_class, raw,
+):
+    """Route rows (``full``) or re-route the (row, tree) pairs whose leaf is ``moved``, updating ``raw``."""
+    n = XT.shape[1]
+    for t in range(roots.size):  # tree-major: one tree's nodes stay in cache, the rows stream by
+        r = roots[t]
+        k = tree_class[t]
+        for i in range(n):
+            if not full:
+                old = leaves[t, i]
+                if not moved[old]:
+                    continue
+            node = r
+            while not is_leaf[node]:
+                d = forced[node]
+                if d < 0:
+                    x = XT[feature[node], i]
+                    if has_cat and is_cat[node]:
+                        left = _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits)
+                    elif x == 0.0:
+                        left = zero_left[node]
+                    elif x <= threshold[node]:
+                        left = True
+                    elif math.isnan(x):
+                        left = nan_left[node]
+                    else:
+                        left = False
+                else:
+                    left = d == 0
+                node = node + 1 if left else right[node]
+            if not full:
+                raw[i, k] += value[node] - value[old]
+            leaves[t, i] = node
+
+
+@njit(cache=True)
+def _path_kernel(parent, feature, forced, split_cost, n_words):  # type: ignore[no-untyped-def]
+    n_nodes = parent.size
+    bits = np.zeros((n_nodes, n_words), dtype=np.uint64)
+    cost = np.zeros(n_nodes)
+    for i in range(n_nodes):  # pre-order: a parent before its children
+        p = parent[i]
+        if p < 0:
+            continue
+        for w in range(n_words):
+            bits[i, w] = bits[p, w]
+        cost[i] = cost[p]
+        if forced[p] < 0:
+            f = feature[p]
+            bits[i, f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+            cost[i] += split_cost[f]
+    return bits, cost
+
+
+@njit(cache=True)
+def _usage_kernel(leaves, bits, cost):  # type: ignore[no-untyped-def]
+    n_trees, n = leaves.shape
+    words = np.zeros((n, bits.shape[1]), dtype=np.uint64)
+    total = np.zeros(n)
+    for t in range(n_trees):
+        for i in range(n):
+            node = leaves[t, i]
+            for w in range(bits.shape[1]):
+                words[i, w] |= bits[node, w]
+            total[i] += cost[node]
+    return words, total
+
+
+@njit(cache=True)
+def _grad_hess(code, y, score, n_class, sigmoid, g, h):  # type: ignore[no-untyped-def]
+    """Gradients and hessians of every class at ``score`` (LightGBM's formulas), into ``g``, ``h``."""
+    n = y.size
+    factor = n_class / (n_class - 1.0) if n_class > 1 else 1.0
+    for i in range(n):
+        if code == 0:
+            p = 1.0 / (1.0 + math.exp(-sigmoid * score[i, 0]))
+            g[0, i] = sigmoid * (p - y[i])
+            h[0, i] = sigmoid * sigmoid * p * (1.0 - p)
+        elif code == 1:
+            g[0, i] = score[i, 0] - y[i]
+            h[0, i] = 1.0
+        else:
+            m = score[i, 0]
+            for c in range(1, n_class):
+                m = max(m, score[i, c])
+            s = 0.0
+            for c in range(n_class):
+                e = math.exp(score[i, c] - m)
+                g[c, i] = e
+                s += e
+            label = int(y[i])
+            for c in range(n_class):
+                p = g[c, i] / s
+                g[c, i] = p - (1.0 if label == c else 0.0)
+                h[c, i] = factor * p * (1.0 - p)
+
+
+@njit(cache=True)
+def _refit_kernel(  # type: ignore[no-untyped-def]
+    leaves, y, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage, bias, value,
+    start,
+):
+    n_trees, n = leaves.shape
+    n_nodes = value.size
+    out = value.copy()
+    count = np.zeros(n_nodes)
+    hess = np.zeros(n_nodes)
+    grad = np.zeros(n_nodes)
+    score = np.zeros((n, n_class))
+    for i in range(n):
+        for c in range(n_class):
+            score[i, c] = bias[c]
+    gs = np.zeros((n_class, n))
+    hs = np.zeros((n_class, n))
+    for t in range(n_trees):
+        k = tree_class[t]
+        first = t < n_class
+        add = bias[k] if first else 0.0
+        if t < start:  # before the first changed tree: the values of ``value`` stand
+            for i in range(n):
+                node = leaves[t, i]
+                count[node] += 1.0
+                score[i, k] += out[node] - add
+            continue
+        if t % n_class == 0 or t == start:  # gradients at the start of the iteration (LightGBM)
+            if t % n_class == 0:
+                _grad_hess(code, y, score, n_class, sigmoid, gs, hs)
+            else:  # entering mid-iteration: gradients at the iteration's starting score
+                s0 = score.copy()
+                for tt in range(t - t % n_class, t):
+                    for i in range(n):
+                        s0[i, tree_class[tt]] -= out[leaves[tt, i]] - (bias[tree_class[tt]] if tt < n_class else 0.0)
+                _grad_hess(code, y, s0, n_class, sigmoid, gs, hs)
+        for i in range(n):
+            node = leaves[t, i]
+            count[node] += 1.0
+            hess[node] += hs[k, i]
+            grad[node] += gs[k, i]
+        for node in range(tree_offset[t], tree_offset[t + 1]):
+            if not is_leaf[node]:
+                continue
+            gsum = grad[node]
+            reg = max(abs(gsum) - l1, 0.0) * (1.0 if gsum > 0 else -1.0)
+            o = -reg / (hess[node] + 1e-15 + l2)
+            if max_delta > 0.0 and abs(o) > max_delta:
+                o = max_delta if o > 0 else -max_delta
+            out[node] = o * shrinkage[t] + add
+        for i in range(n):
+            score[i, k] += out[leaves[t, i]] - add
+    return out, count, hess
+
+
+class RefitSpec:
+    """What the refit needs of a model: objective code, regularization, shrinkage per tree.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        A boosted model (``average_output`` false) with objective binary, regression (l2) or
+        multiclass (softmax).
+    """
+
+    def __init__(self, ensemble: TreeEnsemble) -> None:
+        words = (ensemble.objective or "regression").split()
+        name = words[0] if words else "regression"
+        if name not in OBJECTIVES:
+            raise ValueError(
+                f"Dropping features and refitting supports the objectives binary, regression (l2) and "
+                f"multiclass (softmax); the model's objective is {ensemble.objective!r}."
+            )
+        if ensemble.average_output:
+            raise ValueError("Dropping features and refitting is for boosted models; this is a random forest.")
+        self.name = name
+        self.code = OBJECTIVES[name]
+        sig = [w.split(":")[1] for w in words[1:] if w.startswith("sigmoid:")]
+        self.sigmoid = float(sig[0]) if sig else 1.0
+        p = ensemble.parameters
+
+        def num(key: str, default: float) -> float:
+            raw = str(p.get(key, default)).strip("[]").split(",")[0].strip()
+            try:
+                return float(raw)
+            except ValueError:
+                return default
+
+        self.l1, self.l2, self.max_delta = num("lambda_l1", 0.0), num("lambda_l2", 0.0), num("max_delta_step", 0.0)
+        unbalanced = str(p.get("is_unbalance", "0")).lower() in ("1", "true")
+        if self.code == 0 and (unbalanced or num("scale_pos_weight", 1.0) != 1.0):
+            raise ValueError("Refitting a model trained with is_unbalance or scale_pos_weight is not supported.")
+        self.boost_from_average = str(p.get("boost_from_average", "1")).lower() not in ("0", "false")
+        self.n_class = int(ensemble.num_tree_per_iteration)
+        self.shrinkage = np.asarray(ensemble.shrinkage, dtype=np.float64)
+        lr = num("learning_rate", np.nan)
+        if np.isfinite(lr):  # LightGBM records shrinkage 1 for a first tree that holds the initial score
+            self.shrinkage = np.where(self.shrinkage == 1.0, lr, self.shrinkage)
+
+
+def initial_score(spec: RefitSpec, y: np.ndarray) -> np.ndarray:
+    """LightGBM's ``boost_from_average`` initial score per class from the training labels.
+
+    Parameters
+    ----------
+    spec : RefitSpec
+        The model's refit parameters (0 for every class if it was trained without
+        ``boost_from_average``).
+    y : ndarray of float64, shape (n_rows,)
+        Training labels.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_class,)
+    """
+    if not spec.boost_from_average:
+        return np.zeros(spec.n_class)
+    if spec.code == 0:
+        p = float(np.clip(np.mean(y), 1e-15, 1 - 1e-15))
+        return np.array([math.log(p / (1 - p)) / spec.sigmoid])
+    if spec.code == 1:
+        return np.array([float(np.mean(y))])
+    prior = np.bincount(y.astype(np.int64), minlength=spec.n_class) / max(y.size, 1)
+    return np.log(np.maximum(prior, 1e-15))
+
+
+def prepare_rows(ensemble: TreeEnsemble, X: Any, *, name: str = "X") -> np.ndarray:
+    """Rows through the core's one input path, zero threshold applied, transposed (feature-major).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model the rows are for.
+    X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+        The rows.
+    name : str, default "X"
+        The argument's name in error messages.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_features, n_rows)
+        C-contiguous: one feature's values over the rows are adjacent.
+    """
+    A = ensemble.check_X(X, name=name)
+    return np.ascontiguousarray(np.where(np.abs(A) <= K_ZERO_THRESHOLD, 0.0, A).T)
+
+
+def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
+    """Return the forcing of every split on ``dropped`` toward its child with more training rows.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model.
+    dropped : array-like of int
+        Feature indices to drop.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_nodes,)
+        -1 for nodes routed as usual, 0 (left) or 1 (right) for splits on a dropped feature.
+    """
+    forced = np.full(ensemble.n_nodes, -1, dtype=np.int8)
+    mask = np.zeros(max(ensemble.n_features, 1), dtype=bool)
+    mask[np.asarray(list(dropped), dtype=np.int64)] = True
+    internal = ~ensemble.is_leaf
+    nodes = np.flatnonzero(internal & mask[np.maximum(ensemble.feature, 0)])
+    left = ensemble.count[ensemble.left_child[nodes]]
+    right = ensemble.count[ensemble.right_child[nodes]]
+    forced[nodes] = np.where(left >= right, 0, 1)
+    return forced
+
+
+def route(
+    ensemble: TreeEnsemble,
+    Xp: np.ndarray,
+    forced: np.ndarray,
+    *,
+    base: np.ndarray | None = None,
+    base_forced: np.ndarray | None = None,
+    value: np.ndarray | None = None,
+    raw: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Route prepared rows through the original model with a forcing.
+
+    With ``base`` (the leaves under another forcing ``base_forced``), only the (row, tree) pairs
+    whose path meets a node whose forcing differs can change: those whose leaf lies in the child
+    that a newly forced node discards, or below a node no longer forced. Only they are re-routed;
+    the others keep their leaf. With ``value`` and ``raw`` (the raw scores of ``base`` under
+    leaf values ``value``), the raw scores are updated for the re-routed pairs.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model.
+    Xp : ndarray of float64, shape (n_features, n_rows)
+        Rows from :func:`prepare_rows`.
+    forced : ndarray of int8, shape (n_nodes,)
+        The forcing (:func:`drop_forcing`).
+    base : ndarray of int32, shape (n_trees, n_rows), optional
+        Leaves under ``base_forced`` (not modified).
+    base_forced : ndarray of int8, shape (n_nodes,), optional
+        The forcing ``base`` was routed under.
+    value : ndarray of float64, shape (n_nodes,), optional
+        Leaf values for the raw-score update.
+    raw : ndarray of float64, shape (n_rows, n_class), optional
+        Raw scores of ``base`` under ``value`` (not modified).
+
+    Returns
+    -------
+    leaves : ndarray of int32, shape (n_trees, n_rows)
+        Original global node id of the leaf each row reaches in each tree (tree-major).
+    raw : ndarray of float64, shape (n_rows, n_class) or None
+        The updated raw scores (with ``base``, ``value`` and ``raw``).
+    """
+    tab = routing_tables(ensemble)
+    roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
+    forced = np.ascontiguousarray(forced, dtype=np.int8)
+    tree_class = np.asarray(ensemble.tree_class, dtype=np.int64)
+    if base is None:
+        leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int32)
+        moved = np.ones(ensemble.n_nodes, dtype=bool)
+    else:
+        assert base_forced is not None
+        leaves = base.copy()
+        bf = np.asarray(base_forced)
+        new = np.flatnonzero((forced >= 0) & (bf < 0))  # newly forced: rows in the discarded child move
+        freed = np.flatnonzero((forced != bf) & (bf >= 0))  # un-forced (or turned): rows below may move
+        other = np.where(forced[new] == 0, ensemble.right_child[new], ensemble.left_child[new]).astype(np.int64)
+        starts = np.concatenate([other, freed]).astype(np.int64)
+        delta = np.zeros(ensemble.n_nodes + 1, dtype=np.int64)
+        np.add.at(delta, starts, 1)
+        np.add.at(delta, ensemble.subtree_end[starts], -1)
+        moved = np.cumsum(delta[:-1]) > 0
+    update = base is not None and value is not None and raw is not None
+    out = raw.copy() if update else np.zeros((1, 1))  # type: ignore[union-attr]
+    _route_kernel(
+        Xp, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
+        tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
+        forced, leaves, moved, base is None,
+        np.asarray(value if update else np.zeros(ensemble.n_nodes), dtype=np.float64), tree_class,
+        out if out.ndim == 2 else out[:, None],
+    )
+    return leaves, (out if update else None)
+
+
+def path_tables(ensemble: TreeEnsemble, forced: np.ndarray, split_cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Features and split cost on the path to every node under a forcing (forced splits evaluate nothing).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model.
+    forced : ndarray of int8, shape (n_nodes,)
+        The forcing.
+    split_cost : ndarray of float64, shape (n_features,)
+        Evaluation cost of one split on each feature.
+
+    Returns
+    -------
+    bits : ndarray of uint64, shape (n_nodes, ceil(n_features / 64))
+        Bitset of the features evaluated on the way to each node.
+    cost : ndarray of float64, shape (n_nodes,)
+        Their summed split cost.
+    """
+    return _path_kernel(
+        np.asarray(ensemble.parent, dtype=np.int64), np.asarray(ensemble.feature, dtype=np.int64),
+        np.ascontiguousarray(forced, dtype=np.int8), np.ascontiguousarray(split_cost, dtype=np.float64),
+        max(1, (ensemble.n_features + 63) // 64),
+    )
+
+
+def row_usage(leaves: np.ndarray, bits: np.ndarray, cost: np.ndarray, n_features: int) -> tuple[np.ndarray, np.ndarray]:
+    """Features each row's paths evaluate and their split cost, from its leaves.
+
+    Parameters
+    ----------
+    leaves : ndarray of int64, shape (n_trees, n_rows)
+        From :func:`route`.
+    bits, cost : ndarray
+        From :func:`path_tables` for the same forcing.
+    n_features : int
+        The model's number of features.
+
+    Returns
+    -------
+    used : ndarray of bool, shape (n_rows, n_features)
+    path_cost : ndarray of float64, shape (n_rows,)
+    """
+    words, total = _usage_kernel(leaves, bits, cost)
+    return bits_to_bool(words, n_features), total
+
+
+def refit_values(
+    ensemble: TreeEnsemble,
+    spec: RefitSpec,
+    leaves: np.ndarray,
+    y: np.ndarray,
+    bias: np.ndarray,
+    *,
+    value: np.ndarray | None = None,
+    start: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Refit the leaf values reached by ``leaves`` in tree order (one Newton step per tree).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model (its node ids index ``leaves``).
+    spec : RefitSpec
+        Objective and regularization of the model.
+    leaves : ndarray of int32 or int64, shape (n_trees, n_rows)
+        Leaf of every training row in every tree under the forcing (:func:`route`).
+    y : ndarray of float64, shape (n_rows,)
+        Training labels.
+    bias : ndarray of float64, shape (n_class,)
+        Initial score the first iteration starts from and keeps (:func:`initial_score`).
+    value : ndarray of float64, shape (n_nodes,), optional
+        Leaf values to start from (default: the model's). With ``start``, the values of the
+        trees before ``start`` are kept: they must be the refit of the same routing (a refit
+        depends only on the trees before it, so a change that leaves them alone keeps them).
+    start : int, default 0
+        First tree to refit.
+
+    Returns
+    -------
+    value : ndarray of float64, shape (n_nodes,)
+        The model's values with every leaf replaced by its refit value (a leaf no training row
+        reaches gets 0, plus ``bias`` in the first iteration, as in LightGBM's refit).
+    count, hess : ndarray of float64, shape (n_nodes,)
+        Training rows and summed hessians per leaf.
+    """
+    return _refit_kernel(
+        np.ascontiguousarray(leaves), np.asarray(y, dtype=np.float64),
+        np.asarray(ensemble.tree_class, dtype=np.int64), np.asarray(ensemble.tree_offset, dtype=np.int64),
+        np.asarray(ensemble.is_leaf), spec.n_class, spec.code, spec.sigmoid, spec.l1, spec.l2, spec.max_delta,
+        spec.shrinkage, np.asarray(bias, dtype=np.float64),
+        np.asarray(ensemble.value if value is None else value, dtype=np.float64), int(start),
+    )
+
+
+def forced_ensemble(
+    ensemble: TreeEnsemble,
+    forced: np.ndarray,
+    value: np.ndarray | None = None,
+    count: np.ndarray | None = None,
+    hess: np.ndarray | None = None,
+) -> TreeEnsemble:
+    """Return the model with every forced split removed (replaced by its kept child's subtree).
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model (not modified).
+    forced : ndarray of int8, shape (n_nodes,)
+        The forcing (:func:`drop_forcing`).
+    value : ndarray of float64, shape (n_nodes,), optional
+        Leaf values to use (refit); default the model's.
+    count, hess : ndarray of float64, shape (n_nodes,), optional
+        Training rows and hessian sums per leaf (refit); internal nodes get their subtree's sums.
+
+    Returns
+    -------
+    TreeEnsemble
+        Leaves renumbered in pre-order in every tree.
+    """
+    n = ensemble.n_nodes
+    forced = np.asarray(forced, dtype=np.int8)
+    left_c, right_c = ensemble.left_child.astype(np.int64), ensemble.right_child.astype(np.int64)
+    fn = np.flatnonzero(forced >= 0)
+    other = np.where(forced[fn] == 0, right_c[fn], left_c[fn])
+    delta = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(delta, fn, 1)
+    np.add.at(delta, fn + 1, -1)
+    np.add.at(delta, other, 1)
+    np.add.at(delta, ensemble.subtree_end[other], -1)
+    keep = np.cumsum(delta[:-1]) == 0
+    redirect = np.arange(n, dtype=np.int64)
+    for i in fn[::-1]:  # children after parents: resolve chains of forced nodes bottom-up
+        redirect[i] = redirect[left_c[i] if forced[i] == 0 else right_c[i]]
+    old_to_new = np.cumsum(keep) - 1
+    kept = np.flatnonzero(keep)
+    is_leaf = ensemble.is_leaf[kept]
+
+    def remap(child: np.ndarray) -> np.ndarray:
+        c = child[kept]
+        return np.where(c >= 0, old_to_new[redirect[np.maximum(c, 0)]], -1)
+
+    node_tree = ensemble.node_tree[kept]
+    tree_offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
+    np.cumsum(np.bincount(node_tree, minlength=ensemble.n_trees), out=tree_offset[1:])
+    is_cat = ensemble.is_categorical[kept]
+    lens = np.diff(ensemble.cat_offsets)[kept] * is_cat
+    starts = ensemble.cat_offsets[:-1][kept]
+    cat_values = (
+        np.concatenate([ensemble.cat_values[s : s + k] for s, k in zip(starts[is_cat], lens[is_cat], strict=True)])
+        if is_cat.any()
+        else np.zeros(0, dtype=np.int32)
+    )
+    cat_offsets = np.zeros(kept.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=cat_offsets[1:])
+    vals = np.asarray(ensemble.value if value is None else value, dtype=np.float64)[kept]
+    cnt = ensemble.count[kept].astype(np.int64)
+    wgt = ensemble.weight[kept].astype(np.float64)
+    if count is not None and hess is not None:
+        parent_new = np.full(kept.size, -1, dtype=np.int64)
+        lc, rc = remap(left_c), remap(right_c)
+        parent_new[lc[lc >= 0]] = np.flatnonzero(lc >= 0)
+        parent_new[rc[rc >= 0]] = np.flatnonzero(rc >= 0)
+        c2 = np.where(is_leaf, count[kept], 0.0)
+        h2 = np.where(is_leaf, hess[kept], 0.0)
+        for i in range(kept.size - 1, -1, -1):  # children after parents in pre-order
+            p = parent_new[i]
+            if p >= 0:
+                c2[p] += c2[i]
+                h2[p] += h2[i]
+        cnt, wgt = np.rint(c2).astype(np.int64), h2
+    return ensemble.replace(
+        left_child=remap(left_c),
+        right_child=remap(right_c),
+        feature=ensemble.feature[kept],
+        threshold=ensemble.threshold[kept],
+        is_categorical=is_cat,
+        cat_offsets=cat_offsets,
+        cat_values=cat_values,
+        default_left=ensemble.default_left[kept],
+        missing_type=ensemble.missing_type[kept],
+        value=vals,
+        count=cnt,
+        weight=wgt,
+        split_gain=ensemble.split_gain[kept],
+        leaf_index=_preorder_leaf_ids(ensemble, is_leaf, node_tree),
+        tree_offset=tree_offset,
+    )

@@ -1,0 +1,243 @@
+"""FeatureDropRefit (issue 26): drop features from a GBDT, refit its leaves, meet a budget.
+
+Oracles: a brute-force per-row walk with the dropped features' splits forced; LightGBM itself
+(the exported model, ``Booster.refit``); a direct numpy computation of ``-G / (H + lambda_l2)``
+per leaf in tree order; the core's ``cost_report``.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+from budget_extras.budgetprune import BudgetPrune, FeatureDropRefit
+from budget_extras.budgetprune._drop_refit import (
+    RefitSpec,
+    drop_forcing,
+    forced_ensemble,
+    initial_score,
+    prepare_rows,
+    refit_values,
+    route,
+)
+from budget_extras.core import FeatureCosts, Status, TreeEnsemble, cost_report
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(26)
+
+
+def _train(X, y, objective="binary", rounds=25, **extra):
+    params = {"objective": objective, "verbose": -1, "num_leaves": 8, "learning_rate": 0.1, "num_threads": 1, "seed": 0}
+    params.update(extra)
+    if objective == "multiclass":
+        params["num_class"] = 3
+    return lgb.train(params, lgb.Dataset(X, y), num_boost_round=rounds)
+
+
+def _data(rng, n=1500, d=5, objective="binary"):
+    X = rng.normal(size=(n, d))
+    z = X[:, 0] + 0.7 * X[:, 1] * X[:, 2] + 0.5 * X[:, 3] + 0.5 * rng.normal(size=n)
+    if objective == "binary":
+        y = (z > 0).astype(float)
+    elif objective == "multiclass":
+        y = np.digitize(z, [-0.6, 0.6]).astype(float)
+    else:
+        y = z
+    return X, y
+
+
+def _brute_leaf(ens: TreeEnsemble, x: np.ndarray, tree: int, dropped: set[int]) -> int:
+    """Walk one row down one tree; splits on ``dropped`` go to the child with more training rows."""
+    node = int(ens.tree_offset[tree])
+    while ens.left_child[node] >= 0:
+        left, right = int(ens.left_child[node]), int(ens.right_child[node])
+        f = int(ens.feature[node])
+        if f in dropped:
+            node = left if ens.count[left] >= ens.count[right] else right
+        else:  # numerical data without NaN or zero: LightGBM's rule is x <= threshold
+            node = left if x[f] <= ens.threshold[node] else right
+    return node
+
+
+@pytest.mark.parametrize("objective", ["binary", "multiclass", "regression"])
+def test_dropped_model_predicts_like_a_brute_force_walk_and_like_lightgbm(rng, objective):
+    X, y = _data(rng, objective=objective)
+    ens = TreeEnsemble.from_booster(_train(X, y, objective))
+    dropped = {1, 3}
+    forced = drop_forcing(ens, sorted(dropped))
+    leaves, _ = route(ens, prepare_rows(ens, X[:200]), forced)
+    brute = np.array([[_brute_leaf(ens, x, t, dropped) for t in range(ens.n_trees)] for x in X[:200]])
+    np.testing.assert_array_equal(leaves.T, brute)
+    small = forced_ensemble(ens, forced)
+    assert not np.isin(small.feature, list(dropped)).any()
+    expect = np.zeros((200, ens.num_tree_per_iteration))
+    for t in range(ens.n_trees):
+        expect[:, ens.tree_class[t]] += ens.value[brute[:, t]]
+    expect = expect[:, 0] if ens.num_tree_per_iteration == 1 else expect
+    np.testing.assert_allclose(small.predict_raw(X[:200]), expect, rtol=0, atol=1e-12)
+    booster = lgb.Booster(model_str=small.to_model_string())
+    np.testing.assert_allclose(booster.predict(X[:200], raw_score=True), expect, rtol=0, atol=1e-9)
+
+
+def test_routing_with_nan_and_categorical_splits_matches_lightgbm_on_the_exported_model(rng):
+    n = 2000
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 6, n), "c": rng.normal(size=n)})
+    X.loc[rng.random(n) < 0.1, "a"] = np.nan
+    X.loc[rng.random(n) < 0.2, "c"] = 0.0
+    X["b"] = X["b"].astype("category")
+    y = ((X["a"].fillna(0) + (X["b"].cat.codes % 2) + X["c"]) > 0.5).astype(float).to_numpy()
+    booster = _train(X, y)
+    ens = TreeEnsemble.from_booster(booster)
+    for dropped in ([], [0], [1], [0, 2]):
+        forced = drop_forcing(ens, dropped)
+        leaves, _ = route(ens, prepare_rows(ens, X), forced)
+        raw = ens.value[leaves].sum(axis=0)
+        exported = lgb.Booster(model_str=forced_ensemble(ens, forced).to_model_string())
+        np.testing.assert_allclose(exported.predict(X, raw_score=True), raw, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("objective", ["binary", "multiclass", "regression"])
+def test_refit_of_the_full_model_equals_lightgbm_refit(rng, objective):
+    X, y = _data(rng, objective=objective)
+    booster = _train(X, y, objective, boost_from_average=False, lambda_l2=0.5)
+    ens = TreeEnsemble.from_booster(booster)
+    spec = RefitSpec(ens)
+    none = drop_forcing(ens, [])
+    leaves, _ = route(ens, prepare_rows(ens, X), none)
+    value, _, _ = refit_values(ens, spec, leaves, y, np.zeros(spec.n_class))
+    theirs = TreeEnsemble.from_booster(booster.refit(X, y, decay_rate=0.0))
+    np.testing.assert_allclose(value[ens.is_leaf], theirs.value[ens.is_leaf], rtol=1e-6, atol=1e-7)
+
+
+def _direct_refit(ens, leaves, y, bias, l2, lr):
+    """-G / (H + l2) * lr per leaf in tree order (binary logloss), starting from ``bias``."""
+    value = np.array(ens.value, dtype=float)
+    score = np.full(y.size, bias)
+    for t in range(ens.n_trees):
+        p = 1 / (1 + np.exp(-score))
+        g, h = p - y, p * (1 - p)
+        for leaf in np.unique(leaves[t]):
+            rows = leaves[t] == leaf
+            value[leaf] = -g[rows].sum() / (h[rows].sum() + l2) * lr + (bias if t == 0 else 0.0)
+        score = score + value[leaves[t]] - (bias if t == 0 else 0.0)
+    return value
+
+
+def test_refit_of_a_dropped_model_is_the_direct_newton_step_and_keeps_the_initial_score(rng):
+    X, y = _data(rng)
+    ens = TreeEnsemble.from_booster(_train(X, y, lambda_l2=2.0))
+    spec = RefitSpec(ens)
+    bias = initial_score(spec, y)
+    np.testing.assert_allclose(bias, [np.log(y.mean() / (1 - y.mean()))])
+    forced = drop_forcing(ens, [0])
+    leaves, _ = route(ens, prepare_rows(ens, X), forced)
+    value, count, _ = refit_values(ens, spec, leaves, y, bias)
+    reached = np.unique(leaves)
+    expect = _direct_refit(ens, leaves, y, bias[0], 2.0, 0.1)
+    np.testing.assert_allclose(value[reached], expect[reached], rtol=1e-9, atol=1e-12)
+    assert count[reached].sum() == y.size * ens.n_trees
+    # refitting from a later tree keeps the earlier trees' values and gives the same model
+    part, _, _ = refit_values(ens, spec, leaves, y, bias, value=value, start=ens.n_trees // 2)
+    np.testing.assert_allclose(part, value, rtol=0, atol=1e-12)
+    # the full model refit on its own training rows (initial score kept) is the model itself
+    full, _ = route(ens, prepare_rows(ens, X), drop_forcing(ens, []))
+    same, _, _ = refit_values(ens, spec, full, y, bias)
+    np.testing.assert_allclose(same[ens.is_leaf], np.asarray(ens.value)[ens.is_leaf], atol=1e-6)
+
+
+@pytest.fixture
+def costly_noise(rng):
+    """Two cheap informative features and an expensive pure-noise feature the model uses."""
+    n = 3000
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "noise": rng.normal(size=n)})
+    y = ((X["a"] + X["b"] + 0.3 * rng.normal(size=n)) > 0).astype(int).to_numpy()
+    booster = _train(X[:1500], y[:1500], rounds=30, num_leaves=16)
+    assert "noise" in {booster.feature_name()[f] for f in TreeEnsemble.from_booster(booster).feature[
+        ~TreeEnsemble.from_booster(booster).is_leaf]}
+    return booster, X, y, {"a": 1.0, "b": 1.0, "noise": 50.0}
+
+
+def test_expensive_noise_is_dropped_and_the_budget_holds(costly_noise):
+    booster, X, y, costs = costly_noise
+    text = booster.model_to_string()
+    est = FeatureDropRefit(booster, budget=10.0, costs=costs, scoring="roc_auc")
+    est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    assert booster.model_to_string() == text  # the input model is not modified
+    assert est.dropped_features_ == ("noise",)
+    assert est.result_.status == Status.SUCCESS and est.result_.success
+    report = cost_report(est.ensemble_, X[1500:2250], costs)
+    assert report.total_cost.mean() <= 10.0
+    assert est.cost_ == pytest.approx(report.total_cost.mean())
+    assert est.score_ >= est.score_full_ - 0.01
+    np.testing.assert_allclose(est.predict_raw(X[2250:]), est.booster_.predict(X[2250:], raw_score=True), atol=1e-9)
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(clone.predict(X[2250:]), est.predict(X[2250:]))
+    assert clone.result_ == est.result_
+
+
+def test_budget_checks_are_fast_and_name_budget(costly_noise):
+    booster, X, y, costs = costly_noise
+    args = (X[:1500], y[:1500])
+    kw = dict(X_valid=X[1500:2250], y_valid=y[1500:2250])
+    with pytest.raises(ValueError, match="budget"):
+        FeatureDropRefit(booster, budget=-1.0, costs=costs).fit(*args, **kw)
+    with pytest.raises(ValueError, match=r"budget=0\.5.*only the constant model"):
+        FeatureDropRefit(booster, budget=0.5, costs=costs).fit(*args, **kw)
+    with pytest.raises(ValueError, match=r"budget=1 .*tree cost"):
+        FeatureDropRefit(booster, budget=1.0, costs=FeatureCosts(costs, tree=1.0, feature_names=list(X.columns))).fit(
+            *args, **kw
+        )
+    with pytest.raises(ValueError, match="X_valid"):
+        FeatureDropRefit(booster, budget=10.0, costs=costs).fit(*args)
+
+
+def test_a_budget_the_model_meets_returns_the_model_unchanged(costly_noise):
+    booster, X, y, costs = costly_noise
+    est = FeatureDropRefit(booster, budget=1e6, costs=costs).fit(X[:1500], y[:1500], X_valid=X[1500:], y_valid=y[1500:])
+    assert est.dropped_features_ == ()
+    np.testing.assert_allclose(est.predict_raw(X[:50]), booster.predict(X[:50], raw_score=True), atol=1e-12)
+
+
+def test_budgetprune_uses_drop_refit_for_boosted_models(costly_noise):
+    booster, X, y, costs = costly_noise
+    bp = BudgetPrune(booster, budget=10.0, costs=costs, scoring="roc_auc")
+    bp.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    assert bp.method_ == "drop_refit"
+    assert bp.drop_refit_.dropped_features_ == ("noise",)
+    assert bp.cost_report(X[1500:2250]).total_cost.mean() <= 10.0
+    np.testing.assert_allclose(bp.predict_raw(X[2250:]), bp.drop_refit_.predict_raw(X[2250:]))
+
+
+def test_incremental_routing_from_any_other_forcing_equals_routing_from_scratch(rng):
+    X, y = _data(rng, objective="multiclass")
+    ens = TreeEnsemble.from_booster(_train(X, y, "multiclass"))
+    Xp = prepare_rows(ens, X)
+    value = np.asarray(ens.value)
+    for a, b in (([], [1]), ([1], [1, 3]), ([1, 3], [3]), ([0, 2], [1]), ([4], [])):
+        fa, fb = drop_forcing(ens, a), drop_forcing(ens, b)
+        base, _ = route(ens, Xp, fa)
+        raw_a = np.stack([value[base[ens.tree_class == c]].sum(axis=0) for c in range(3)], axis=1)
+        leaves, raw = route(ens, Xp, fb, base=base, base_forced=fa, value=value, raw=raw_a)
+        scratch, _ = route(ens, Xp, fb)
+        np.testing.assert_array_equal(leaves, scratch)
+        expect = np.stack([value[scratch[ens.tree_class == c]].sum(axis=0) for c in range(3)], axis=1)
+        np.testing.assert_allclose(raw, expect, atol=1e-12)
+
+
+def test_returned_model_scores_at_least_every_candidate_within_the_budget(rng):
+    X, y = _data(rng, n=3000, d=6)
+    booster = _train(X[:1500], y[:1500], rounds=30)
+    costs = [10.0, 5.0, 5.0, 1.0, 1.0, 1.0]
+    est = FeatureDropRefit(booster, budget=12.0, costs=costs, scoring="roc_auc")
+    est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    within = [p for p in est.path_ if p["cost"] <= 12.0 + 1e-9]
+    assert within and any(p.get("seed") == "importance" for p in est.path_)
+    assert est.score_ >= max(p["score"] for p in within) - 1e-12
+    assert est.cost_ <= 12.0 + 1e-9
+    assert est.result_.n_refits == len(est.path_)
