@@ -43,6 +43,30 @@ FORCED_SPLITS = textwrap.dedent("""
     print(json.dumps(out))
 """)
 
+FORCED_SPLITS_CASES = textwrap.dedent("""
+    import json, sys, numpy as np, lightgbm as lgb
+    case = sys.argv[1]
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400 if case == "stale" else 10000, 4)); y = X[:, 0] + rng.normal(size=len(X))
+    if case == "stale":  # 40 bagged rows, min_data_in_leaf 20: the left child's forced split is dropped
+        spec = {"feature": 0, "threshold": 0.0596, "left": {"feature": 1, "threshold": -1.17}}
+        params = {"num_leaves": 4, "bagging_fraction": 0.1, "bagging_freq": 1, "min_data_in_leaf": 20}
+    else:  # five forced splits in a tree of at most three
+        spec = {"feature": 0, "threshold": 0.3, "left": {"feature": 1, "threshold": -0.5,
+                "left": {"feature": 2, "threshold": 0.9}, "right": {"feature": 2, "threshold": -1.0}},
+                "right": {"feature": 2, "threshold": 0.1, "right": {"feature": 3, "threshold": -1.4}}}
+        params = {"num_leaves": 4}
+    json.dump(spec, open(sys.argv[2], "w"))
+    params.update(objective="l2", verbose=-1, forcedsplits_filename=sys.argv[2], seed=1, num_threads=1)
+    try:
+        b = lgb.train(params, lgb.Dataset(X, y), 10)
+    except lgb.basic.LightGBMError as e:
+        print(json.dumps({"error": str(e)}))
+    else:
+        print(json.dumps({"error": None, "leaves": [t["num_leaves"] for t in b.dump_model()["tree_info"]],
+                          "root": b.dump_model()["tree_info"][0]["tree_structure"].get("split_feature")}))
+""")
+
 LINEAR_TREE = textwrap.dedent("""
     import json, sys, numpy as np, lightgbm as lgb
     rng = np.random.default_rng(0)
@@ -113,6 +137,29 @@ def test_forced_split_with_an_empty_bagged_child_is_dropped(upstream_python, tmp
     rc, fork, proc = _run(sys.executable, FORCED_SPLITS, 1000, 0.1, tmp_path / "fs.json")
     assert rc == 0, proc.stderr[-2000:]
     assert all(r["trees"] == 20 for r in fork)
+
+
+def test_forced_split_of_a_dropped_child_is_not_the_parents(upstream_python, tmp_path):
+    """The left child keeps its parent's leaf id: when the child's own forced split is dropped,
+    upstream finds the parent's forced split under that id again and applies it to the child,
+    which sends every row left (upstream #4286's check, or a segfault); the fork forgets a used
+    forced split."""
+    rc, up, proc = _run(upstream_python, FORCED_SPLITS_CASES, "stale", tmp_path / "fs.json")
+    # upstream: the check, or a segfault when the emptied child's histograms are read first
+    assert rc < 0 or "Check failed: (best_split_info.right_count) > (0)" in up["error"], proc.stderr[-500:]
+    rc, fork, proc = _run(sys.executable, FORCED_SPLITS_CASES, "stale", tmp_path / "fs.json")
+    assert rc == 0 and fork["error"] is None, proc.stderr[-2000:]
+    assert fork["root"] == 0 and all(n >= 2 for n in fork["leaves"])  # it trains (until a tree cannot split)
+
+
+def test_more_forced_splits_than_leaves(upstream_python, tmp_path):
+    """Five forced splits and num_leaves=4: upstream writes past the tree (segfault); the fork
+    forces the first three (breadth first) and stops."""
+    rc, _, _ = _run(upstream_python, FORCED_SPLITS_CASES, "full", tmp_path / "fs.json")
+    assert rc < 0, rc
+    rc, fork, proc = _run(sys.executable, FORCED_SPLITS_CASES, "full", tmp_path / "fs.json")
+    assert rc == 0 and fork["error"] is None, proc.stderr[-2000:]
+    assert fork["root"] == 0 and all(n == 4 for n in fork["leaves"])
 
 
 def test_forced_splits_without_bagging_are_unchanged(upstream_python, tmp_path):
