@@ -42,10 +42,11 @@ def _is_pandas_series(val: Any) -> bool:
 
 def _format_name(key: Any, param: str) -> str:
     name = str(key).replace(" ", "_")
-    bad = [c for c in ",:= \t\n" if c in name]
+    bad = [c for c in ',:= \t\n"' if c in name]
     if not name or bad:
         raise ValueError(
-            f"The feature names in '{param}' must be non-empty and contain none of ',', ':', '=' or whitespace. "
+            f"The feature names in '{param}' must be non-empty and contain none of ',', ':', '=', '\"' or "
+            "whitespace. "
             f"Got {key!r} instead."
         )
     return name
@@ -128,17 +129,24 @@ def cegb_param_to_str(key: str, val: Any) -> str | None:
     return f"{key}={','.join(pairs)}"
 
 
+def _quoted_path(path: str) -> str:
+    """Return ``path`` in double quotes if it holds whitespace (the C API splits parameters at whitespace)."""
+    if '"' in path:
+        raise ValueError(f"The 'cegb_cost_file' parameter must be a path without '\"'. Got {path!r} instead.")
+    return f'"{path}"' if any(c.isspace() for c in path) else path
+
+
 def expand_cegb_cost_file(params: Dict[str, Any]) -> Dict[str, Any]:
-    """Return ``params`` with ``cegb_cost_file`` as a path string, or a cost object expanded.
+    """Return ``params`` with ``cegb_cost_file`` as a path (quoted if it holds whitespace) or a cost object expanded.
 
     A cost object (one with a ``to_cegb_params()`` method, e.g. ``budget_extras.FeatureCosts``)
     is replaced by the per-feature parameters it returns.
     """
     val = params.get("cegb_cost_file")
-    if val is None or isinstance(val, str):
+    if val is None:
         return params
-    if isinstance(val, os.PathLike):
-        return {**params, "cegb_cost_file": os.fspath(val)}
+    if isinstance(val, (str, os.PathLike)):
+        return {**params, "cegb_cost_file": _quoted_path(os.fspath(val))}
     to_params = getattr(val, "to_cegb_params", None)
     if not callable(to_params):
         raise TypeError(
