@@ -83,6 +83,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "../data_partition.hpp"
@@ -160,6 +162,36 @@ class CostEfficientGradientBoosting {
                  "cegb_cost_file): it caps the mean per-row cost of the features rows pay for",
                  config->cegb_budget);
     }
+  }
+
+  /*!
+   * \brief The costs trained with, one value per feature, as model-file parameter lines: lazy and
+   *        coupled costs (a grouped feature carries its group's cost, so the lines train the same
+   *        model positionally), split costs, and the group ids when a group has several members.
+   */
+  std::string CostLines() const {
+    const int n = static_cast<int>(costs_.group.size());
+    auto per_feature = [&](const std::vector<double>& per_group) {
+      std::vector<double> out(n);
+      for (int f = 0; f < n; ++f) out[f] = per_group[costs_.group[f]];
+      return out;
+    };
+    std::stringstream ss;
+    if (!costs_.lazy.empty()) {
+      ss << "[cegb_penalty_feature_lazy: " << Common::Join(per_feature(costs_.group_lazy), ",") << "]\n";
+    }
+    if (!costs_.coupled.empty()) {
+      ss << "[cegb_penalty_feature_coupled: " << Common::Join(per_feature(costs_.group_coupled), ",") << "]\n";
+    }
+    if (!costs_.split.empty()) ss << "[cegb_penalty_feature_split: " << Common::Join(costs_.split, ",") << "]\n";
+    bool grouped = false;
+    for (const auto& members : costs_.group_members) grouped = grouped || members.size() > 1;
+    if (grouped) {
+      std::vector<int> ids(n);
+      for (int f = 0; f < n; ++f) ids[f] = costs_.group_members[costs_.group[f]].size() > 1 ? costs_.group[f] : -1;
+      ss << "[cegb_feature_group: " << Common::Join(ids, ",") << "]\n";
+    }
+    return ss.str();
   }
 
   /*! \brief Voting learner: the local vote runs between SetLocalPass(true) and SetLocalPass(false). */
