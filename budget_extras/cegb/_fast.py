@@ -9,7 +9,8 @@ the fast search trains two candidates on every row and keeps the better on the v
   ones spend what is left); the cap is the budget less two standard errors of the validation
   mean, so that the model fits on the validation rows too;
 * ``topk_gain``: the largest top-k subset, by the gain of a short plain model, that fits the
-  budget outright (every row buys the k features).
+  budget outright (every row buys the k features);
+* ``all``: plain LightGBM, where the short plain model already fits the budget.
 
 The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never returned.
 """
@@ -93,7 +94,7 @@ def _refit(proxy: Search, full: Search, targets: list[float], margin: float) -> 
     done: set[str] = set()
     capped = []
     for b in targets:
-        fits = [c for c in proxy.frontier if fits_budget(c.cost, b) and c.family != "all"]
+        fits = [c for c in proxy.frontier[1:] if fits_budget(c.cost, b)]  # [0]: the ranking model
         if not fits:
             continue
         c = max(fits, key=lambda z: (z.score, -z.cost))
@@ -139,6 +140,9 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float])
         if sub is not None and tuple(sub) not in seen:
             seen.add(tuple(sub))
             specs.append(Spec("topk_gain", {"interaction_constraints": [sub]}, len(sub)))
+        if fits_budget(c0.cost, b) and () not in seen:  # the short plain model fits: so may the full one
+            seen.add(())
+            specs.append(Spec("all", {}))
         capped.append((s.fit_many(specs)[0], b))
     if subsample:
         capped = _refit(ranker, full, targets, margin)

@@ -56,10 +56,11 @@ def test_candidates_are_the_documented_ones(data):
     proxies = [c for c in r.frontier if c.proxy]
     assert [c.family for c in proxies] == ["all"]  # the ranking model, never returned
     full = [c for c in r.frontier if not c.proxy]
-    assert {c.family for c in full} <= {"budget", "topk_gain"}
+    assert {c.family for c in full} <= {"budget", "topk_gain", "all"}
+    assert sum(c.family == "all" for c in full) <= 1  # plain LightGBM once, where the short plain model fits
     capped = [c for c in full if c.family == "budget"]
     assert 2 <= len(capped) <= 4  # one per budget, plus a retry where one missed its budget
-    assert r.nfev == len(r.frontier) <= 1 + 3 * len(budgets)
+    assert r.nfev == len(r.frontier) <= 2 + 3 * len(budgets)
     for b in budgets:
         best = r.best_at(b)
         assert best is not None and best.cost <= b + 1e-9
@@ -89,6 +90,12 @@ def test_a_miss_on_validation_is_retrained_with_a_lower_cap(data, monkeypatch):
     assert r.cost <= 1.5 + 1e-9
 
 
+def test_a_budget_the_plain_model_fits_offers_the_plain_model(data):
+    r = run(data, 50.0)  # above the plain model's cost (at most 9 per row)
+    assert r.chosen.family == "all" or r.score >= next(c.score for c in r.frontier if c.family == "all" and not c.proxy)
+    assert any(c.family == "all" and not c.proxy for c in r.frontier)
+
+
 def test_zero_budget_is_a_constant_model(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -115,7 +122,7 @@ def test_proxies_rank_and_only_the_best_is_trained_on_every_row(data):
     r = run(data, budgets[0], budgets=budgets[1:], proxy_rows=400)
     proxies = [c for c in r.frontier if c.proxy]
     assert proxies[0].family == "all" and all(c.rows == 400 for c in proxies)
-    assert {c.family for c in proxies[1:]} <= {"budget", "topk_gain"}
+    assert {c.family for c in proxies[1:]} <= {"budget", "topk_gain", "all"}
     full = [c for c in r.frontier if not c.proxy]
     assert 1 <= len(full) <= 2 * len(budgets)  # one per budget, plus a retry where one missed
     for b in budgets:
