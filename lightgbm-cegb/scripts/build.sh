@@ -48,4 +48,4 @@ $py -m pip uninstall -y -q lightgbm >/dev/null 2>&1 || true
 $py -m pip install -q --no-deps "$bdir"/dist/lightgbm-*.whl
 bindir=$($py -c 'import sys, os; print(os.path.join(sys.prefix, "bin"))')
 install -m 755 "$bdir/bin/lightgbm" "$bindir/lightgbm"
-echo "build: installed lightgbm $($py -c 'import lightgbm; print(lightgbm.__version__)') (Python) and $bindir/lightgbm (CLI)"
+echo "build: installed lightgbm $($py -m pip show lightgbm 2>/dev/null | sed -n 's/^Version: //p') (Python) and $bindir/lightgbm (CLI)"
