@@ -6,7 +6,7 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,7 +133,13 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
             raise ValueError(f"The 'budgets' argument must hold finite numbers >= 0. Got {kw['budgets']!r}.")
     ks: list[int] | None = None
     if kw["k_grid"] is not None:
-        ks = sorted({int(k) for k in kw["k_grid"]})
+        grid = kw["k_grid"]
+        if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+            raise TypeError(f"The 'k_grid' argument must be a sequence of integers >= 1. Got {grid!r}.")
+        grid = list(grid)
+        if any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in grid):
+            raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
+        ks = sorted({int(k) for k in grid})
         if not ks or ks[0] < 1:
             raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
     proxy = kw["proxy_rows"]
