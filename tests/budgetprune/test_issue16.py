@@ -39,12 +39,16 @@ def test_gbdt_budget_that_only_a_constant_meets_is_refused_not_returned(imbalanc
     # share, AUC 0.5) without a word; now the floor refuses it, naming the metric and the floor
     model, X, y, Xv, yv = imbalanced
     with pytest.raises(ValueError, match=r"scores roc_auc=0\.5 .*below the floor min_score=0\.7"):
-        BudgetPrune(model, budget=5.0, method="program", costs=COSTS, scoring="roc_auc", bisect_steps=8, progress=False).fit(
+        BudgetPrune(
+            model, budget=5.0, method="program", costs=COSTS, scoring="roc_auc", bisect_steps=8, progress=False
+        ).fit(X, y, X_valid=Xv, y_valid=yv)
+    with pytest.raises(ValueError, match=r"accuracy=.*below the floor"):
+        BudgetPrune(model, budget=5.0, method="program", costs=COSTS, bisect_steps=8, progress=False).fit(
             X, y, X_valid=Xv, y_valid=yv
         )
-    with pytest.raises(ValueError, match=r"accuracy=.*below the floor"):
-        BudgetPrune(model, budget=5.0, method="program", costs=COSTS, bisect_steps=8, progress=False).fit(X, y, X_valid=Xv, y_valid=yv)
-    bp = BudgetPrune(model, budget=5.0, method="program", costs=COSTS, min_score=None, bisect_steps=8, progress=False).fit(
+    bp = BudgetPrune(
+        model, budget=5.0, method="program", costs=COSTS, min_score=None, bisect_steps=8, progress=False
+    ).fit(
         X, y, X_valid=Xv, y_valid=yv
     )
     assert bp.min_score_ is None and bp.result_.acquisition_term <= 5.0  # min_score=None accepts it
