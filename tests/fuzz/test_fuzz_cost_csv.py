@@ -98,6 +98,14 @@ def csv_texts(draw: st.DrawFn) -> bytes:
         data = data.replace(b"f1", b"f\xff1", 1)
     elif extra == 2:
         data = data + b"\x00"
+    elif extra == 3:
+        data = data.replace(b"\n", b"\r")  # old Mac line ends
+    elif extra == 4:
+        data = data.replace(b"feature", b'"feature"', 1)  # a quoted header cell
+    elif extra == 5:
+        data = data + b"0,1\n"  # feature 0 again, by index, after its name
+    elif extra == 6:
+        data = b"# costs\n" + data
     return data
 
 
