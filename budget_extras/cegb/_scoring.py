@@ -114,4 +114,17 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
             return _Regressor(booster, kind)
         return _Classifier(booster, kind, n_classes)
 
-    return resolve_scoring_core(scoring, owner="train_to_budget", default=_DEFAULTS[kind], view=view)
+    name, score = resolve_scoring_core(scoring, owner="train_to_budget", default=_DEFAULTS[kind], view=view)
+    if scoring is None:
+        return name, score
+
+    def named(booster: Any, X: Any, y: Any) -> float:
+        try:
+            return score(booster, X, y)
+        except (ValueError, TypeError) as exc:  # e.g. "accuracy" of a regression: name the argument
+            raise ValueError(
+                f"The 'scoring' argument {name!r} of train_to_budget failed on a {kind} model's "
+                f"validation predictions: {exc}"
+            ) from exc
+
+    return name, named

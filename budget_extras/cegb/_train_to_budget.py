@@ -6,7 +6,7 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,19 @@ class _Options:
     max_fits: int | None
     time_limit: float | None
     search: str
+
+
+def _float(value: Any) -> float:
+    """``float(value)``, with an int beyond the float range read as +-inf instead of raising."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _finite(value: Any) -> bool:
+    """Tell whether ``value`` converts to a finite float (an int beyond 1e308 does not)."""
+    return math.isfinite(_float(value))
 
 
 def _int_at_least(name: str, val: Any, low: int, none_ok: bool = False) -> int | None:
@@ -115,7 +128,8 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
     base = _params_iv(params)
     if not isinstance(train_set, lgb.Dataset):
         raise TypeError(f"The 'train_set' argument must be a lightgbm.Dataset. Got {type(train_set).__name__}.")
-    if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not float(budget) >= 0 or budget == math.inf:
+    if (isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not _finite(budget)
+            or not float(budget) >= 0):
         raise ValueError(f"The 'budget' argument must be a finite number >= 0. Got {budget!r}.")
     Xv, yv = _valid_iv(valid_set, objective_kind(base))
     base.setdefault("seed", kw["random_state"])
@@ -125,7 +139,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
     if kw["budgets"] is not None:
         try:
             extra = [float(v) for v in kw["budgets"]]
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(
                 f"The 'budgets' argument must be a sequence of numbers >= 0. Got {kw['budgets']!r}."
             ) from exc
@@ -133,7 +147,13 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
             raise ValueError(f"The 'budgets' argument must hold finite numbers >= 0. Got {kw['budgets']!r}.")
     ks: list[int] | None = None
     if kw["k_grid"] is not None:
-        ks = sorted({int(k) for k in kw["k_grid"]})
+        grid = kw["k_grid"]
+        if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+            raise TypeError(f"The 'k_grid' argument must be a sequence of integers >= 1. Got {grid!r}.")
+        grid = list(grid)
+        if any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in grid):
+            raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
+        ks = sorted({int(k) for k in grid})
         if not ks or ks[0] < 1:
             raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
     proxy = kw["proxy_rows"]
@@ -147,7 +167,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
             f"the imported lightgbm is {lgb.__version__}. Use search='full'."
         )
     limit = kw["time_limit"]
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not float(limit) > 0):
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not _float(limit) > 0):
         raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
     opts = _Options(
         base=base,
@@ -162,7 +182,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         proxy_rows=proxy,
         n_jobs=int(_int_at_least("n_jobs", kw["n_jobs"], 1) or 1),
         max_fits=_int_at_least("max_fits", kw["max_fits"], 1, none_ok=True),
-        time_limit=None if limit is None else float(limit),
+        time_limit=None if limit is None else _float(limit),
         search=str(kw["search"]),
     )
     return opts, Xv, yv
