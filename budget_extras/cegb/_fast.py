@@ -2,7 +2,9 @@
 
 The fork's ``cegb_budget`` caps the mean per-row acquisition cost of the training rows while the
 trees grow, so one training lands at a budget and no tradeoff search is needed. At every budget
-the fast search trains two candidates on every row and keeps the better on the validation rows:
+the fast search trains two or three candidates on every row and keeps the best on the validation
+rows (above 50,000 rows they are first trained on the proxy subsample, and only the best is
+trained on every row):
 
 * ``budget``: lazy CEGB under the cap, with ``cegb_tradeoff`` (scale ``first_gain``) falling
   geometrically from 0.3 to 0.003 over the rounds (early trees buy only what pays well, later
@@ -10,7 +12,7 @@ the fast search trains two candidates on every row and keeps the better on the v
   mean, so that the model fits on the validation rows too;
 * ``topk_gain``: the largest top-k subset, by the gain of a short plain model, that fits the
   budget outright (every row buys the k features);
-* ``all``: plain LightGBM, where the short plain model already fits the budget.
+* ``all``: plain LightGBM, once, where the short plain model already fits a budget.
 
 The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never returned.
 """
