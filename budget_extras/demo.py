@@ -4,7 +4,7 @@ Run ``python -m budget_extras.demo`` (``bash run.sh demo`` installs everything f
 
 On the UCI thyroid data embedded in this package, with P. Turney's per-test costs (TT4, T4U
 and FTI bought together: FTI is computed from them), it splits the training patients into
-training and validation rows (2:1, stratified), and compares three models on the test patients:
+training and validation rows (2:1, stratified), and compares the models on the test patients:
 
 * plain LightGBM (no cost penalty);
 * the best top-k feature subset at the budget: features ranked by the plain model's gain, a
@@ -12,7 +12,9 @@ training and validation rows (2:1, stratified), and compares three models on the
   mean per-patient VALIDATION cost fits the budget;
 * ``train_to_budget``: the most accurate of its candidates (plain, top-k subsets, greedy
   forward selection, CEGB's lazy costs, smaller trees) whose mean validation cost fits the
-  budget. Its top-k grid holds every k, so the top-k choice above is one of its candidates.
+  budget. Its top-k grid holds every k, so the top-k choice above is one of its candidates;
+* with the fork, ``train_to_budget(search="fast")``: the fork's learner budget (``cegb_budget``)
+  and the largest top-k subset within the budget, about two trainings.
 
 For each it prints validation and test accuracy and the mean cost per patient actually paid (the
 tests on the patient's paths through all trees, each paid once), the trainings it took and
@@ -151,13 +153,20 @@ def _print_table(
         )
     if k is None:
         print(f"(no top-k subset fits budget {budget:g} on validation)", file=out)
-    tb = rows[-1]
+    tb = next(r for r in rows if r["model"] == "train_to_budget")
     print(
         f"\ntrain_to_budget: {status}, chose {family} among {tb['candidates']} candidates; "
         f"{tb['trainings']} LightGBM trainings (greedy selection's short proxy fits included) "
         f"in {tb['seconds']:.1f} s.",
         file=out,
     )
+    fast = next((r for r in rows if r["model"] == "train_to_budget, fast"), None)
+    if fast is not None:
+        print(
+            f"train_to_budget(search='fast'): {fast['status']}, chose {fast['family']} among its capped model "
+            f"(cegb_budget) and top-k subset; {fast['trainings']} trainings in {fast['seconds']:.1f} s.",
+            file=out,
+        )
     print(
         "test cost = mean over test patients of the tests on their paths, each paid once (TT4, T4U and FTI "
         "are one purchase); features = those any test patient pays for; every choice made on validation.",
@@ -165,10 +174,18 @@ def _print_table(
     )
 
 
+def _search(train: Any, valid: tuple[Any, Any], costs: Any, budget: float, rounds: int, **options: Any) -> Any:
+    """Return ``train_to_budget``'s result on the demo's rows (``options``: its keyword arguments)."""
+    from .cegb import train_to_budget
+
+    return train_to_budget(PARAMS, train, budget=budget, valid_set=valid, costs=costs, num_boost_round=rounds,
+                           progress=False, **options)
+
+
 def run_demo(
     *, budget: float = 30.0, rounds: int = 150, plot: str | os.PathLike[str] | None = DEFAULT_PLOT, out: Any = None
 ) -> list[dict[str, Any]]:
-    """Train plain LightGBM, the best top-k subset and ``train_to_budget``; print and return the table.
+    """Train plain LightGBM, the best top-k subset and ``train_to_budget`` (full and fast); print and return the table.
 
     Parameters
     ----------
@@ -187,7 +204,8 @@ def run_demo(
     list of dict
         One row per model: ``model``, ``valid_accuracy``, ``valid_cost``, ``accuracy`` and
         ``mean_cost`` (test), ``features_used`` (test), ``trainings`` and ``seconds``; the
-        ``train_to_budget`` row also ``family``, ``status`` and ``candidates``.
+        ``train_to_budget`` rows (``"train_to_budget"``, with the fork also
+        ``"train_to_budget, fast"``) also ``family``, ``status`` and ``candidates``.
 
     Raises
     ------
@@ -197,7 +215,6 @@ def run_demo(
     import lightgbm as lgb
     from sklearn.model_selection import train_test_split
 
-    from .cegb import train_to_budget
     from .datasets import load_thyroid
 
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not np.isfinite(budget) or budget <= 0:
@@ -256,16 +273,8 @@ def run_demo(
         add(f"best top-k by gain (k={k})", topk, n_topk, topk_seconds)
 
     n_used = int((np.asarray(plain.feature_importance("gain")) > 0).sum())
-    result = train_to_budget(
-        PARAMS,
-        lgb.Dataset(X_tr, y_tr, feature_name=names),
-        budget=float(budget),
-        valid_set=(X_va, y_va),
-        costs=costs,
-        num_boost_round=rounds,
-        progress=False,
-        k_grid=list(range(1, max(2, n_used))),
-    )
+    result = _search(lgb.Dataset(X_tr, y_tr, feature_name=names), (X_va, y_va), costs, float(budget), rounds,
+                     k_grid=list(range(1, max(2, n_used))))
     family = _knobs(result.chosen)
     add(
         "train_to_budget",
@@ -276,6 +285,12 @@ def run_demo(
         status=result.status.name,
         candidates=len(result.frontier),
     )
+
+    if is_fork:  # the fork's learner budget: about two trainings per budget
+        fast = _search(lgb.Dataset(X_tr, y_tr, feature_name=names), (X_va, y_va), costs, float(budget), rounds,
+                       search="fast")
+        add("train_to_budget, fast", fast.booster, int(fast.nfev), float(fast.seconds["total"]),
+            family=_knobs(fast.chosen), status=fast.status.name, candidates=len(fast.frontier))
 
     _print_table(rows, result.status.name, family, None if topk is None else k, float(budget), out)
     if plot_path is not None:

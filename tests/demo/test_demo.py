@@ -23,8 +23,11 @@ def demo(tmp_path_factory):
 
 def test_demo_rows_are_plain_topk_and_train_to_budget(demo):
     rows, _, _ = demo
-    assert list(rows) == ["LightGBM", "best top-k by gain", "train_to_budget"]
+    assert list(rows) == ["LightGBM", "best top-k by gain", "train_to_budget", "train_to_budget, fast"]
     assert rows["train_to_budget"]["status"] == "SUCCESS"
+    fast = rows["train_to_budget, fast"]
+    assert fast["status"] == "SUCCESS" and fast["valid_cost"] <= BUDGET
+    assert fast["trainings"] <= 4 < rows["train_to_budget"]["trainings"]
 
 
 def test_budgeted_model_fits_the_budget_and_beats_topk_on_validation(demo):
