@@ -167,6 +167,7 @@ def train_adapt_gbrt(
     callback: Callable[[dict[str, float]], None] | None = None,
     head: F1Head | None = None,
     calibrate_gate: bool = True,
+    hard_q: bool = False,
 ) -> AdaptTrainResult:
     """Run the alternating minimization for one ``(p_full, gamma)``; see the module docstring.
 
@@ -220,7 +221,7 @@ def train_adapt_gbrt(
         A = log_p0 + log_expit(g_raw)
         B = hd.log_p_true(f1_raw, y) + log_expit(-g_raw)
         qs = q_step(A, B, p_full, equality=equality)
-        q = qs.q
+        q = _harden(qs.q, qs.mean_q) if hard_q else qs.q
         w1 = 1.0 - q
         g_bias = _logit_mean(q)
         f1_bias = hd.bias(y, w1)
@@ -306,6 +307,18 @@ def _grow(
             booster.update(fobj=fobj)
             used |= _booster_split_features(booster)
     return g_b, f_b, used
+
+
+def _harden(q: np.ndarray, share: float) -> np.ndarray:
+    """Hard assignment: 1 for the ``round(share * n)`` rows with the largest ``q``, 0 elsewhere.
+
+    Ties are broken by row order (stable sort), so the share is exact.
+    """
+    k = int(round(float(share) * q.size))
+    out = np.zeros(q.size)
+    if k > 0:
+        out[np.argsort(-q, kind="stable")[:k]] = 1.0
+    return out
 
 
 def route_shift(g_raw: np.ndarray, share: float) -> float:
