@@ -552,7 +552,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self.trivial_ = {k: {"score": v[0], "cost": v[1]} for k, v in trivial.items()}
 
     def _gate_shifts(
-        self, Xv: np.ndarray, yv: np.ndarray, p0v: np.ndarray, f0_used_v: np.ndarray, scorer: Any, n_max: int = 24
+        self, Xv: np.ndarray, yv: np.ndarray, p0v: np.ndarray, f0_used_v: np.ndarray, scorer: Any, n_max: int = 400
     ) -> list[tuple[float, dict[str, float]]]:
         """Validation results of the fitted system at its own gate offset and at shifted ones.
 
