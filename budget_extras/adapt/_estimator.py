@@ -57,7 +57,9 @@ class AdaptSweepResult(MethodResult):
         ``status is Status.SUCCESS``.
     message : str
     results : pandas.DataFrame
-        One row per ``(p_full, gamma, init)``: validation ``score`` (``scoring``; accuracy by
+        One row per ``(p_full, gamma, init, q_step, gate_shift)`` (``q_step``: ``"soft"``, the
+        paper's, or ``"hard"``; ``gate_shift``: the gate offset subtracted, 0 for the fitted one,
+        see :meth:`AdaptGBRT._gate_shifts`): validation ``score`` (``scoring``; accuracy by
         default), ``accuracy``, ``cost`` (mean per row), ``frac_f0``, ``nit`` and ``on_frontier``
         (validation Pareto frontier in score and cost: no other configuration scores at least as
         well at most the cost, one strictly).
@@ -132,9 +134,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
         Feature costs (the core's one cost input; default: 1 per feature).
     budget : float, optional
-        Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` and
-        keeps, on the validation data, the best-scoring system whose mean cost fits the budget
-        (:func:`budget_extras.fits_budget`).
+        Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` (x the
+        initializations x a soft and a hard q-step), evaluates every fitted system on the
+        validation data at its own gate offset and at shifted ones, and keeps the best-scoring
+        system whose mean cost fits the budget (:func:`budget_extras.fits_budget`).
     p_full_grid, gamma_grid : sequence of float, optional
         Sweep grids (defaults: ``0.1 ... 0.9`` and ``1e-3 ... 1e-1``).
     n_trees : int, default 100
@@ -552,9 +555,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         self.trivial_ = {k: {"score": v[0], "cost": v[1]} for k, v in trivial.items()}
 
     def _gate_shifts(
-        self, Xv: np.ndarray, yv: np.ndarray, p0v: np.ndarray, f0_used_v: np.ndarray, scorer: Any, n_max: int = 400
+        self, Xv: np.ndarray, yv: np.ndarray, p0v: np.ndarray, f0_used_v: np.ndarray, scorer: Any, n_max: int = 24
     ) -> list[tuple[float, dict[str, float]]]:
-        """Validation results of the fitted system at its own gate offset and at shifted ones.
+        """Evaluate the fitted system on validation at its own gate offset and at shifted ones.
 
         The gate's ranking of the rows is what the alternating minimization learns; the share
         it routes to ``f0`` is a trade-off of cost against accuracy that the budget decides.

@@ -312,7 +312,7 @@ def _harden(q: np.ndarray, share: float, d: np.ndarray, margin: float = 0.25) ->
     filling the share with rows that f1 answers as well as f0 would teach the gate to route
     them. Ties are broken by row order (stable sort).
     """
-    k = min(int(round(float(share) * q.size)), int(np.count_nonzero(d > margin)))
+    k = min(round(float(share) * q.size), int(np.count_nonzero(d > margin)))
     out = np.zeros(q.size)
     if k > 0:
         out[np.argsort(-q, kind="stable")[:k]] = 1.0
