@@ -5,6 +5,7 @@ Nan & Saligrama, "Adaptive Classification for Prediction Under a Budget", NeurIP
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 from dataclasses import dataclass, replace
@@ -56,7 +57,9 @@ class AdaptSweepResult(MethodResult):
         ``status is Status.SUCCESS``.
     message : str
     results : pandas.DataFrame
-        One row per ``(p_full, gamma, init)``: validation ``score`` (``scoring``; accuracy by
+        One row per ``(p_full, gamma, init, q_step, gate_shift)`` (``q_step``: ``"soft"``, the
+        paper's, or ``"hard"``; ``gate_shift``: the gate offset subtracted, 0 for the fitted one,
+        see :meth:`AdaptGBRT._gate_shifts`): validation ``score`` (``scoring``; accuracy by
         default), ``accuracy``, ``cost`` (mean per row), ``frac_f0``, ``nit`` and ``on_frontier``
         (validation Pareto frontier in score and cost: no other configuration scores at least as
         well at most the cost, one strictly).
@@ -131,9 +134,10 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     costs : FeatureCosts, list, dict, pandas.Series or CSV path, optional
         Feature costs (the core's one cost input; default: 1 per feature).
     budget : float, optional
-        Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` and
-        keeps, on the validation data, the best-scoring system whose mean cost fits the budget
-        (:func:`budget_extras.fits_budget`).
+        Target mean cost per row. When given, ``fit`` sweeps ``p_full_grid x gamma_grid`` (x the
+        initializations x a soft and a hard q-step), evaluates every fitted system on the
+        validation data at its own gate offset and at shifted ones, and keeps the best-scoring
+        system whose mean cost fits the budget (:func:`budget_extras.fits_budget`).
     p_full_grid, gamma_grid : sequence of float, optional
         Sweep grids (defaults: ``0.1 ... 0.9`` and ``1e-3 ... 1e-1``).
     n_trees : int, default 100
@@ -377,7 +381,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             d = ctx.X.shape[1]
             names = self._feature_names or tuple(f"Column_{i}" for i in range(d))
             gain = np.asarray(greedy.feature_importance(importance_type="gain"), dtype=np.float64)
-            subsets = [np.arange(d) == a for a in np.argsort(-gain, kind="stable")[: min(2, d - 1)] if gain[a] > 0]
+            subsets = [np.arange(d) == a for a in np.argsort(-gain, kind="stable")[: min(2, d) if d > 1 else 0]]
             if d > 2:
                 subsets.append(np.isin(np.arange(d), np.argsort(self.cost_vec_, kind="stable")[: (d + 1) // 2]))
             seen = [tuple(np.flatnonzero(greedy.feature_importance(importance_type="split") > 0))]
@@ -436,7 +440,13 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             warnings.warn(f"AdaptGBRT: {res.message}", UserWarning, stacklevel=6)
 
     def _fit_one(
-        self, ctx: _FitContext, p_full: float, gamma: float, init_raw: np.ndarray, init_name: str = "greedy"
+        self,
+        ctx: _FitContext,
+        p_full: float,
+        gamma: float,
+        init_raw: np.ndarray,
+        init_name: str = "greedy",
+        hard_q: bool = False,
     ) -> None:
         cb = None
         if self.progress and self.budget is None:
@@ -466,6 +476,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             equality=self.q_equality,
             callback=cb,
             head=self._head(),
+            hard_q=hard_q,
         )
         self.train_result_ = res
         self.g_model_, self.f1_model_ = res.g_model, res.f1_model
@@ -490,17 +501,14 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             it = tqdm(configs, desc="AdaptGBRT sweep")
         score_name, scorer = _make_scorer(self.scoring)
         for p, g in it:
-            for name, raw in self._inits(ctx, g, init_cache):
-                self._fit_one(ctx, p, g, raw, name)
-                proba = self.predict_proba(Xv, p0=p0v)
-                ev = {
-                    "score": scorer(proba, yv, self.classes_),
-                    "accuracy": float(np.mean(self.classes_[np.argmax(proba, axis=1)] == yv)),
-                    "cost": float(self.row_cost(Xv, f0_used=f0_used_v).mean()),
-                    "frac_f0": float(self.route(Xv).mean()),
-                }
-                rows.append({"p_full": p, "gamma": g, "init": name, **ev, "nit": self.train_result_.nit})
-                states.append(self._state())
+            for (name, raw), hard in itertools.product(self._inits(ctx, g, init_cache), (False, True)):
+                self._fit_one(ctx, p, g, raw, name, hard_q=hard)
+                base = {"p_full": p, "gamma": g, "init": name, "q_step": "hard" if hard else "soft"}
+                for shift, ev in self._gate_shifts(Xv, yv, p0v, f0_used_v, scorer):
+                    rows.append({**base, **ev, "gate_shift": shift, "nit": self.train_result_.nit})
+                    state = self._state()
+                    state["gb"] = float(self.g_bias_) - shift
+                    states.append(state)
         df = pd.DataFrame(rows)
         df["on_frontier"] = pareto_mask(df["cost"].to_numpy(), df["score"].to_numpy())
         ok = pd.Series(fits_budget(df["cost"].to_numpy(), float(self.budget)), index=df.index)  # type: ignore[arg-type]
@@ -545,6 +553,51 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             warnings.warn(f"AdaptGBRT: {msg}", UserWarning, stacklevel=6)
         self.sweep_result_ = AdaptSweepResult(status=status, message=msg, results=df, best_index=best)
         self.trivial_ = {k: {"score": v[0], "cost": v[1]} for k, v in trivial.items()}
+
+    def _gate_shifts(
+        self, Xv: np.ndarray, yv: np.ndarray, p0v: np.ndarray, f0_used_v: np.ndarray, scorer: Any, n_max: int = 24
+    ) -> list[tuple[float, dict[str, float]]]:
+        """Evaluate the fitted system on validation at its own gate offset and at shifted ones.
+
+        The gate's ranking of the rows is what the alternating minimization learns; the share
+        it routes to ``f0`` is a trade-off of cost against accuracy that the budget decides.
+        A shift ``s`` routes the rows with ``g(x) - s > gate_threshold``. Besides ``s = 0`` the
+        shifts put the threshold between consecutive distinct validation gate scores (at most
+        ``n_max``, spread over the quantiles), never sending every row or none to ``f0``
+        (issue 26: the fitted offset routes ``p_full`` of the rows, which can cut through a
+        region of rows that needs ``f0``).
+
+        Returns
+        -------
+        list of (shift, dict)
+            ``score``, ``accuracy``, ``cost`` and ``frac_f0`` per shift; shift 0 first, then
+            the shifts whose (score, cost) differ from all earlier ones.
+        """
+        gv = self.decision_function_gate(Xv) - self.gate_threshold
+        gu = booster_features_used(self.g_model_, Xv, ensemble=self._ensemble("g"))
+        fu = booster_features_used(self.f1_model_, Xv, ensemble=self._ensemble("f1"))
+        c1, c0 = row_cost(self.costs_, gu | fu), row_cost(self.costs_, gu | np.asarray(f0_used_v, dtype=bool))
+        p1 = self._head().proba(np.asarray(self.f1_model_.predict(Xv, raw_score=True)) + self.f1_bias_)
+        vals = np.unique(gv)
+        mids = 0.5 * (vals[:-1] + vals[1:])
+        if mids.size > n_max:
+            mids = mids[np.unique(np.linspace(0, mids.size - 1, n_max).round().astype(np.int64))]
+        out: list[tuple[float, dict[str, float]]] = []
+        seen: set[tuple[float, float]] = set()
+        for shift in [0.0, *(float(m) for m in mids)]:
+            to_f0 = gv - shift > 0
+            proba = np.where(to_f0[:, None], p0v, p1)
+            ev = {
+                "score": float(scorer(proba, yv, self.classes_)),
+                "accuracy": float(np.mean(self.classes_[np.argmax(proba, axis=1)] == yv)),
+                "cost": float(np.where(to_f0, c0, c1).mean()),
+                "frac_f0": float(to_f0.mean()),
+            }
+            key = (round(ev["score"], 12), round(ev["cost"], 12))
+            if key not in seen:
+                seen.add(key)
+                out.append((shift, ev))
+        return out
 
     def _state(self) -> dict[str, Any]:
         return {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["make_synthetic2"]
+__all__ = ["make_four_clusters", "make_synthetic2"]
 
 
 def make_synthetic2(
@@ -28,6 +28,52 @@ def make_synthetic2(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Draw ``n`` rows of Synthetic-2: ``X`` float64 ``(n, 2)`` and ``y`` int ``(n,)`` in {0, 1}."""
     k = rng.integers(0, 4, n)
+    X = np.zeros((n, 2))
+    y = (k % 2).astype(int)
+    X[k == 0] = (-3.0, 0.0)
+    X[k == 1] = (-1.0, 0.0)
+    easy = k < 2
+    X[easy] += spread * rng.normal(size=(int(easy.sum()), 2))
+    hard = ~easy
+    x1 = rng.uniform(1.0, 3.0, int(hard.sum()))
+    X[hard, 0] = x1
+    X[hard, 1] = x1 - 2.0 + np.where(k[hard] == 2, offset, -offset) + noise * rng.normal(size=x1.size)
+    return X, y
+
+
+def make_four_clusters(
+    n: int,
+    *,
+    rng: np.random.Generator,
+    weights: tuple[float, float, float, float] = (0.25, 0.25, 0.25, 0.25),
+    offset: float = 0.4,
+    noise: float = 0.03,
+    spread: float = 0.15,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Synthetic-2 with cluster shares ``weights`` (A, B, C, D); see :func:`make_synthetic2`.
+
+    With feature costs ``c1, c2`` the cheapest fully accurate system gates on ``x1``, answers A
+    and B with an ``x1``-only model and sends C and D to the full model: mean cost
+    ``c1 + (w_C + w_D) * c2`` (``f0`` alone costs ``c1 + c2``).
+
+    Parameters
+    ----------
+    n : int
+        Rows to draw.
+    rng : numpy.random.Generator
+        Random source.
+    weights : tuple of 4 float
+        Relative shares of the clusters A, B (easy) and C, D (hard).
+    offset, noise, spread : float
+        Half-distance of the stripes C and D, their noise, and the spread of A and B.
+
+    Returns
+    -------
+    X : ndarray of float64, shape (n, 2)
+    y : ndarray of int, shape (n,)
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    k = rng.choice(4, size=n, p=w / w.sum())
     X = np.zeros((n, 2))
     y = (k % 2).astype(int)
     X[k == 0] = (-3.0, 0.0)

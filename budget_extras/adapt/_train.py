@@ -167,6 +167,7 @@ def train_adapt_gbrt(
     callback: Callable[[dict[str, float]], None] | None = None,
     head: F1Head | None = None,
     calibrate_gate: bool = True,
+    hard_q: bool = False,
 ) -> AdaptTrainResult:
     """Run the alternating minimization for one ``(p_full, gamma)``; see the module docstring.
 
@@ -195,6 +196,9 @@ def train_adapt_gbrt(
     calibrate_gate : bool, default True
         Shift the final gate's offset so that the share of training rows it routes to ``f0``
         is ``mean(q)`` (see :func:`route_shift`); the q-step keeps the unshifted gate.
+    hard_q : bool, default False
+        Replace the soft ``q`` by the hard assignment of :func:`_harden` (issue 26; the budget
+        sweep of :class:`~budget_extras.AdaptGBRT` tries both).
 
     Returns
     -------
@@ -220,7 +224,7 @@ def train_adapt_gbrt(
         A = log_p0 + log_expit(g_raw)
         B = hd.log_p_true(f1_raw, y) + log_expit(-g_raw)
         qs = q_step(A, B, p_full, equality=equality)
-        q = qs.q
+        q = _harden(qs.q, qs.mean_q, A - B) if hard_q else qs.q
         w1 = 1.0 - q
         g_bias = _logit_mean(q)
         f1_bias = hd.bias(y, w1)
@@ -234,14 +238,15 @@ def train_adapt_gbrt(
         g_b, f_b, used = _grow(params, ds, hd.n_outputs, n_trees, penalty, g_obj, f_obj)
         g_raw = np.asarray(g_b.predict(X, raw_score=True)) + g_bias
         f1_raw = np.asarray(f_b.predict(X, raw_score=True)) + f1_bias
-        shift = route_shift(g_raw, qs.mean_q) if calibrate_gate else 0.0
+        mean_q = float(q.mean()) if hard_q else qs.mean_q
+        shift = route_shift(g_raw, mean_q) if calibrate_gate else 0.0
         to_f0 = g_raw + shift > 0
         f1_pred = np.argmax(hd.proba(f1_raw), axis=1)
         correct = np.where(to_f0, f0_correct, f1_pred == y)
         acc = float(correct.mean())
         loss = gate_loss_grad_hess(g_raw, q)[0] + hd.loss_grad_hess(f1_raw, y, w1)[0]
         q_change = float(np.abs(q - q_old).sum())
-        rec = _record(it + 1, qs.mean_q, float(qs.beta), q_change / n, loss / n, acc, float(to_f0.mean()), used)
+        rec = _record(it + 1, mean_q, float(qs.beta), q_change / n, loss / n, acc, float(to_f0.mean()), used)
         history.append(rec)
         if callback is not None:
             callback(rec)
@@ -250,21 +255,10 @@ def train_adapt_gbrt(
             status = Status.SUCCESS
             break
         q_old, acc_old = q, acc
-    message = (
-        "Converged: accuracy and q changes below tolerance."
-        if status == Status.SUCCESS
-        else f"Stopped at the iteration cap max_em_iter={max_em_iter}."
-    )
-    return AdaptTrainResult(
-        status=status,
-        message=message,
-        g_model=g_b,
-        f1_model=f_b,
-        g_bias=g_bias_out,
-        f1_bias=f1_bias_out,
-        history=history,
-        nit=nit,
-    )
+    message = "Converged: accuracy and q changes below tolerance."
+    if status != Status.SUCCESS:
+        message = f"Stopped at the iteration cap max_em_iter={max_em_iter}."
+    return AdaptTrainResult(status, message, g_b, f_b, g_bias_out, f1_bias_out, history=history, nit=nit)
 
 
 def _record(
@@ -306,6 +300,23 @@ def _grow(
             booster.update(fobj=fobj)
             used |= _booster_split_features(booster)
     return g_b, f_b, used
+
+
+def _harden(q: np.ndarray, share: float, d: np.ndarray, margin: float = 0.25) -> np.ndarray:
+    """Hard assignment: 1 for at most ``round(share * n)`` rows, those with the largest ``q``, 0 elsewhere.
+
+    With the soft ``q`` the rows f1 cannot answer keep weight ``1 - q`` in f1's loss, and f1
+    buys the expensive features to fit them (issue 26); with ``q`` in {0, 1} they weigh
+    nothing. Only rows with ``d = A - B > margin`` (f0 explains the label better than f1,
+    given the gate, by more than ``margin`` nats) are routed: the q-step sees no cost, so
+    filling the share with rows that f1 answers as well as f0 would teach the gate to route
+    them. Ties are broken by row order (stable sort).
+    """
+    k = min(round(float(share) * q.size), int(np.count_nonzero(d > margin)))
+    out = np.zeros(q.size)
+    if k > 0:
+        out[np.argsort(-q, kind="stable")[:k]] = 1.0
+    return out
 
 
 def route_shift(g_raw: np.ndarray, share: float) -> float:
