@@ -23,11 +23,11 @@ import numpy as np
 __all__ = ["make_four_clusters", "make_synthetic2"]
 
 
-def make_synthetic2(
-    n: int, *, rng: np.random.Generator, offset: float = 0.4, noise: float = 0.03, spread: float = 0.15
+def _place(
+    k: np.ndarray, rng: np.random.Generator, *, offset: float, noise: float, spread: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Draw ``n`` rows of Synthetic-2: ``X`` float64 ``(n, 2)`` and ``y`` int ``(n,)`` in {0, 1}."""
-    k = rng.integers(0, 4, n)
+    """Lay out rows of clusters ``k`` (0, 1 easy blobs; 2, 3 hard stripes): ``X`` (n, 2), ``y`` = k % 2."""
+    n = k.size
     X = np.zeros((n, 2))
     y = (k % 2).astype(int)
     X[k == 0] = (-3.0, 0.0)
@@ -39,6 +39,14 @@ def make_synthetic2(
     X[hard, 0] = x1
     X[hard, 1] = x1 - 2.0 + np.where(k[hard] == 2, offset, -offset) + noise * rng.normal(size=x1.size)
     return X, y
+
+
+def make_synthetic2(
+    n: int, *, rng: np.random.Generator, offset: float = 0.4, noise: float = 0.03, spread: float = 0.15
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw ``n`` rows of Synthetic-2: ``X`` float64 ``(n, 2)`` and ``y`` int ``(n,)`` in {0, 1}."""
+    k = rng.integers(0, 4, n)
+    return _place(k, rng, offset=offset, noise=noise, spread=spread)
 
 
 def make_four_clusters(
@@ -74,14 +82,4 @@ def make_four_clusters(
     """
     w = np.asarray(weights, dtype=np.float64)
     k = rng.choice(4, size=n, p=w / w.sum())
-    X = np.zeros((n, 2))
-    y = (k % 2).astype(int)
-    X[k == 0] = (-3.0, 0.0)
-    X[k == 1] = (-1.0, 0.0)
-    easy = k < 2
-    X[easy] += spread * rng.normal(size=(int(easy.sum()), 2))
-    hard = ~easy
-    x1 = rng.uniform(1.0, 3.0, int(hard.sum()))
-    X[hard, 0] = x1
-    X[hard, 1] = x1 - 2.0 + np.where(k[hard] == 2, offset, -offset) + noise * rng.normal(size=x1.size)
-    return X, y
+    return _place(k, rng, offset=offset, noise=noise, spread=spread)
