@@ -239,6 +239,14 @@ def _rows(n: int, m: int, seed: int, salt: int = 7) -> np.ndarray | None:
     return np.sort(np.random.default_rng([seed & 0xFFFFFFFF, salt]).choice(n, size=m, replace=False))
 
 
+def _valid_sample(Xv: Any, yv: np.ndarray, m: int, seed: int) -> tuple[Any, np.ndarray]:
+    """Return ``m`` of the validation rows drawn by :func:`_rows` (all of them if there are no more)."""
+    vi = _rows(len(yv), m, seed)
+    if vi is None:
+        return Xv, yv
+    return (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi]), yv[vi]
+
+
 def _proxy_indices(n: int, o: _Options, seed: int) -> np.ndarray | None:
     if o.proxy_rows is None or (o.proxy_rows == "auto" and n <= _PROXY_ABOVE):
         return None
@@ -471,17 +479,13 @@ def _search(
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, planned)
     full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
     proxy = None
+    seed = int(o.base["seed"])
     if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
-        vi = _rows(len(yv), idx.size, int(o.base["seed"]))
-        Xp = Xv if vi is None else (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi])
-        proxy = Search(o.base, root, idx, Xp, yv if vi is None else yv[vi], fc, score_fn, o.rounds, clock)
+        proxy = Search(o.base, root, idx, *_valid_sample(Xv, yv, idx.size, seed), fc, score_fn, o.rounds, clock)
     try:
-        if o.search == "fast":
-            if proxy is None:  # the ranking model: every row, few rounds, 5,000 validation rows
-                vi = _rows(len(yv), 5000, int(o.base["seed"]))
-                Xr = Xv if vi is None else (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi])
-                proxy = Search(o.base, root, None, Xr, yv if vi is None else yv[vi], fc, score_fn,
-                               min(RANK_ROUNDS, o.rounds), clock, proxy=True)
+        if o.search == "fast":  # without proxies, the ranking model: every row, few rounds, 5,000 validation rows
+            proxy = proxy or Search(o.base, root, None, *_valid_sample(Xv, yv, 5000, seed), fc, score_fn,
+                                    min(RANK_ROUNDS, o.rounds), clock, proxy=True)
             run_fast(proxy, full, lambda s, rank: fam.cegb_knobs(s, rank, fork), o.targets)
         else:
             _run_families(proxy or full, o, fork)
