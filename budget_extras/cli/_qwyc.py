@@ -76,6 +76,13 @@ def register(subparsers: Any) -> None:
         default=0.0,
         help="binary raw-score threshold of the label (0 = probability 0.5; log(p/(1-p)) for probability p)",
     )
+    p.add_argument(
+        "--scores",
+        default="auto",
+        choices=["auto", "partial", "calibrated"],
+        help="score of a row that exits early: partial raw score, or calibrated to the expected full score "
+        "(stored in the model file; auto = calibrated for binary models)",
+    )
     add_seed(p)
     add_output(p, "output model file (loads in upstream LightGBM)")
     p.set_defaults(func=run)
@@ -105,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         margin=args.margin,
         alpha_fit=args.alpha_fit,
         decision_threshold=args.decision_threshold,
+        scores=args.scores,
     ).fit(X)
     with AtomicOutputs() as out:
         q.save_model(out.path(args.output))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
-_SCORES = ("partial", "calibrated")
+_SCORES = ("auto", "partial", "calibrated")
 _CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
 
 
@@ -56,10 +56,10 @@ class QWYCPrediction:
     Attributes
     ----------
     scores : ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
-        Partial raw score at the position where the row stopped (the full raw score
-        for rows that went to the end); with ``QWYC(scores="calibrated")`` the stopped rows'
-        partial scores mapped to the expected full raw score, and LightGBM's full raw score
-        for rows that went to the end.
+        Partial raw score at the position where the row stopped (the full raw score, summed
+        in plan order, for rows that went to the end); with calibrated scores (``scores_``)
+        the stopped rows' partial scores mapped to the expected full raw score. The fork's
+        native predictor (``pred_early_stop=True`` on the saved model) returns the same doubles.
     labels : ndarray, shape (n_rows,)
         Decided label: bool for binary (``True`` = positive), class index for multiclass.
     trees_evaluated : ndarray of int64, shape (n_rows,)
@@ -192,14 +192,14 @@ class QWYC(BaseEstimator):
         ``r`` (the rows that set the base threshold); an array: one positive scale per
         iteration. Computed from the order rows only, never from the held-out rows.
         On Adult none of the shapes beat the constant one (docs/qwyc_design.md).
-    scores : {"partial", "calibrated"}, default="partial"
-        Score a row that exits early returns (binary models only; labels and exits do not
-        depend on it). ``"partial"``: its partial raw score, as the fork's native predictor.
-        ``"calibrated"``: a monotone map of the partial score to the expected full raw score,
-        fit per position on the calibration rows that reach it (isotonic regression); rows
-        that evaluate every tree return the full raw score of ``Booster.predict`` bit for bit.
-        Restores the ranking (AUC) and calibration of the full model that partial scores lose
-        (docs/qwyc_design.md).
+    scores : {"auto", "partial", "calibrated"}, default="auto"
+        Score a row that exits early returns (labels and exits do not depend on it).
+        ``"partial"``: its partial raw score. ``"calibrated"`` (binary models only): a
+        monotone map of the partial score to the expected full raw score, fit per position on
+        the calibration rows that reach it (isotonic regression); it restores the ranking
+        (AUC) and calibration of the full model that partial scores lose (docs/qwyc_design.md).
+        ``"auto"``: calibrated for binary models, partial for multiclass ones. The maps are
+        stored in the model file, so the fork's native predictor returns the same scores.
 
     Attributes
     ----------
@@ -220,8 +220,10 @@ class QWYC(BaseEstimator):
         ``sigma_r`` per plan position (see ``shift``).
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
+    scores_ : {"partial", "calibrated"}
+        The scores ``scores`` resolved for this model (``"auto"``: calibrated when binary).
     score_maps_ : ScoreMaps or None
-        Per-position knots of the calibrated score maps (``scores="calibrated"``), else None.
+        Per-position knots of the calibrated score maps (``scores_ == "calibrated"``), else None.
     """
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
@@ -242,7 +244,7 @@ class QWYC(BaseEstimator):
         margin: float = 0.0,
         alpha_fit: float | None = None,
         shift: Any = "constant",
-        scores: str = "partial",
+        scores: str = "auto",
     ) -> None:
         self.model = model
         self.alpha = alpha
@@ -402,6 +404,7 @@ class QWYC(BaseEstimator):
                 "The 'scores' parameter 'calibrated' applies to binary models only; this model is "
                 "multiclass: use scores='partial' (partial raw scores of the exit position)."
             )
+        self.scores_ = "partial" if self.scores == "partial" or self.num_tree_per_iteration_ > 1 else "calibrated"
         X = self._X(X)
         outputs = self._outputs(X)
         n_valid = 0
@@ -501,7 +504,7 @@ class QWYC(BaseEstimator):
 
     def _fit_score_maps(self, outputs: npt.NDArray[np.float64]) -> None:
         """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
-        if getattr(self, "scores", "partial") != "calibrated":
+        if getattr(self, "scores_", "partial") != "calibrated":
             self.score_maps_ = None
             return
         p = self.plan_
@@ -681,8 +684,6 @@ class QWYC(BaseEstimator):
         scores = tr.scores
         if getattr(self, "score_maps_", None) is not None:
             scores = self._calibrated(scores, tr.labels, tr.n_evaluated)
-            end = tr.n_evaluated == p.n_positions  # the full score, summed in training order
-            scores[end] = np.cumsum(outputs[end, :, 0], axis=1)[:, -1]
         return QWYCPrediction(scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
 
     def predict(self, X: Any) -> QWYCPrediction:
@@ -732,9 +733,6 @@ class QWYC(BaseEstimator):
             labels: npt.NDArray[Any] = scores > p.decision_threshold
             if getattr(self, "score_maps_", None) is not None:
                 scores = self._calibrated(scores, labels, done)
-                end = np.flatnonzero(done == p.n_positions)
-                if end.size:  # LightGBM's full raw score (summed in training order)
-                    scores[end] = np.asarray(self.booster_.predict(X[end], raw_score=True), dtype=np.float64)
         else:
             scores = s
             labels = np.argmax(s, axis=1)
@@ -802,7 +800,7 @@ class QWYC(BaseEstimator):
     def to_model_string(self) -> str:
         """LightGBM model text with the trees in plan order and the plan in the header."""
         check_is_fitted(self, "plan_")
-        return write_qwyc_plan(self.model_text_, self.plan_)
+        return write_qwyc_plan(self.model_text_, replace(self.plan_, score_maps=getattr(self, "score_maps_", None)))
 
     def save_model(self, path: str | os.PathLike[str]) -> None:
         """Write :meth:`to_model_string` to ``path``.
@@ -836,10 +834,12 @@ class QWYC(BaseEstimator):
             alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
             mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
             decision_threshold=plan.decision_threshold,
-            scores="partial",
+            scores="partial" if plan.score_maps is None else "calibrated",
         )
         est._load(text)
         est.plan_ = plan
+        est.scores_ = est.scores
+        est.score_maps_ = plan.score_maps
         est.lambda_ = math.nan
         est.alpha_ = float(est.alpha)
         return est
@@ -871,7 +871,9 @@ class QWYC(BaseEstimator):
             raise ValueError(
                 f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."
             )
-        est.plan_ = plan
+        est.plan_ = replace(plan, score_maps=None)
+        est.scores_ = "partial"
+        est.score_maps_ = None
         est.lambda_ = math.nan
         est.alpha_ = float(est.alpha)
         return est

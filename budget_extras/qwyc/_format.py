@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,11 +19,30 @@ import numpy.typing as npt
 
 from ..core._parse import ModelParseError
 
-__all__ = ["QWYCPlan", "read_qwyc_plan", "validate_plan", "write_qwyc_plan"]
+__all__ = ["QWYCPlan", "ScoreMaps", "read_qwyc_plan", "validate_plan", "write_qwyc_plan"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # version 2 = version 1 + per-position score maps (binary modes)
+MAPS_VERSION = 2
 MODES = ("binary_two_sided", "binary_negative_only", "multiclass_margin")
 _TREE_LINE = re.compile(r"^Tree=\d+$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ScoreMaps:
+    """Knots of the per-position score maps: position ``r`` has ``x[offsets[r]:offsets[r + 1]]``.
+
+    Within a position both ``x`` and ``y`` increase strictly; the map is linear between knots
+    with slope 1 beyond the end knots (docs/qwyc_model_format.md, section 3).
+    """
+
+    offsets: npt.NDArray[np.int64]
+    x: npt.NDArray[np.float64]
+    y: npt.NDArray[np.float64]
+    n_rows: npt.NDArray[np.int64] | None = None  # calibration pairs behind each map (not stored in files)
+
+    def knots(self, r: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        a, b = int(self.offsets[r]), int(self.offsets[r + 1])
+        return self.x[a:b], self.y[a:b]
 
 
 @dataclass(frozen=True)
@@ -46,6 +66,9 @@ class QWYCPlan:
         One of ``binary_two_sided``, ``binary_negative_only``, ``multiclass_margin``.
     alpha : float
         The disagreement target the plan was fit for (informational).
+    score_maps : ScoreMaps or None
+        Binary modes: per-position maps of an exited row's partial score (``QWYC(scores=
+        "calibrated")``); stored as a version-2 plan when it has at least one knot.
     """
 
     order: npt.NDArray[np.int64]
@@ -56,6 +79,7 @@ class QWYCPlan:
     mode: str = "binary_two_sided"
     alpha: float = math.nan
     extra: dict[str, str] = field(default_factory=dict)
+    score_maps: ScoreMaps | None = None
 
     @property
     def n_positions(self) -> int:
@@ -122,8 +146,9 @@ def write_qwyc_plan(text: str, plan: QWYCPlan) -> str:
             block = blocks[it * k + c]
             body = block[block.index("\n") + 1 :]
             new_blocks.append(f"Tree={pos * k + c}\n{body}")
+    maps = plan.score_maps if plan.score_maps is not None and plan.score_maps.x.size else None
     keys = [
-        f"qwyc_version={FORMAT_VERSION}",
+        f"qwyc_version={MAPS_VERSION if maps is not None else FORMAT_VERSION}",
         f"qwyc_mode={plan.mode}",
         f"qwyc_num_positions={plan.n_positions}",
         f"qwyc_decision_threshold={float(plan.decision_threshold)!r}",
@@ -136,6 +161,10 @@ def write_qwyc_plan(text: str, plan: QWYCPlan) -> str:
         keys.append(f"qwyc_eps_neg={_fmt(plan.eps_neg)}")
         keys.append(f"qwyc_eps_pos={_fmt(plan.eps_pos)}")
     keys.append("qwyc_original_iteration=" + " ".join(str(int(v)) for v in plan.order))
+    if maps is not None:
+        keys.append("qwyc_score_offsets=" + " ".join(str(int(v)) for v in maps.offsets))
+        keys.append(f"qwyc_score_x={_fmt(maps.x)}")
+        keys.append(f"qwyc_score_y={_fmt(maps.y)}")
     out_header = []
     inserted = False
     for line in header:
@@ -162,6 +191,7 @@ _INF = re.compile(r"^[+-]?(?:inf|infinity)$", re.IGNORECASE)
 _NAN = re.compile(r"^[+-]?nan(?:\([0-9A-Za-z_]*\))?$", re.IGNORECASE)
 _COMMON_KEYS = ("qwyc_version", "qwyc_mode", "qwyc_num_positions", "qwyc_decision_threshold", "qwyc_alpha",
                 "qwyc_original_iteration")
+_MAP_KEYS = ("qwyc_score_offsets", "qwyc_score_x", "qwyc_score_y")
 _MODE_KEYS = {"multiclass_margin": ("qwyc_eps_margin",), "binary_two_sided": ("qwyc_eps_neg", "qwyc_eps_pos"),
               "binary_negative_only": ("qwyc_eps_neg", "qwyc_eps_pos")}
 
@@ -277,6 +307,8 @@ def validate_plan(plan: QWYCPlan, *, num_tree_per_iteration: int, num_trees: int
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise _bad("qwyc_eps_margin", f"must be >= 0 (inf = never stop), got {margin[i]!r} at position {i}")
+        if plan.score_maps is not None and plan.score_maps.x.size:
+            raise _bad("qwyc_version", "is 2 (score maps), which is for the binary modes, not multiclass_margin")
         return
     for key, arr in (("qwyc_eps_neg", plan.eps_neg), ("qwyc_eps_pos", plan.eps_pos)):
         if np.shape(arr) != (r,):
@@ -291,6 +323,35 @@ def validate_plan(plan: QWYCPlan, *, num_tree_per_iteration: int, num_trees: int
         if plan.mode == "binary_negative_only" and not math.isinf(plan.eps_pos[i]):
             raise _bad("qwyc_eps_pos", f"must be inf at every position for binary_negative_only, "
                        f"got {plan.eps_pos[i]!r} at position {i}")
+    if plan.score_maps is not None:
+        _validate_maps(plan)
+
+
+def _validate_maps(plan: QWYCPlan) -> None:
+    """Rule 11 of docs/qwyc_model_format.md: knots only where rows exit, finite, strictly increasing."""
+    maps = plan.score_maps
+    assert maps is not None
+    r = plan.n_positions
+    off = np.asarray(maps.offsets)
+    if off.shape != (r + 1,) or off[0] != 0 or np.any(np.diff(off) < 0) or off[-1] != maps.x.size:
+        raise _bad("qwyc_score_offsets", f"must be {r + 1} non-decreasing integers from 0 to the number of knots")
+    if maps.y.shape != maps.x.shape:
+        raise _bad("qwyc_score_y", f"must have {maps.x.size} values (one per knot of qwyc_score_x)")
+    for p in range(r):
+        a, b = int(off[p]), int(off[p + 1])
+        can_exit = p < r - 1 and (not math.isinf(plan.eps_neg[p]) or not math.isinf(plan.eps_pos[p]))
+        if a < b and not can_exit:
+            why = "the last position" if p == r - 1 else "both thresholds infinite"
+            raise _bad("qwyc_score_offsets", f"gives position {p} {b - a} knots, but no row exits there ({why})")
+        for i in range(a, b):
+            xi, yi = float(maps.x[i]), float(maps.y[i])
+            if not (math.isfinite(xi) and math.isfinite(yi)):
+                key = "qwyc_score_x" if not math.isfinite(xi) else "qwyc_score_y"
+                raise _bad(key, f"must hold finite knots, got {xi if key == 'qwyc_score_x' else yi!r} at knot {i}")
+            if i > a and not xi > maps.x[i - 1]:
+                raise _bad("qwyc_score_x", f"must increase strictly within a position, got {xi!r} at knot {i}")
+            if i > a and not yi > maps.y[i - 1]:
+                raise _bad("qwyc_score_y", f"must increase strictly within a position, got {yi!r} at knot {i}")
 
 
 def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
@@ -322,10 +383,12 @@ def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
             key = next(iter(kv))
             raise _bad(key, "is in the model header, but there is no qwyc_version line")
         return None
-    if kv["qwyc_version"].strip() != str(FORMAT_VERSION):  # rule 2
+    version = kv["qwyc_version"].strip()
+    if version not in (str(FORMAT_VERSION), str(MAPS_VERSION)):  # rule 2
         raise ModelParseError(
-            f"Unsupported QWYC plan version {kv['qwyc_version'].strip()}; 'qwyc_version' must be {FORMAT_VERSION}."
+            f"Unsupported QWYC plan version {version}; 'qwyc_version' must be {FORMAT_VERSION} or {MAPS_VERSION}."
         )
+    has_maps = version == str(MAPS_VERSION)
 
     def need(key: str) -> str:
         if key not in kv:
@@ -335,12 +398,14 @@ def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
     mode = need("qwyc_mode")  # rule 3
     if mode not in MODES:
         raise _bad("qwyc_mode", f"must be one of {MODES}, got {mode!r}")
+    if has_maps and mode == "multiclass_margin":
+        raise _bad("qwyc_version", "is 2 (score maps), which is for the binary modes, not multiclass_margin")
     for key in kv:  # rule 4
         if key in ("qwyc_eps_neg", "qwyc_eps_pos", "qwyc_eps_margin"):
             if key not in _MODE_KEYS[mode]:
                 raise _bad(key, f"is not a key of qwyc_mode={mode} (expected {' and '.join(_MODE_KEYS[mode])})")
-        elif key not in _COMMON_KEYS:
-            raise _bad(key, "is not a key of QWYC plan version 1")
+        elif key not in _COMMON_KEYS and not (has_maps and key in _MAP_KEYS):
+            raise _bad(key, f"is not a key of QWYC plan version {version}")
     k, n_trees = _model_shape(header, model_text)
     if mode == "multiclass_margin" and k < 2:  # rule 5
         raise _bad("qwyc_mode", f"is multiclass_margin, which needs num_tree_per_iteration >= 2; the model has {k}")
@@ -364,9 +429,26 @@ def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
     else:
         eps_neg = _floats(need("qwyc_eps_neg"), "qwyc_eps_neg", n)
         eps_pos = _floats(need("qwyc_eps_pos"), "qwyc_eps_pos", n)
-        plan = QWYCPlan(order, eps_neg, eps_pos, None, thr, mode, alpha)
+        maps = _read_maps(need, n) if has_maps else None
+        plan = QWYCPlan(order, eps_neg, eps_pos, None, thr, mode, alpha, score_maps=maps)
     validate_plan(plan, num_tree_per_iteration=k, num_trees=n_trees)
     return plan
+
+
+def _read_maps(need: Callable[[str], str], n: int) -> ScoreMaps:
+    """Version 2's ``qwyc_score_*`` values, token rules as the fork's ``ReadScoreMaps``."""
+    offsets: list[int] = []
+    for i, token in enumerate(_tokens(need("qwyc_score_offsets"), "qwyc_score_offsets", n + 1)):
+        o = _int(token, "qwyc_score_offsets")
+        if (i == 0 and o != 0) or o < (offsets[-1] if offsets else 0) or o > 100_000_000:
+            raise _bad("qwyc_score_offsets", f"must be {n + 1} non-decreasing integers from 0 to 100000000, "
+                       f"got {token!r} at index {i}")
+        offsets.append(o)
+    if offsets[-1] < 1:
+        raise _bad("qwyc_score_offsets", "must give at least one knot in version 2 (a plan without maps is version 1)")
+    x = _floats(need("qwyc_score_x"), "qwyc_score_x", offsets[-1])
+    y = _floats(need("qwyc_score_y"), "qwyc_score_y", offsets[-1])
+    return ScoreMaps(np.array(offsets, dtype=np.int64), x, y)
 
 
 def original_model_text(model_text: str) -> str:

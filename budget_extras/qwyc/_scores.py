@@ -12,7 +12,9 @@ pairs), and an exited row returns ``m_r(s_r)``:
   coordinates;
 * ``m_r`` interpolates the knots linearly and extrapolates with slope 1 beyond the first and
   last knot (partial score + mean remainder of the end block): strictly increasing, so the
-  order of rows exiting at one position is kept, without ties;
+  order of rows exiting at one position is kept, without ties. It is evaluated by the
+  expression of docs/qwyc_model_format.md (section 3), which the fork's native predictor
+  evaluates too, so both return the same doubles;
 * positions where no row can exit (both thresholds infinite, and the last one) get no map;
 * a position reached by fewer than ``min_rows`` calibration rows pools the pairs of the
   preceding positions ``r - 1, r - 2, ...`` (each with its own partial score) until it has
@@ -24,32 +26,17 @@ is clipped to it (``threshold`` for a negative exit, the next float above for a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 from sklearn.isotonic import isotonic_regression
 
+from ._format import ScoreMaps
 from ._kernels import early_exit
 
 __all__: list[str] = []
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class ScoreMaps:
-    """Knots of the per-position maps: position ``r`` has ``x[offsets[r]:offsets[r + 1]]``."""
-
-    offsets: I64
-    x: F64
-    y: F64
-    n_rows: I64  # calibration pairs each position's map was fit on
-
-    def knots(self, r: int) -> tuple[F64, F64]:
-        a, b = int(self.offsets[r]), int(self.offsets[r + 1])
-        return self.x[a:b], self.y[a:b]
 
 
 def _knots(s: F64, f: F64) -> tuple[F64, F64]:
@@ -60,7 +47,17 @@ def _knots(s: F64, f: F64) -> tuple[F64, F64]:
     fit = isotonic_regression(ym, sample_weight=w, increasing=True)
     start = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
     wb = np.add.reduceat(w, start)
-    return np.add.reduceat(xs * w, start) / wb, np.add.reduceat(ym * w, start) / wb
+    kx, ky = np.add.reduceat(xs * w, start) / wb, np.add.reduceat(ym * w, start) / wb
+    # strictly increasing in both coordinates (a model file refuses anything else); rounding of the
+    # block means could tie two neighbours, so keep a knot only above the last one kept
+    if np.all(np.diff(kx) > 0) and np.all(np.diff(ky) > 0):
+        return kx, ky
+    keep = np.ones(kx.size, bool)
+    last = 0
+    for i in range(1, kx.size):
+        keep[i] = kx[i] > kx[last] and ky[i] > ky[last]
+        last = i if keep[i] else last
+    return kx[keep], ky[keep]
 
 
 def fit_score_maps(
@@ -112,9 +109,13 @@ def fit_score_maps(
 
 
 def _apply_one(kx: F64, ky: F64, s: F64) -> F64:
+    """``m_r(s)``: linear between knots, slope 1 beyond the end knots (the model format's expression)."""
     if kx.size == 0:
         return s.copy()
-    out = np.interp(s, kx, ky)
+    if kx.size == 1:
+        return ky[0] + (s - kx[0])
+    j = np.clip(np.searchsorted(kx, s, side="right") - 1, 0, kx.size - 2)
+    out = ky[j] + (ky[j + 1] - ky[j]) / (kx[j + 1] - kx[j]) * (s - kx[j])
     lo, hi = s < kx[0], s > kx[-1]
     out[lo] = ky[0] + (s[lo] - kx[0])
     out[hi] = ky[-1] + (s[hi] - kx[-1])

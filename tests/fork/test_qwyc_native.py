@@ -81,7 +81,7 @@ def test_cli_predict_uses_the_plan(lgb, fitted, tmp_path):
 
 @pytest.mark.parametrize(
     "edit, pattern",
-    [(("qwyc_version=1", "qwyc_version=2"), "qwyc_version"),
+    [(("qwyc_version=", "qwyc_version=9"), "qwyc_version"),
      (("qwyc_mode=", "qwyc_mode=bogus_"), "qwyc_mode"),
      (("qwyc_num_positions=", "qwyc_num_positions=1"), "qwyc_num_positions")],
 )
@@ -134,3 +134,41 @@ def test_trees_evaluated_misuse_is_refused(lgb, fitted, tmp_path):
         fast.predict(X, pred_early_stop=True, qwyc_trees_evaluated=True, num_iteration=5)
     with pytest.raises(err, match=r"qwyc_trees_evaluated=true needs a model file carrying a QWYC plan"):
         booster.predict(X, pred_early_stop=True, qwyc_trees_evaluated=True)
+
+
+def test_native_calibrated_scores_equal_python_for_any_valid_maps(lgb, tmp_path):
+    """Version-2 plans: the native predictor applies the stored maps exactly as QWYC does, for the
+    fitted maps and for valid maps chosen to hit every branch (one knot, extrapolation on both sides,
+    interpolation, and the clip that keeps a score on its exit side)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(5000, 6))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.normal(size=5000) > 0).astype(float)
+    booster = lgb.train({"objective": "binary", "verbose": -1, "num_leaves": 7, "seed": 1},
+                        lgb.Dataset(X[:3000], y[:3000]), num_boost_round=40)
+    qwyc = QWYC(booster, alpha=0.01, random_state=0).fit(X[3000:4000])
+    assert qwyc.scores_ == "calibrated"
+    fitted_text = qwyc.to_model_string()
+    plan = qwyc.plan_
+    counts = np.bincount(qwyc.predict(X[4000:]).positions_evaluated - 1, minlength=plan.n_positions)[:-1]
+    exits = sorted(np.argsort(-counts)[:3].tolist())  # the three positions where most test rows exit
+    assert counts[exits].min() > 0
+    knots = {exits[0]: ([0.0], [0.5]), exits[1]: ([-1.0, 1.0], [-3.0, 4.0]),
+             exits[2]: ([-2.0, -0.5, 0.0, 0.5], [3.0, 3.5, 4.0, 9.0])}  # 3.x: negatives clipped to 0
+    offsets, xs, ys = [0], [], []
+    for r in range(plan.n_positions):
+        kx, ky = knots.get(r, ([], []))
+        xs += kx
+        ys += ky
+        offsets.append(len(xs))
+    lines = {"qwyc_score_offsets": " ".join(map(str, offsets)), "qwyc_score_x": " ".join(map(repr, xs)),
+             "qwyc_score_y": " ".join(map(repr, ys))}
+    hostile = "\n".join(f"{k}={lines[k]}" if k in lines else line
+                        for line in fitted_text.split("\n") for k in [line.partition("=")[0]])
+    X_test = X[4000:]
+    for text in (fitted_text, hostile):
+        python = QWYC.from_model_string(text).predict(X_test)
+        native = lgb.Booster(model_str=text).predict(X_test, raw_score=True, pred_early_stop=True)
+        np.testing.assert_array_equal(native, python.scores)
+        np.testing.assert_array_equal(native > 0, python.labels)  # the exit label is kept
+    exited = QWYC.from_model_string(hostile).predict(X_test).positions_evaluated - 1
+    assert {exits[0], exits[1], exits[2]} <= set(exited.tolist())

@@ -69,7 +69,7 @@ def _with_plan(booster, lines, extra=()):
 
 BINARY_CASES = [
     # (id, overrides of _plan_lines, extra lines, key the error must name)
-    ("version", {"qwyc_version": "2"}, (), "qwyc_version"),
+    ("version", {"qwyc_version": "3"}, (), "qwyc_version"),
     ("mode_unknown", {"qwyc_mode": "bogus"}, (), "qwyc_mode"),
     ("mode_missing", {"qwyc_mode": None}, (), "qwyc_mode"),
     ("positions_short", {"qwyc_num_positions": "5"}, (), "qwyc_num_positions"),

@@ -33,7 +33,9 @@ def texts() -> dict[str, str]:
                              {"objective": "multiclass", "num_class": 3})):
         b = lgb.train({**params, "num_leaves": 4, "verbose": -1, "num_threads": 1},
                       lgb.Dataset(X[:400], y[:400]), num_boost_round=R)
-        out[kind] = QWYC(b, alpha=0.05, random_state=0).fit(X[400:]).to_model_string()
+        out[kind] = QWYC(b, alpha=0.05, random_state=0, scores="partial").fit(X[400:]).to_model_string()
+        if kind == "binary":  # a version-2 plan: the score maps of scores="calibrated"
+            out["calibrated"] = QWYC(b, alpha=0.05, random_state=0, scores="calibrated").fit(X[400:]).to_model_string()
     return out
 
 
@@ -63,7 +65,7 @@ FORK_ACCEPTS = pytest.mark.xfail(strict=True, reason="fork reader tightened on b
 
 # (model, {key: new value or None to delete}, the key the error names, fork still accepts)
 CASES = {
-    "version 2": ("binary", {"qwyc_version": "2"}, "qwyc_version", False),
+    "version 3": ("binary", {"qwyc_version": "3"}, "qwyc_version", False),
     "unknown mode": ("binary", {"qwyc_mode": "fast"}, "qwyc_mode", False),
     "multiclass_margin on a binary model": (
         "binary", {"qwyc_mode": "multiclass_margin", "qwyc_eps_margin": _vec("0.5")}, "qwyc_mode", False),
@@ -113,8 +115,44 @@ CASES = {
     "key twice": ("binary", {"qwyc_mode=binary_two_sided\nqwyc_mode": "binary_two_sided"}, "qwyc_mode", False),
 }
 
+# version 2 (score maps): valid maps on a plan whose position 0 alone can exit, then one field broken
+MAPS = {"qwyc_eps_neg": NEG, "qwyc_eps_pos": POS, "qwyc_score_offsets": "0" + " 2" * R,
+        "qwyc_score_x": "-1.0 -0.5", "qwyc_score_y": "-2.0 -1.0"}
+
+
+def _maps(**over: str) -> dict[str, str | None]:
+    return {**MAPS, **over}
+
+
+CASES.update({
+    "version 2 without maps": ("binary", {"qwyc_version": "2"}, "qwyc_score_offsets", False),
+    "maps in version 1": ("calibrated", {**MAPS, "qwyc_version": "1"}, "qwyc_score_", False),
+    "version 2 on a multiclass plan": ("multiclass", {"qwyc_version": "2"}, "qwyc_version", False),
+    "offsets not from 0": ("calibrated", _maps(qwyc_score_offsets="1" + " 2" * R), "qwyc_score_offsets", False),
+    "offsets decreasing": (
+        "calibrated", _maps(qwyc_score_offsets="0 2 1" + " 2" * (R - 2)), "qwyc_score_offsets", False),
+    "offsets too few": ("calibrated", _maps(qwyc_score_offsets="0 2"), "qwyc_score_offsets", False),
+    "offsets a float": ("calibrated", _maps(qwyc_score_offsets="0 2.0" + " 2" * (R - 1)), "qwyc_score_offsets",
+                        False),
+    "no knot at all": ("calibrated", _maps(qwyc_score_offsets="0" + " 0" * R, qwyc_score_x="", qwyc_score_y=""),
+                       "qwyc_score_offsets", False),
+    "knots at the last position": (
+        "calibrated", _maps(qwyc_score_offsets="0" + " 0" * (R - 1) + " 2"), "qwyc_score_offsets", False),
+    "knots where no row exits": (
+        "calibrated", _maps(qwyc_score_offsets="0 0" + " 2" * (R - 1)), "qwyc_score_offsets", False),
+    "x too short": ("calibrated", _maps(qwyc_score_x="-1.0"), "qwyc_score_x", False),
+    "x not increasing": ("calibrated", _maps(qwyc_score_x="-0.5 -1.0"), "qwyc_score_x", False),
+    "x tied": ("calibrated", _maps(qwyc_score_x="-0.5 -0.5"), "qwyc_score_x", False),
+    "x infinite": ("calibrated", _maps(qwyc_score_x="-inf -0.5"), "qwyc_score_x", False),
+    "y not increasing": ("calibrated", _maps(qwyc_score_y="-1.0 -2.0"), "qwyc_score_y", False),
+    "y NaN": ("calibrated", _maps(qwyc_score_y="nan -1.0"), "qwyc_score_y", False),
+    "y missing": ("calibrated", _maps(qwyc_score_y=None), "qwyc_score_y", False),
+})
+
 # valid variants: both readers accept them and read the same plan
 VALID = {
+    "synthetic maps": ("calibrated", MAPS),
+    "one knot": ("calibrated", _maps(qwyc_score_offsets="0" + " 1" * R, qwyc_score_x="-1.0", qwyc_score_y="-2.0")),
     "hexadecimal threshold": ("binary", {"qwyc_eps_pos": _vec("0x1p-2", "inf")}),
     "INF and Infinity": ("binary", {"qwyc_eps_pos": _vec("INF", "Infinity")}),
     "runs of spaces, signs": ("binary", {"qwyc_eps_neg": "  " + _vec("-1e0", "-inf").replace(" ", "   ")}),
@@ -135,6 +173,8 @@ def _mutant(texts: dict[str, str], name: str) -> str:
 def test_unmodified_plans_are_valid(texts):
     assert read_qwyc_plan(texts["binary"]).n_positions == R
     assert read_qwyc_plan(texts["multiclass"]).n_positions == R
+    maps = read_qwyc_plan(texts["calibrated"]).score_maps
+    assert maps is not None and maps.x.size > 0
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -220,6 +220,7 @@ def test_unfitted_and_bad_model_errors(tmp_path):
             {"shift": "extreme_spacing", "margin": 0.05, "alpha_fit": 0.0},
         ),
         (["--decision-threshold", "0.7"], {"decision_threshold": 0.7}),
+        (["--scores", "partial"], {"scores": "partial"}),
     ],
 )
 def test_cli_equals_library(binary, tmp_path, extra, kwargs):
@@ -247,7 +248,9 @@ def test_cli_equals_library(binary, tmp_path, extra, kwargs):
     )
     assert args.func(args) == 0
     lib = QWYC(str(model), alpha=0.01, random_state=0, **kwargs).fit(Xc)
-    assert (tmp_path / "fast.txt").read_text() == lib.to_model_string()
+    text = (tmp_path / "fast.txt").read_text()
+    assert text == lib.to_model_string()
+    assert ("qwyc_version=1\n" in text) == (kwargs.get("scores") == "partial")  # auto: maps, version 2
 
 
 def test_cli_calib_is_read_by_name(binary, tmp_path, capsys):
@@ -310,7 +313,7 @@ def test_cli_decision_threshold_changes_the_plan(binary, tmp_path):
 @pytest.mark.parametrize(
     ("old", "new", "match"),
     [
-        ("qwyc_version=1", "qwyc_version=2", "Unsupported QWYC plan version 2"),
+        ("qwyc_version=", "qwyc_version=9", "Unsupported QWYC plan version 92"),
         ("qwyc_mode=binary_two_sided", "qwyc_mode=fast", "'qwyc_mode' must be one of"),
         ("qwyc_num_positions=60", "qwyc_num_positions=59", "qwyc_num_positions.*number of iterations, 60"),
     ],

@@ -62,15 +62,18 @@ def test_exits_and_labels_unchanged_by_the_option(case):
     assert qc.result_ == qp.result_
 
 
-def test_full_length_rows_are_lightgbm_raw_scores_bit_for_bit(case):
+def test_full_length_rows_are_the_full_raw_score_summed_in_plan_order(case):
     b, _, Xt, _, _, qc = case
     raw = b.predict(Xt, raw_score=True)
     res = qc.predict(Xt)
     end = res.positions_evaluated == N_ITER
     assert 0 < end.sum() < len(Xt)
-    np.testing.assert_array_equal(res.scores[end], raw[end])
-    np.testing.assert_array_equal(qc.predict_outputs(qc._outputs(Xt)).scores[end], raw[end])
-    # an estimator whose plan never exits returns LightGBM's scores for every row
+    outputs = qc._outputs(Xt)
+    in_plan_order = np.cumsum(outputs[:, qc.plan_.order, 0], axis=1)[:, -1]
+    np.testing.assert_array_equal(res.scores[end], in_plan_order[end])
+    np.testing.assert_array_equal(qc.predict_outputs(outputs).scores[end], in_plan_order[end])
+    np.testing.assert_allclose(res.scores[end], raw[end], rtol=0, atol=1e-12)  # LightGBM's, up to reassociation
+    # an estimator whose plan never exits returns the full scores for every row
     never = QWYC(b, alpha=0.0, holdout=None, scores="calibrated").fit(Xt[:5])
     never.plan_ = never.plan_.__class__(
         never.plan_.order,
@@ -81,7 +84,7 @@ def test_full_length_rows_are_lightgbm_raw_scores_bit_for_bit(case):
         never.plan_.mode,
         never.plan_.alpha,
     )
-    np.testing.assert_array_equal(never.predict(Xt).scores, raw)
+    np.testing.assert_allclose(never.predict(Xt).scores, raw, rtol=0, atol=1e-12)
 
 
 def test_calibrated_scores_are_monotone_within_each_exit_position(case):
@@ -138,13 +141,21 @@ def test_recalibrate_refits_maps_and_keeps_labels(case):
     np.testing.assert_array_equal(rp.trees_evaluated, rc.trees_evaluated)
 
 
-def test_model_file_carries_the_plan_not_the_maps(case, tmp_path):
+def test_model_file_carries_the_maps(case, tmp_path):
     _, _, Xt, _, qp, qc = case
     path = tmp_path / "m.txt"
     qc.save_model(path)
+    assert "qwyc_version=2\n" in path.read_text()
     loaded = QWYC.from_model_file(path)
-    assert loaded.scores == "partial"
-    np.testing.assert_array_equal(loaded.predict(Xt).scores, qp.predict(Xt).scores)
+    assert loaded.scores_ == "calibrated"
+    np.testing.assert_array_equal(loaded.predict(Xt).scores, qc.predict(Xt).scores)
+    # the fork's native early exit returns the calibrated scores, bit for bit
+    native = lgb.Booster(model_file=str(path)).predict(Xt, raw_score=True, pred_early_stop=True)
+    np.testing.assert_array_equal(native, qc.predict(Xt).scores)
+    # partial scores keep the version-1 plan
+    qp.save_model(tmp_path / "p.txt")
+    assert "qwyc_version=1\n" in (tmp_path / "p.txt").read_text()
+    assert QWYC.from_model_file(tmp_path / "p.txt").scores_ == "partial"
 
 
 def test_scores_parameter_validation():
@@ -154,6 +165,10 @@ def test_scores_parameter_validation():
     with pytest.raises(ValueError, match=r"binary models only.*scores='partial'"):
         QWYC(mc, scores="calibrated").fit(X)
     assert QWYC(mc, scores="partial").fit(X).score_maps_ is None
+    auto = QWYC(mc).fit(X)  # the default: calibrated for binary models, partial for multiclass ones
+    assert auto.get_params()["scores"] == "auto" and auto.scores_ == "partial" and auto.score_maps_ is None
     with pytest.raises(ValueError, match="'scores' parameter of QWYC must be one of"):
         QWYC(mc, scores="isotonic").fit(X)
-    assert QWYC(mc).get_params()["scores"] == "partial"
+    yb = (y > 0).astype(float)
+    binary = lgb.train({**params, "objective": "binary", "num_class": 1}, lgb.Dataset(X, yb), 10)
+    assert QWYC(binary).fit(X).scores_ == "calibrated"

@@ -10,6 +10,8 @@
  * When a model file carries a plan and prediction asks for early stopping
  * (pred_early_stop=true), GBDT evaluates the trees in file order and stops a row at the first
  * position whose partial score leaves the plan's thresholds, instead of LightGBM's margin rule.
+ * A version-2 plan (binary) also carries per-position score maps: an exited row returns its
+ * partial score mapped to the expected full score (QWYC scores="calibrated").
  * Upstream LightGBM ignores the qwyc_* lines and predicts the full ensemble.
  */
 #ifndef LIGHTGBM_SRC_BOOSTING_QWYC_QWYC_PLAN_HPP_
@@ -37,6 +39,9 @@ struct QWYCPlan {
   int num_positions = 0;
   double decision_threshold = 0.0;
   std::vector<double> eps_neg, eps_pos, eps_margin;
+  /*! \brief version 2: knots of position r are score_x/score_y[score_offsets[r] .. score_offsets[r + 1]) */
+  std::vector<int> score_offsets;
+  std::vector<double> score_x, score_y;
 
   /*!
    * \brief The plan of a model file's header, or nullptr when it has none.
@@ -55,10 +60,12 @@ struct QWYCPlan {
       }
       return nullptr;
     }
-    if (Common::Trim(version->second) != "1") {
-      Log::Fatal("qwyc_version: this LightGBM reads QWYC plan version 1, the model file has '%s'",
+    const std::string version_value = Common::Trim(version->second);
+    if (version_value != "1" && version_value != "2") {
+      Log::Fatal("qwyc_version: this LightGBM reads QWYC plan versions 1 and 2, the model file has '%s'",
                  version->second.c_str());
     }
+    const bool has_maps = version_value == "2";
     std::unique_ptr<QWYCPlan> plan(new QWYCPlan());
     const std::string mode = Get(kv, "qwyc_mode");
     if (mode == "binary_two_sided") {
@@ -72,6 +79,10 @@ struct QWYCPlan {
                  mode.c_str());
     }
     const bool multiclass = plan->mode == Mode::kMulticlassMargin;
+    if (has_maps && multiclass) {
+      Log::Fatal("qwyc_version: version 2 (score maps) is for the binary modes, qwyc_mode=multiclass_margin is "
+                 "version 1");
+    }
     // keys: the plan's own, none of the other mode's, no unknown qwyc_* key
     const char* const kCommon[] = {"qwyc_version", "qwyc_mode", "qwyc_num_positions", "qwyc_decision_threshold",
                                    "qwyc_alpha", "qwyc_original_iteration"};
@@ -86,10 +97,14 @@ struct QWYCPlan {
                      mode.c_str(), multiclass ? "qwyc_eps_margin" : "qwyc_eps_neg and qwyc_eps_pos");
         }
       }
+      if (has_maps && (key == "qwyc_score_offsets" || key == "qwyc_score_x" || key == "qwyc_score_y")) {
+        known = true;
+      }
       if (!known) {
-        Log::Fatal("%s: not a key of QWYC plan version 1 (expected qwyc_version, qwyc_mode, qwyc_num_positions, "
+        Log::Fatal("%s: not a key of QWYC plan version %s (expected qwyc_version, qwyc_mode, qwyc_num_positions, "
                    "qwyc_decision_threshold, qwyc_alpha, qwyc_eps_neg, qwyc_eps_pos, qwyc_eps_margin, "
-                   "qwyc_original_iteration)", key.c_str());
+                   "qwyc_original_iteration%s)", key.c_str(), version_value.c_str(),
+                   has_maps ? ", qwyc_score_offsets, qwyc_score_x, qwyc_score_y" : "");
       }
     }
     // mode against the model: multiclass_margin needs >= 2 trees per iteration, binary modes 1
@@ -154,6 +169,7 @@ struct QWYCPlan {
         }
       }
     }
+    if (has_maps) plan->ReadScoreMaps(kv);
     return plan;
   }
 
@@ -175,13 +191,84 @@ struct QWYCPlan {
         std::partial_sort(votes.begin(), votes.begin() + 2, votes.end(), std::greater<double>());
         if (votes[0] - votes[1] > eps_margin[r]) return (r + 1) * K;
       } else if (output[0] > eps_pos[r] || output[0] < eps_neg[r]) {
+        if (!score_offsets.empty()) output[0] = CalibratedScore(r, output[0]);
         return r + 1;
       }
     }
     return num_positions * K;
   }
 
+  /*!
+   * \brief Score of a row that exits at position r with partial score s (version 2): the position's
+   *        map (linear between knots, slope 1 beyond the end knots), kept on the side of the
+   *        decision threshold the row exited on. Python's QWYC computes the same expression.
+   */
+  double CalibratedScore(int r, double s) const {
+    const int a = score_offsets[r], n = score_offsets[r + 1] - a;
+    double v = s;
+    if (n > 0) {
+      const double* x = score_x.data() + a;
+      const double* y = score_y.data() + a;
+      if (n == 1 || s < x[0]) {
+        v = y[0] + (s - x[0]);
+      } else if (s > x[n - 1]) {
+        v = y[n - 1] + (s - x[n - 1]);
+      } else {
+        int j = static_cast<int>(std::upper_bound(x, x + n, s) - x) - 1;
+        j = std::min(std::max(j, 0), n - 2);
+        v = y[j] + (y[j + 1] - y[j]) / (x[j + 1] - x[j]) * (s - x[j]);
+      }
+    }
+    const double t = decision_threshold;
+    return s > t ? std::max(v, std::nextafter(t, std::numeric_limits<double>::infinity())) : std::min(v, t);
+  }
+
  private:
+  /*! \brief Version 2's score maps (docs/qwyc_model_format.md, rule 11), Fatal naming the key otherwise. */
+  void ReadScoreMaps(const std::unordered_map<std::string, std::string>& kv) {
+    const std::vector<std::string> offsets = Tokens(kv, "qwyc_score_offsets", num_positions + 1);
+    long long previous = 0;
+    for (int r = 0; r <= num_positions; ++r) {
+      const long long o = ParseInt(offsets[r], "qwyc_score_offsets");
+      if ((r == 0 && o != 0) || o < previous || o > 100000000LL) {
+        Log::Fatal("qwyc_score_offsets: expected %d non-decreasing integers from 0 to 100000000, got '%s' at index %d",
+                   num_positions + 1, offsets[r].c_str(), r);
+      }
+      score_offsets.push_back(static_cast<int>(o));
+      previous = o;
+    }
+    const int n = score_offsets.back();
+    if (n < 1) {
+      Log::Fatal("qwyc_score_offsets: version 2 carries at least one knot (a plan without maps is version 1), "
+                 "got %d", n);
+    }
+    score_x = Doubles(kv, "qwyc_score_x", n);
+    score_y = Doubles(kv, "qwyc_score_y", n);
+    for (int r = 0; r < num_positions; ++r) {
+      const int a = score_offsets[r], b = score_offsets[r + 1];
+      const bool can_exit = r < num_positions - 1 && (!std::isinf(eps_neg[r]) || !std::isinf(eps_pos[r]));
+      if (a < b && !can_exit) {
+        Log::Fatal("qwyc_score_offsets: position %d has %d knots, but no row exits there (%s)", r, b - a,
+                   r == num_positions - 1 ? "the last position" : "both thresholds infinite");
+      }
+      for (int i = a; i < b; ++i) {
+        const char* key = !std::isfinite(score_x[i]) ? "qwyc_score_x" : "qwyc_score_y";
+        if (!std::isfinite(score_x[i]) || !std::isfinite(score_y[i])) {
+          Log::Fatal("%s: expected finite knots, got %g at knot %d (position %d)", key,
+                     std::isfinite(score_x[i]) ? score_y[i] : score_x[i], i, r);
+        }
+        if (i > a && !(score_x[i] > score_x[i - 1])) {
+          Log::Fatal("qwyc_score_x: expected strictly increasing knots within a position, got %g after %g at "
+                     "knot %d (position %d)", score_x[i], score_x[i - 1], i, r);
+        }
+        if (i > a && !(score_y[i] > score_y[i - 1])) {
+          Log::Fatal("qwyc_score_y: expected strictly increasing knots within a position, got %g after %g at "
+                     "knot %d (position %d)", score_y[i], score_y[i - 1], i, r);
+        }
+      }
+    }
+  }
+
   static std::string Get(const std::unordered_map<std::string, std::string>& kv, const char* key) {
     auto it = kv.find(key);
     if (it == kv.end()) {
