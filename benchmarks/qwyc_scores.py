@@ -20,7 +20,17 @@ measured on the test rows:
   x margins 0.5..12: its partial scores, and its partial scores through the same calibrated
   maps (fit on the calibration rows under its plan). For each QWYC alpha the table reports the
   setting with the fewest mean trees whose test AUC reaches QWYC's calibrated test AUC (chosen
-  on the test rows: favours the baseline).
+  on the test rows: favours the baseline);
+* at equal trees: the ``pred_early_stop`` setting with the best test AUC (of its native partial
+  scores) among those evaluating at most QWYC's mean trees per row (chosen on the test rows);
+* feature cost per row (``cost_report``: the features a row reads before it quits) of the full
+  model, of QWYC and of that ``pred_early_stop`` setting, with the dataset's real costs (heart)
+  or the tiered 1 / 5 / 10 costs of ``frontier_data.tiered_costs``;
+* at equal disagreement: the ``pred_early_stop`` setting with the fewest mean trees whose test
+  disagreement with the full model is at most QWYC's (chosen on the test rows), with its feature
+  cost;
+* QWYC with ``order="training"`` (its thresholds on the training order, whose early trees share
+  the strongest features): trees, disagreement, calibrated AUC / log-loss, feature cost.
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ from _runner import environment
 from sklearn.metrics import log_loss, roc_auc_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from frontier_data import LOADERS, split
+from frontier_data import LOADERS, cost_schemes, feature_costs, split
 
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc import _scores
@@ -58,6 +68,11 @@ def _metrics(y: np.ndarray, s: np.ndarray) -> dict[str, float]:
     return {"auc": float(roc_auc_score(y, s)), "log_loss": float(log_loss(y, np.clip(_sig(s), 1e-15, 1 - 1e-15)))}
 
 
+def _feature_cost(booster: Any, plan: Any, X: np.ndarray, costs: Any) -> float:
+    """Mean per-row feature cost of ``plan`` on ``X``: the features a row reads before it quits."""
+    return float(QWYC.from_plan(booster, plan).cost_report(X, costs).acquisition_cost.mean())
+
+
 def _calibrated(F_fit: np.ndarray, F_test: np.ndarray, plan: Any) -> tuple[np.ndarray, core.ExitTrace]:
     """Test scores of ``plan`` with maps fit on ``F_fit``; exited rows mapped, full rows full."""
     maps = _scores.fit_score_maps(F_fit, plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold)
@@ -69,16 +84,21 @@ def run_dataset(name: str, data_dir: Path, seed: int, alphas: list[float]) -> di
     ds = LOADERS[name](data_dir)
     sp = split(ds, seed, cap=10**9)
     params = dict(objective="binary", num_leaves=31, learning_rate=0.05, verbose=-1, num_threads=2, seed=seed)
-    booster = lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train), ROUNDS)
+    booster = lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=list(ds.names)), ROUNDS)
     Xc, Xt, yt = sp.X_valid, sp.X_test, sp.y_test
     half = len(Xc) // 2
     XA, XB = Xc[:half], Xc[half:]
     full = booster.predict(Xt, raw_score=True)
+    scheme, (cost_values, groups) = next((k, v) for k, v in cost_schemes(ds).items() if k != "uniform")
+    costs = feature_costs(ds.names, cost_values, groups)
     out: dict[str, Any] = {
         "dataset": name,
         "seed": seed,
         "rows": {"train": len(sp.X_train), "order": len(XA), "holdout": len(XB), "test": len(Xt)},
         "full": _metrics(yt, full),
+        "costs": scheme,
+        "full_feature_cost": _feature_cost(booster, pred_early_stop_plan(booster.num_trees(), freq=10**9, margin=1.0),
+                                           Xt, costs),
         "qwyc": [],
     }
     print(f"{name} seed {seed}: full AUC {out['full']['auc']:.4f} log-loss {out['full']['log_loss']:.4f}", flush=True)
@@ -135,6 +155,31 @@ def run_dataset(name: str, data_dir: Path, seed: int, alphas: list[float]) -> di
         for kind in ("partial", "calibrated"):
             ok = [p for p in sweep if p[kind]["auc"] >= row["calibrated"]["auc"]]
             row[f"pred_early_stop_{kind}_at_qwyc_auc"] = min(ok, key=lambda p: p["mean_trees"]) if ok else None
+        row["feature_cost"] = _feature_cost(booster, qc.plan_, Xt, costs)
+        qf = QWYC(booster, alpha=alpha, scores="calibrated", order="training").fit(XA, X_valid=XB)
+        rf = qf.predict(Xt)
+        row["training_order"] = {  # QWYC's thresholds on the training order: early trees share features
+            "mean_trees": float(rf.trees_evaluated.mean()),
+            "disagreement": float(np.mean(rf.labels != (full > plan.decision_threshold))),
+            "calibrated": _metrics(yt, rf.scores),
+            "feature_cost": _feature_cost(booster, qf.plan_, Xt, costs),
+        }
+        within = [p for p in sweep if p["mean_trees"] <= row["mean_trees"]]
+        if within:
+            best = dict(max(within, key=lambda p: p["partial"]["auc"]))
+            plan_pes = pred_early_stop_plan(FT.shape[1], freq=best["freq"], margin=best["margin"])
+            best["feature_cost"] = _feature_cost(booster, plan_pes, Xt, costs)
+            row["pred_early_stop_at_equal_trees"] = best
+        else:
+            row["pred_early_stop_at_equal_trees"] = None
+        agree = [p for p in sweep if p["disagreement"] <= row["disagreement"]]
+        if agree:  # the same changed answers: fewest trees
+            best = dict(min(agree, key=lambda p: p["mean_trees"]))
+            plan_pes = pred_early_stop_plan(FT.shape[1], freq=best["freq"], margin=best["margin"])
+            best["feature_cost"] = _feature_cost(booster, plan_pes, Xt, costs)
+            row["pred_early_stop_at_equal_disagreement"] = best
+        else:
+            row["pred_early_stop_at_equal_disagreement"] = None
         out["qwyc"].append(row)
         pes = row["pred_early_stop_partial_at_qwyc_auc"]
         print(
@@ -153,7 +198,7 @@ def run_dataset(name: str, data_dir: Path, seed: int, alphas: list[float]) -> di
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", required=True, type=Path)
-    ap.add_argument("--datasets", nargs="+", default=["adult", "magic", "higgs"], choices=sorted(LOADERS))
+    ap.add_argument("--datasets", nargs="+", default=["adult", "magic", "higgs", "heart"], choices=sorted(LOADERS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--alphas", nargs="+", type=float, default=[0.001, 0.005, 0.01])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "qwyc_scores.json")

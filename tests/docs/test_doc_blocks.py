@@ -108,6 +108,7 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ),
     ("docs/qwyc_model_format.md", "s = 0.0                                    (double)"): "pseudo-code",
     ("docs/qwyc_model_format.md", "s[0..K-1] = 0.0"): "pseudo-code",
+    ("docs/qwyc_model_format.md", "if n == 0:                   v = s"): "pseudo-code",
     ("docs/plotting.md", "pip install budget-extras[plot]"): "installs a package (matplotlib is in the test env)",
     ("docs/plotting.md", "python benchmarks/make_doc_images.py"): (
         "rewrites the committed images; it runs the same code as the python blocks of docs/plotting.md, which run here"
