@@ -139,16 +139,22 @@ def top_k(splits: list[Any], costs: pd.Series, order: list[str], budget: float, 
     return {"k": 0, "tried": tried}
 
 
-def run(name: str, data_dir: Path, fraction: float, n_refit: int = 3, topk: bool = True) -> dict[str, Any]:
+def prepare(name: str, data_dir: Path) -> tuple[list[Any], pd.Series, int, lgb.Booster, float, list[str]]:
+    """Splits, costs (tiered where the data has none), classes, the trained model, its training time, gain order."""
     splits, costs, n_class = load(name, data_dir)
-    (Xa, ya), (Xb, yb), (Xc, yc) = splits
+    (Xa, ya), _, _ = splits
     booster, t_train = train(Xa, ya, n_class)
     gain = pd.Series(booster.feature_importance("gain"), index=booster.feature_name()).sort_values(ascending=False)
     order = list(gain.index)
     if costs is None:
         tiers = np.array_split(np.array(order), 3)
         costs = pd.Series({f: c for part, c in zip(tiers, (10.0, 5.0, 1.0), strict=True) for f in part})
-    costs = costs.reindex(booster.feature_name()).astype(float)
+    return splits, costs.reindex(booster.feature_name()).astype(float), n_class, booster, t_train, order
+
+
+def run(name: str, data_dir: Path, fraction: float, n_refit: int = 3, topk: bool = True) -> dict[str, Any]:
+    splits, costs, n_class, booster, t_train, order = prepare(name, data_dir)
+    (Xa, ya), (Xb, yb), (Xc, yc) = splits
     cost_dict = costs.to_dict()
     full_va, full_te = mean_cost(booster, Xb, costs), mean_cost(booster, Xc, costs)
     budget = fraction * full_va

@@ -40,6 +40,7 @@ __all__ = [
     "drop_forcing",
     "forced_ensemble",
     "initial_score",
+    "leaf_sum",
     "path_tables",
     "prepare_rows",
     "refit_values",
@@ -61,44 +62,33 @@ OBJECTIVES = {
 
 
 @njit(cache=True)
-def _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits):  # type: ignore[no-untyped-def]
-    if is_cat[node]:
-        if math.isnan(x) or not (-1.0 < x < 2147483648.0):
-            return False
-        c = int(x)
-        w = c >> 5
-        if w >= nwords[node]:
-            return False
-        return ((bits[woff[node] + w] >> np.uint32(c & 31)) & np.uint32(1)) == np.uint32(1)
-    if math.isnan(x):
-        return nan_left[node]
-    if x == 0.0:
-        return zero_left[node]
-    return x <= threshold[node]
-
-
-@njit(cache=True)
 def _route_kernel(  # type: ignore[no-untyped-def]
     XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords, bits, forced,
-    leaves, moved, full, value, tree_class, raw,
+    leaves, entry, full, value, tree_class, raw,
 ):
-    """Route rows (``full``) or re-route the (row, tree) pairs whose leaf is ``moved``, updating ``raw``."""
+    """Route rows (``full``) or re-route the (row, tree) pairs from ``entry[leaf]`` (if >= 0), updating ``raw``."""
     n = XT.shape[1]
     for t in range(roots.size):  # tree-major: one tree's nodes stay in cache, the rows stream by
         r = roots[t]
         k = tree_class[t]
         for i in range(n):
+            node = r
             if not full:
                 old = leaves[t, i]
-                if not moved[old]:
+                node = entry[old]
+                if node < 0:
                     continue
-            node = r
             while not is_leaf[node]:
                 d = forced[node]
                 if d < 0:
                     x = XT[feature[node], i]
-                    if has_cat and is_cat[node]:
-                        left = _goes_left(x, node, threshold, nan_left, zero_left, is_cat, woff, nwords, bits)
+                    if has_cat and is_cat[node]:  # written out here: a call per node costs twice the routing
+                        left = False
+                        if not math.isnan(x) and -1.0 < x < 2147483648.0:
+                            c = int(x)
+                            w = c >> 5
+                            if w < nwords[node]:
+                                left = ((bits[woff[node] + w] >> np.uint32(c & 31)) & np.uint32(1)) == np.uint32(1)
                     elif x == 0.0:
                         left = zero_left[node]
                     elif x <= threshold[node]:
@@ -113,6 +103,25 @@ def _route_kernel(  # type: ignore[no-untyped-def]
             if not full:
                 raw[i, k] += value[node] - value[old]
             leaves[t, i] = node
+
+
+@njit(cache=True)
+def _entry_kernel(starts, restart, subtree_end, n_nodes):  # type: ignore[no-untyped-def]
+    """Node to re-route from for every node in a subtree ``[starts[j], subtree_end[starts[j]])``, else -1.
+
+    ``starts`` ascend (pre-order); subtrees nest or are disjoint, and the outermost one's
+    ``restart`` (the node from which the path can change) wins.
+    """
+    entry = np.full(n_nodes, -1, dtype=np.int64)
+    end = -1
+    for j in range(starts.size):
+        s = starts[j]
+        if s < end:  # inside the last outermost subtree
+            continue
+        end = subtree_end[s]
+        for v in range(s, end):
+            entry[v] = restart[j]
+    return entry
 
 
 @njit(cache=True)
@@ -230,6 +239,40 @@ def _refit_kernel(  # type: ignore[no-untyped-def]
         for i in range(n):
             score[i, k] += out[leaves[t, i]] - add
     return out, count, hess
+
+
+@njit(cache=True)
+def _leaf_sum_kernel(value, leaves, tree_class, n_class):  # type: ignore[no-untyped-def]
+    n_trees, n = leaves.shape
+    raw = np.zeros((n, n_class))
+    for t in range(n_trees):
+        k = tree_class[t]
+        for i in range(n):
+            raw[i, k] += value[leaves[t, i]]
+    return raw
+
+
+def leaf_sum(value: np.ndarray, leaves: np.ndarray, tree_class: np.ndarray, n_class: int) -> np.ndarray:
+    """Raw scores from tree-major leaves: ``raw[i, k]`` sums ``value`` over row ``i``'s leaves in class ``k``'s trees.
+
+    Parameters
+    ----------
+    value : ndarray of float64, shape (n_nodes,)
+        Leaf values.
+    leaves : ndarray of int32, shape (n_trees, n_rows)
+        From :func:`route`.
+    tree_class : ndarray of int64, shape (n_trees,)
+        Class of each tree.
+    n_class : int
+        Trees per iteration.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_rows, n_class)
+    """
+    return _leaf_sum_kernel(
+        np.asarray(value, dtype=np.float64), np.ascontiguousarray(leaves), tree_class, int(n_class)
+    )
 
 
 class RefitSpec:
@@ -364,9 +407,10 @@ def route(
 
     With ``base`` (the leaves under another forcing ``base_forced``), only the (row, tree) pairs
     whose path meets a node whose forcing differs can change: those whose leaf lies in the child
-    that a newly forced node discards, or below a node no longer forced. Only they are re-routed;
-    the others keep their leaf. With ``value`` and ``raw`` (the raw scores of ``base`` under
-    leaf values ``value``), the raw scores are updated for the re-routed pairs.
+    that a newly forced node discards, or below a node no longer forced. Only they are re-routed,
+    from the outermost such node (the path above it is unchanged); the others keep their leaf.
+    With ``value`` and ``raw`` (the raw scores of ``base`` under leaf values ``value``), the raw
+    scores are updated for the re-routed pairs.
 
     Parameters
     ----------
@@ -398,7 +442,7 @@ def route(
     tree_class = np.asarray(ensemble.tree_class, dtype=np.int64)
     if base is None:
         leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int32)
-        moved = np.ones(ensemble.n_nodes, dtype=bool)
+        entry = np.zeros(1, dtype=np.int64)
     else:
         assert base_forced is not None
         leaves = base.copy()
@@ -407,16 +451,16 @@ def route(
         freed = np.flatnonzero((forced != bf) & (bf >= 0))  # un-forced (or turned): rows below may move
         other = np.where(forced[new] == 0, ensemble.right_child[new], ensemble.left_child[new]).astype(np.int64)
         starts = np.concatenate([other, freed]).astype(np.int64)
-        delta = np.zeros(ensemble.n_nodes + 1, dtype=np.int64)
-        np.add.at(delta, starts, 1)
-        np.add.at(delta, ensemble.subtree_end[starts], -1)
-        moved = np.cumsum(delta[:-1]) > 0
+        restart = np.concatenate([new, freed]).astype(np.int64)  # the path above these is unchanged
+        order = np.argsort(starts, kind="stable")
+        entry = _entry_kernel(starts[order], restart[order], np.asarray(ensemble.subtree_end, dtype=np.int64),
+                              ensemble.n_nodes)
     update = base is not None and value is not None and raw is not None
     out = raw.copy() if update else np.zeros((1, 1))  # type: ignore[union-attr]
     _route_kernel(
         Xp, roots, tab.feature, tab.threshold, tab.right, tab.is_leaf, tab.nan_left, tab.zero_left,
         tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
-        forced, leaves, moved, base is None,
+        forced, leaves, entry, base is None,
         np.asarray(value if update else np.zeros(ensemble.n_nodes), dtype=np.float64), tree_class,
         out if out.ndim == 2 else out[:, None],
     )

@@ -9,9 +9,13 @@ with the smallest loss increase per cost saved after refitting is taken. The sea
 until the model it follows is within the budget; of every refit model within the budget met on
 the way, the one with the best validation ``scoring`` is kept. A second start keeps the model's
 most important features (total split gain) while they fit and refits; the better of the two
-(validation ``scoring``) goes on to the add-back phase: dropped features are added back (refit)
-while one fits the budget and raises that score. Training rows (``X``, ``y``) are only used to
-refit; choices are made on the validation rows (``X_valid``, ``y_valid``).
+(validation ``scoring``) goes on to the add-back phase: the dropped features that would fit
+the budget again are ranked by a refit-free proxy, the ``ADD_BACK_REFITS`` best are refit, and
+the best of them is taken while it raises that score. Training rows (``X``, ``y``) are only used
+to refit; choices are made on the validation rows (``X_valid``, ``y_valid``). With more than
+``SEARCH_ROWS`` training rows the search refits on a fixed random sample of that many, and the
+returned model is refit on all of them (its validation score is recomputed; it can differ a
+little from the sample refit's that chose it).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ._drop_refit import (
     drop_forcing,
     forced_ensemble,
     initial_score,
+    leaf_sum,
     path_tables,
     prepare_rows,
     refit_values,
@@ -45,7 +50,13 @@ from ._drop_refit import (
 from ._error_terms import mean_loss
 from ._scoring import constant_raw, resolve_scoring
 
-__all__ = ["FeatureDropRefit", "FeatureDropResult"]
+__all__ = ["ADD_BACK_REFITS", "SEARCH_ROWS", "FeatureDropRefit", "FeatureDropResult"]
+
+#: Training rows the search refits on (a fixed random sample when there are more); the returned
+#: model is refit on all of them.
+SEARCH_ROWS = 5000
+#: Add-back proposals refit per round (the best by the refit-free proxy).
+ADD_BACK_REFITS = 2
 
 
 @dataclass(frozen=True)
@@ -101,11 +112,7 @@ class _State:
 
 def _raw(ens: TreeEnsemble, value: np.ndarray, leaves: np.ndarray) -> np.ndarray:
     """Raw scores (n_rows, n_class) from tree-major ``leaves`` (n_trees, n_rows) and leaf values ``value``."""
-    vals = value[leaves]
-    k = ens.num_tree_per_iteration
-    if k == 1:
-        return vals.sum(axis=0)[:, None]
-    return np.stack([vals[ens.tree_class == c].sum(axis=0) for c in range(k)], axis=1)
+    return leaf_sum(value, leaves, np.asarray(ens.tree_class, dtype=np.int64), ens.num_tree_per_iteration)
 
 
 def _flat(raw: np.ndarray) -> np.ndarray:
@@ -151,13 +158,14 @@ class FeatureDropRefit(BaseEstimator):
     dropped_features_ : tuple of str
         The dropped features, in order.
     cost_, score_ : float
-        Mean validation cost (``cost_report`` of ``ensemble_``) and validation score.
+        Mean validation cost (equal to ``cost_report`` of ``ensemble_``) and validation score.
     cost_full_, score_full_, score_constant_ : float
         The unpruned model's cost and score, the best constant model's score.
     path_ : list of dict
         Every refit model of the search: ``dropped``, ``cost``, ``loss`` (validation loss),
-        ``score``, ``step``; ``seed="importance"`` marks the second start and ``add_back`` the
-        feature re-added in the add-back phase.
+        ``score``, ``step``; ``seed="importance"`` marks the second start, ``add_back`` the
+        feature re-added in the add-back phase and ``all_rows=True`` the returned model's refit
+        on all training rows (when the search refit on a sample).
     scoring_ : str
     costs_ : FeatureCosts
     n_features_in_ : int
@@ -215,17 +223,20 @@ class FeatureDropRefit(BaseEstimator):
         ens = TreeEnsemble.from_booster(check_booster(self.model, owner="FeatureDropRefit"))
         self._spec = RefitSpec(ens)
         self._ens = ens
-        self._Xt = prepare_rows(ens, X, name="X")
-        self._yt = _labels_iv(ens, y, n_rows=self._Xt.shape[1], name="y", x_name="X")
+        self._X_all = prepare_rows(ens, X, name="X")
+        self._y_all = _labels_iv(ens, y, n_rows=self._X_all.shape[1], name="y", x_name="X")
+        self._Xt, self._yt = self._X_all, self._y_all
+        if self._y_all.size > SEARCH_ROWS:  # the search refits on a sample, the returned model on all rows
+            rows = np.sort(np.random.default_rng(0).choice(self._y_all.size, SEARCH_ROWS, replace=False))
+            self._Xt, self._yt = np.ascontiguousarray(self._X_all[:, rows]), self._y_all[rows]
         self._Xv = prepare_rows(ens, X_valid, name="X_valid")
         self._yv = _labels_iv(ens, y_valid, n_rows=self._Xv.shape[1], name="y_valid", x_name="X_valid")
-        self._X_valid = X_valid
         self.costs_: FeatureCosts = as_feature_costs(
             self.costs, n_features=ens.n_features, feature_names=ens.feature_names or None,
             owner="FeatureDropRefit",
         )
         self._split = np.broadcast_to(np.asarray(self.costs_.split, dtype=np.float64), (ens.n_features,)).copy()
-        self._bias = initial_score(self._spec, self._yt)
+        self._bias = initial_score(self._spec, self._y_all)
         self.scoring_, self._score_fn = resolve_scoring(self.scoring, ens)
         self.n_features_in_ = ens.n_features
         self._n_refits = 0
@@ -256,7 +267,7 @@ class FeatureDropRefit(BaseEstimator):
         return self._evaluate(dropped, forced, cur.value, leaves_v, raw, score=False)
 
     def _refit(self, cur: _State, prop: _State) -> _State:
-        """Refit the leaves of the proposal ``prop`` (``cur`` with more features dropped)."""
+        """Refit the leaves of the proposal ``prop`` (``cur`` with features dropped or re-added)."""
         ens = self._ens
         assert cur.leaves_t is not None
         leaves_t, _ = route(ens, self._Xt, prop.forced, base=cur.leaves_t, base_forced=cur.forced)
@@ -271,6 +282,20 @@ class FeatureDropRefit(BaseEstimator):
         self._n_refits += 1
         st = self._evaluate(prop.dropped, prop.forced, value, prop.leaves_v, score=True)
         st.leaves_t, st.count, st.hess, st.refit = leaves_t, count, hess, True
+        return st
+
+    def _refit_all(self, chosen: _State, step: int) -> _State:
+        """Refit the chosen model's leaves on all training rows (the search refit them on a sample)."""
+        ens = self._ens
+        leaves, _ = route(ens, self._X_all, chosen.forced)
+        value, count, hess = refit_values(ens, self._spec, leaves, self._y_all, self._bias)
+        self._n_refits += 1
+        st = self._evaluate(chosen.dropped, chosen.forced, value, chosen.leaves_v, score=True)
+        st.count, st.hess, st.refit = count, hess, True
+        self.path_.append(
+            {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
+             "step": step, "all_rows": True}
+        )
         return st
 
     def _check_feasible(self, budget: float) -> None:
@@ -352,19 +377,27 @@ class FeatureDropRefit(BaseEstimator):
         return None
 
     def _add_back(self, chosen: _State, budget: float, step: int) -> _State:
-        """Re-add dropped features while one fits the budget and raises the validation score."""
+        """Re-add dropped features while one fits the budget and raises the validation score.
+
+        Every dropped feature that fits is scored by a refit-free proxy: the validation loss of
+        the current model with the feature's splits restored, the leaves it reopens holding the
+        original model's values. The ``ADD_BACK_REFITS`` best are refit.
+        """
         ens = self._ens
         while True:
-            best = chosen
+            assert chosen.count is not None
+            mixed = np.where(chosen.count > 0, chosen.value, ens.value)
+            props: list[tuple[float, int, int, _State]] = []
             for g in chosen.dropped:
                 dropped = tuple(f for f in chosen.dropped if f != g)
                 forced = drop_forcing(ens, dropped)
                 leaves_v, _ = route(ens, self._Xv, forced, base=chosen.leaves_v, base_forced=chosen.forced)
-                prop = self._evaluate(dropped, forced, np.asarray(ens.value), leaves_v, score=False)
-                if not fits_budget(prop.cost, budget):
-                    continue
-                leaves_t, _ = route(ens, self._Xt, forced, base=chosen.leaves_t, base_forced=chosen.forced)
-                st = self._refit_from(prop, leaves_t, start=0, value=np.asarray(ens.value))
+                prop = self._evaluate(dropped, forced, mixed, leaves_v, score=False)
+                if fits_budget(prop.cost, budget):
+                    props.append((prop.loss, len(props), g, prop))
+            best = chosen
+            for _, _, g, prop in sorted(props, key=lambda p: p[:2])[:ADD_BACK_REFITS]:
+                st = self._refit(chosen, prop)
                 self.path_.append(
                     {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
                      "step": step, "add_back": self._names((g,))[0]}
@@ -388,7 +421,7 @@ class FeatureDropRefit(BaseEstimator):
         full.leaves_t = route(ens, self._Xt, none)[0]
         self.cost_full_, self.score_full_ = full.cost, full.score
         self.score_constant_ = self._score_fn(
-            constant_raw(ens, self._yt, self._Xv.shape[1]), self._Xv.T, self._yv
+            constant_raw(ens, self._y_all, self._Xv.shape[1]), self._Xv.T, self._yv
         )
         self.path_: list[dict[str, Any]] = []
         if fits_budget(full.cost, budget):
@@ -414,6 +447,8 @@ class FeatureDropRefit(BaseEstimator):
                     "model without a model that uses a feature within the budget. Raise the budget."
                 )
             chosen = self._add_back(best, budget, step)
+            if self._Xt is not self._X_all:
+                chosen = self._refit_all(chosen, step)
         self._finish(chosen, budget, step, time.perf_counter() - t0)
 
     def _finish(self, chosen: _State, budget: float, step: int, t_search: float) -> None:
@@ -427,7 +462,7 @@ class FeatureDropRefit(BaseEstimator):
             self.ensemble_ = ens
         self.model_string_ = self.ensemble_.to_model_string()
         self.booster_ = lgb.Booster(model_str=self.model_string_)
-        self.cost_ = float(cost_report(self.ensemble_, self._X_valid, self.costs_).total_cost.mean())
+        self.cost_ = chosen.cost  # the core's accounting of the forcing on the validation rows (cost_report's)
         self.score_ = chosen.score
         self.dropped_features_ = self._names(chosen.dropped)
         message = (

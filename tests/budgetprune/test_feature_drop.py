@@ -241,3 +241,24 @@ def test_returned_model_scores_at_least_every_candidate_within_the_budget(rng):
     assert est.score_ >= max(p["score"] for p in within) - 1e-12
     assert est.cost_ <= 12.0 + 1e-9
     assert est.result_.n_refits == len(est.path_)
+
+
+def test_search_on_a_sample_of_training_rows_returns_a_model_refit_on_all_rows(costly_noise, monkeypatch):
+    from sklearn.metrics import roc_auc_score
+
+    import budget_extras.budgetprune._feature_drop as fd
+
+    booster, X, y, costs = costly_noise
+    monkeypatch.setattr(fd, "SEARCH_ROWS", 600)
+    est = FeatureDropRefit(booster, budget=10.0, costs=costs, scoring="roc_auc")
+    est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    assert est.dropped_features_ == ("noise",)
+    assert est.path_[-1]["all_rows"] and est.result_.n_refits == len(est.path_)
+    ens = TreeEnsemble.from_booster(booster)
+    spec = RefitSpec(ens)
+    forced = drop_forcing(ens, [list(X.columns).index("noise")])
+    leaves, _ = route(ens, prepare_rows(ens, X[:1500]), forced)
+    value, _, _ = refit_values(ens, spec, leaves, y[:1500], initial_score(spec, y[:1500]))
+    expect = forced_ensemble(ens, forced, value).predict_raw(X[2250:])
+    np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-9)
+    assert est.score_ == pytest.approx(roc_auc_score(y[1500:2250], est.predict_raw(X[1500:2250])))
