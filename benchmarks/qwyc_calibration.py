@@ -10,13 +10,14 @@ calibration rows, and is measured on test rows that neither the model nor the pl
 mean trees evaluated per row and disagreement with the full model's label.
 
 * ``holdoutH``: the order and base thresholds on a share ``1 - H`` of the calibration rows,
-  ``lambda`` on the other share ``H`` (split as ``QWYC(holdout=H, random_state=seed)``);
-  ``holdout0.5`` is the library default before this benchmark. ``holdoutH_fitA``: the same
-  with ``alpha_fit = A * alpha``.
+  ``lambda`` on the other share ``H`` (split as ``QWYC(holdout=H, random_state=seed)``).
+  ``holdoutH_fitA``: the same with ``alpha_fit = A * alpha``.
 * ``crossfitK``: K folds; each fold's rows are scored (their critical shifts) by the plan fit
   on the other K - 1 folds, ``lambda`` is the conformal shift of the pooled out-of-fold
   critical shifts, and the final plan is fit on all calibration rows and shifted by ``lambda``
   (no row chooses ``lambda`` for a plan it fit, but the final plan is not the one scored).
+  ``crossfit5`` is ``QWYC``'s default (``holdout="crossfit"``, ``n_folds=5``: the same folds and
+  plans for the same seed).
 * ``insample``: everything on all rows, no shift (the paper's setting, ``holdout=None``).
 
 Data (``--data-dir``, loaders of ``benchmarks/frontier_data.py``):
@@ -27,7 +28,8 @@ Data (``--data-dir``, loaders of ``benchmarks/frontier_data.py``):
 * ``magic``, ``higgs``: all rows pooled, split 50% train / 25% calibration / 25% test by seed
   (stratified); 400 trees, 31 leaves, learning rate 0.05, trained on the train rows.
 
-Prints one table per alpha (mean over seeds, and per seed) and writes the JSON results.
+Prints one line per run and a table of the means over seeds (per dataset and alpha), and writes
+every run to the JSON results.
 """
 
 from __future__ import annotations
