@@ -56,10 +56,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--mode", default="two_sided", choices=["two_sided", "negative_only"])
     p.add_argument(
         "--holdout",
-        type=float,
-        default=0.5,
-        help="fraction of calibration rows for the held-out threshold correction (0 = in-sample)",
+        type=_holdout,
+        default="crossfit",
+        help="held-out threshold correction: 'crossfit' (cross-fitted over --folds folds, the default), "
+        "or the fraction of calibration rows held out (0 = in-sample)",
     )
+    p.add_argument("--folds", type=int, default=5, help="folds of --holdout crossfit (at least 2)")
     p.add_argument(
         "--shift",
         default="constant",
@@ -88,6 +90,16 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _holdout(text: str) -> str | float:
+    """``--holdout``: ``crossfit`` or a fraction of the calibration rows."""
+    if text == "crossfit":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'crossfit' or a number in [0, 1), got {text!r}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Fit QWYC and write the model file; prints a one-line summary.
 
@@ -107,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         order=args.order,
         mode=args.mode,
         holdout=args.holdout or None,
+        n_folds=args.folds,
         random_state=args.seed,
         shift=args.shift,
         margin=args.margin,

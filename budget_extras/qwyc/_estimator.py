@@ -29,6 +29,7 @@ _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
 _SCORES = ("auto", "partial", "calibrated")
+_CROSSFIT = "crossfit"
 _CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
 
 
@@ -47,6 +48,32 @@ def _header_value(text: str, key: str) -> str | None:
         if line.startswith(key + "="):
             return line[len(key) + 1 :].strip()
     return None
+
+
+def _exit_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+    """Early-exit labels of ``plan`` on per-iteration outputs (shape ``(n_rows, n_iterations, n_classes)``)."""
+    if plan.eps_margin is None:
+        return core.early_exit(
+            outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold
+        ).labels
+    return multi.early_exit_multiclass(outputs, plan.order, plan.eps_margin).labels
+
+
+def _full_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+    """Labels of the full ensemble, summed in ``plan`` order."""
+    C = np.cumsum(outputs[:, plan.order, :], axis=1)[:, -1, :]
+    return C[:, 0] > plan.decision_threshold if outputs.shape[2] == 1 else np.argmax(C, axis=1)
+
+
+def _critical(
+    plan: QWYCPlan, scale: npt.NDArray[np.float64], outputs: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Critical shift of each row under ``plan`` shifted by ``lambda * scale`` (loss ``1{lambda < crit}``)."""
+    if plan.eps_margin is None:
+        return core.conformal_critical(
+            outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, scale, threshold=plan.decision_threshold
+        )
+    return multi.conformal_critical_multiclass(outputs, plan.order, plan.eps_margin, scale)
 
 
 @dataclass(frozen=True)
@@ -99,7 +126,9 @@ class QWYCResult(MethodResult):
     lambda_ : float
         The conformal shift (0 without held-out rows).
     calibration_disagreement, holdout_disagreement : float
-        Share of calibration (held-out) rows whose early-exit label differs from the full model's.
+        Share of calibration (held-out) rows whose early-exit label differs from the full model's;
+        with ``holdout="crossfit"`` the held-out share is that of all calibration rows, each under
+        the shifted plan of the folds that did not contain it.
     mean_trees_evaluated : float
         Mean trees evaluated per calibration row.
     """
@@ -122,11 +151,12 @@ def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold
             )
     if mode not in _MODES:
         raise ValueError(f"The 'mode' parameter of QWYC must be one of {_MODES}. Got {mode!r} instead.")
-    if holdout is not None and (
+    if holdout is not None and holdout != _CROSSFIT and (
         isinstance(holdout, bool) or not isinstance(holdout, int | float) or not (0.0 <= holdout < 1.0)
     ):
         raise ValueError(
-            f"The 'holdout' parameter of QWYC must be None or a number in [0, 1). Got {holdout!r} instead."
+            f"The 'holdout' parameter of QWYC must be {_CROSSFIT!r}, None or a number in [0, 1). "
+            f"Got {holdout!r} instead."
         )
     if not isinstance(decision_threshold, int | float) or not math.isfinite(decision_threshold):
         raise ValueError(
@@ -152,12 +182,19 @@ class QWYC(BaseEstimator):
         permutation of the iterations.
     mode : {"two_sided", "negative_only"}, default="two_sided"
         ``"negative_only"`` is the filter-and-score mode: only early negative decisions.
-    holdout : float or None, default=0.5
-        Fraction of the calibration rows held out: the order and base thresholds are fit
-        on the rest, then all thresholds are shifted by one amount ``lambda_`` chosen on
-        the held-out rows with conformal risk control, so that the expected
-        disagreement on new exchangeable rows is at most ``alpha`` (finite-sample
-        correction, see docs/qwyc_design.md). ``None`` or 0 fits everything on all rows (the paper's setting).
+    holdout : "crossfit", float or None, default="crossfit"
+        How the held-out correction is calibrated: all thresholds are shifted by one amount
+        ``lambda_``, chosen with conformal risk control on rows that did not fit the plan
+        being scored, so that the disagreement on new exchangeable rows is at most ``alpha``
+        in expectation (docs/qwyc_design.md). ``"crossfit"``: the calibration rows are split
+        into ``n_folds`` folds, each fold's rows are scored by the order and base thresholds
+        fit on the other folds, ``lambda_`` is chosen on all these out-of-fold scores, and the
+        plan fit on all calibration rows is shifted by it (every row helps fit the plan and
+        calibrate the shift; the guarantee holds for the fold plans, the shifted plan is fit on
+        more rows). A number: that share of the calibration rows is held out, the order and base
+        thresholds are fit on the rest and ``lambda_`` on the held-out rows (the exact
+        finite-sample guarantee for the plan it shifts). ``None`` or 0 fits everything on all
+        rows (the paper's setting).
     costs : None, array-like of shape (n_iterations,), "splits", or feature costs, default=None
         Cost of evaluating each iteration: uniform, explicit, the mean number of splits
         its trees evaluate on the calibration rows, or, for feature costs (a
@@ -182,6 +219,8 @@ class QWYC(BaseEstimator):
     alpha_fit : float or None, default=None
         Disagreement budget of the base thresholds fit on the order rows (default:
         ``alpha``). The held-out correction then targets ``alpha``.
+    n_folds : int, default=5
+        Folds of ``holdout="crossfit"`` (at least 2; unused otherwise).
     shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
         Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
         ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
@@ -236,7 +275,7 @@ class QWYC(BaseEstimator):
         alpha: float = 0.005,
         order: Any = "greedy",
         mode: str = "two_sided",
-        holdout: float | None = 0.5,
+        holdout: float | str | None = _CROSSFIT,
         costs: Any = None,
         decision_threshold: float = 0.0,
         random_state: int | None = 0,
@@ -245,6 +284,7 @@ class QWYC(BaseEstimator):
         alpha_fit: float | None = None,
         shift: Any = "constant",
         scores: str = "auto",
+        n_folds: int = 5,
     ) -> None:
         self.model = model
         self.alpha = alpha
@@ -259,6 +299,7 @@ class QWYC(BaseEstimator):
         self.alpha_fit = alpha_fit
         self.shift = shift
         self.scores = scores
+        self.n_folds = n_folds
 
     # ------------------------------------------------------------------ fitting
     def _X(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
@@ -391,6 +432,8 @@ class QWYC(BaseEstimator):
                 f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
                 f"scales. Got {self.shift!r} instead."
             )
+        if isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2:
+            raise ValueError(f"The 'n_folds' parameter of QWYC must be an integer >= 2. Got {self.n_folds!r} instead.")
         if self.scores not in _SCORES:
             raise ValueError(f"The 'scores' parameter of QWYC must be one of {_SCORES}. Got {self.scores!r} instead.")
 
@@ -419,20 +462,29 @@ class QWYC(BaseEstimator):
             raise ValueError("The 'mode' parameter 'negative_only' applies to binary models only.")
         rng = np.random.default_rng(self.random_state)
         costs = self._iteration_costs(X, n_iter)
-        idx_a, idx_b = self._split(n, n_valid, rng)
-        order_rows = outputs[idx_a]
-        self.base_plan_ = self._base_plan(order_rows, costs, self._fixed_order(order_rows, n_iter, rng))
         self.iteration_costs_ = costs
-        self.shift_scale_ = self._shift_scale(order_rows)
-        self._correct(outputs[idx_b] if idx_b.size else None)
-        self.n_holdout_ = int(idx_b.size)
+        if self.holdout == _CROSSFIT and not n_valid:
+            if n < self.n_folds:
+                raise ValueError(f"QWYC's cross-fitted correction needs at least n_folds={self.n_folds} rows. Got {n}.")
+            fold = rng.permutation(n) % self.n_folds
+            order_seed = int(rng.integers(2**63 - 1))
+            self.lambda_, self.holdout_disagreement_ = self._crossfit_lambda(outputs, costs, fold, order_seed)
+            self.base_plan_, self.shift_scale_ = self._family(outputs, costs, np.random.default_rng(order_seed))
+            self.plan_ = self._shifted(self.base_plan_, self.shift_scale_, self.lambda_)
+            self.n_holdout_ = n
+        else:
+            idx_a, idx_b = self._split(n, n_valid, rng)
+            self.base_plan_, self.shift_scale_ = self._family(outputs[idx_a], costs, rng)
+            self._correct(outputs[idx_b] if idx_b.size else None)
+            self.n_holdout_ = int(idx_b.size)
+            self.holdout_disagreement_ = (
+                float(np.mean(_exit_labels(self.plan_, outputs[idx_b]) != _full_labels(self.plan_, outputs[idx_b])))
+                if idx_b.size
+                else math.nan
+            )
         self._fit_score_maps(outputs)
         res = self.predict_outputs(outputs)
-        full = self.full_labels_outputs(outputs)
-        self.calibration_disagreement_ = float(np.mean(res.labels != full))
-        self.holdout_disagreement_ = (
-            float(np.mean(res.labels[idx_b] != full[idx_b])) if idx_b.size else math.nan
-        )
+        self.calibration_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(outputs)))
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         self.n_features_in_ = self.ensemble_.n_features
         self.result_ = self._result()
@@ -441,7 +493,7 @@ class QWYC(BaseEstimator):
         self, n: int, n_valid: int, rng: np.random.Generator
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """Rows that choose the order and base thresholds, and held-out rows of the correction."""
-        holdout = float(self.holdout or 0.0)
+        holdout = 0.0 if self.holdout == _CROSSFIT else float(self.holdout or 0.0)
         if n_valid:
             return np.arange(n - n_valid), np.arange(n - n_valid, n)
         if holdout > 0:
@@ -539,9 +591,8 @@ class QWYC(BaseEstimator):
             mean_trees_evaluated=float(getattr(self, "mean_trees_evaluated_", math.nan)),
         )
 
-    def _shift_scale(self, order_rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Per-position shape ``sigma_r`` of the held-out shift, computed from the order rows only."""
-        base = self.base_plan_
+    def _shift_scale(self, base: QWYCPlan, order_rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Per-position shape ``sigma_r`` of the held-out shift of ``base``, from its order rows only."""
         n_iter = base.n_positions
         kind = self.shift
         if not isinstance(kind, str):
@@ -575,19 +626,60 @@ class QWYC(BaseEstimator):
             return
         shift = self.shift_scale_
         if base.eps_margin is None:
-            thr = base.decision_threshold
             lam = core.widen_conformal(
-                holdout[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_, threshold=thr
+                holdout[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_,
+                threshold=base.decision_threshold,
             )
-            en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, shift, thr)
-            self.plan_ = QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha_))
         else:
             lam = multi.widen_conformal_multiclass(holdout, base.order, base.eps_margin, shift, alpha=self.alpha_)
-            eps = multi.shift_margins(base.eps_margin, lam, shift)
-            self.plan_ = QWYCPlan(
-                base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha_)
-            )
-        self.lambda_ = lam
+        self.plan_, self.lambda_ = self._shifted(base, shift, lam), lam
+
+    def _family(
+        self, rows: npt.NDArray[np.float64], costs: npt.NDArray[np.float64], rng: np.random.Generator
+    ) -> tuple[QWYCPlan, npt.NDArray[np.float64]]:
+        """Order, base thresholds and shift shape fit on ``rows`` alone: the plans one ``lambda`` moves."""
+        base = self._base_plan(rows, costs, self._fixed_order(rows, rows.shape[1], rng))
+        return base, self._shift_scale(base, rows)
+
+    def _shifted(self, base: QWYCPlan, scale: npt.NDArray[np.float64], lam: float) -> QWYCPlan:
+        """Return ``base`` with every finite threshold moved outward by ``lam * scale`` (clipped)."""
+        if base.eps_margin is None:
+            thr = base.decision_threshold
+            en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, scale, thr)
+            return QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha_))
+        eps = multi.shift_margins(base.eps_margin, lam, scale)
+        return QWYCPlan(base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha_))
+
+    def _crossfit_lambda(
+        self, outputs: npt.NDArray[np.float64], costs: npt.NDArray[np.float64], fold: npt.NDArray[Any], order_seed: int
+    ) -> tuple[float, float]:
+        """Cross-fitted conformal shift and the out-of-fold disagreement at it.
+
+        The rows of fold ``j`` get their critical shifts from the plan fit on the other folds
+        only; ``lambda`` is the conformal shift of all these out-of-fold critical shifts, then
+        moved up until every fold's rows that are right in exact arithmetic are right under the
+        predictor's floating-point thresholds of their fold plan (``settle_lambda``).
+        """
+        crit = np.empty(outputs.shape[0])
+        fits = []
+        for j in range(self.n_folds):
+            base, scale = self._family(outputs[fold != j], costs, np.random.default_rng(order_seed))
+            crit[fold == j] = _critical(base, scale, outputs[fold == j])
+            fits.append((base, scale))
+        lam = core.conformal_lambda(crit, self.alpha_)
+        for j, (base, scale) in enumerate(fits):
+            if math.isfinite(lam):
+                rows = outputs[fold == j]
+
+                def labels_at(m: float, b: QWYCPlan = base, s: Any = scale, r: Any = rows) -> npt.NDArray[Any]:
+                    return _exit_labels(self._shifted(b, s, m), r)
+
+                lam = core.settle_lambda(lam, crit[fold == j] <= lam, _full_labels(base, rows), labels_at)
+        wrong = np.zeros(outputs.shape[0], dtype=bool)
+        for j, (base, scale) in enumerate(fits):
+            rows = outputs[fold == j]
+            wrong[fold == j] = _exit_labels(self._shifted(base, scale, lam), rows) != _full_labels(base, rows)
+        return lam, float(wrong.mean())
 
     def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
         """Refit the held-out correction on new rows, keeping the order and base thresholds.
@@ -656,10 +748,7 @@ class QWYC(BaseEstimator):
             bool for binary (``True`` = positive), class index for multiclass.
         """
         check_is_fitted(self, "plan_")
-        C = np.cumsum(outputs[:, self.plan_.order, :], axis=1)[:, -1, :]
-        if outputs.shape[2] == 1:
-            return C[:, 0] > self.plan_.decision_threshold
-        return np.argmax(C, axis=1)
+        return _full_labels(self.plan_, outputs)
 
     def predict_outputs(self, outputs: npt.NDArray[np.float64]) -> QWYCPrediction:
         """Apply the plan to precomputed per-iteration outputs.

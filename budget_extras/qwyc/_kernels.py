@@ -432,6 +432,26 @@ def settle_lambda(
     return lam
 
 
+def conformal_critical(
+    F: FloatArray,
+    order: IntArray,
+    eps_neg: FloatArray,
+    eps_pos: FloatArray,
+    scale: FloatArray,
+    *,
+    threshold: float = 0.0,
+) -> FloatArray:
+    """Critical shift ``crit_i`` of each row of ``F`` under the plan shifted by ``lambda * scale``.
+
+    The row's loss is ``L_i(lambda) = 1{lambda < crit_i}`` (:func:`envelope_critical`): its
+    early-exit label is wrong at ``lambda`` or at some larger shift. Returns float64, shape
+    ``(n_rows,)`` (``-inf`` for a row that is never wrong).
+    """
+    C = np.cumsum(F[:, order], axis=1)
+    c, positive = critical_values(C, eps_neg, eps_pos, scale, threshold=threshold)
+    return envelope_critical(c, positive != (C[:, -1] > threshold)[:, None])
+
+
 def widen_conformal(
     F: FloatArray,
     order: IntArray,
@@ -456,13 +476,12 @@ def widen_conformal(
     ``scale`` must be positive and must not depend on these rows. Returns ``inf`` when
     no ``lambda`` qualifies (then the plan never exits early).
     """
-    C = np.cumsum(F[:, order], axis=1)
-    y = C[:, -1] > threshold
-    c, positive = critical_values(C, eps_neg, eps_pos, scale, threshold=threshold)
-    crit = envelope_critical(c, positive != y[:, None])
+    y = np.cumsum(F[:, order], axis=1)[:, -1] > threshold
+    crit = conformal_critical(F, order, eps_neg, eps_pos, scale, threshold=threshold)
     lam = conformal_lambda(crit, alpha)
     if not math.isfinite(lam):
         return lam
+
     def labels_at(m: float) -> npt.NDArray[Any]:  # the predictor's floating-point thresholds at lambda m
         en2, ep2 = shift_thresholds(eps_neg, eps_pos, m, scale, threshold)
         return early_exit(F, order, en2, ep2, threshold=threshold).labels

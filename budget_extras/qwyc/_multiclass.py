@@ -144,19 +144,27 @@ def critical_values_multiclass(C: F64, eps_margin: F64, scale: F64) -> tuple[F64
     return c, wrong
 
 
+def conformal_critical_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64) -> F64:
+    """Critical shift ``crit_i`` of each row under the margins ``eps_margin + lambda * scale``.
+
+    The multiclass form of ``_kernels.conformal_critical``: the loss ``1{lambda < crit_i}``
+    is the monotone envelope of the wrong-argmax indicator. Returns shape ``(n_rows,)``.
+    """
+    c, wrong = critical_values_multiclass(np.cumsum(F3[:, order, :], axis=1), eps_margin, scale)
+    return envelope_critical(c, wrong)
+
+
 def widen_conformal_multiclass(F3: F64, order: I64, eps_margin: F64, scale: F64, *, alpha: float) -> float:
     """Conformal shift for margins, ``eps_margin + lambda * scale`` (see ``_qwyc_core.widen_conformal``).
 
     The loss is the same monotone envelope ``1{lambda < crit_i}`` of the wrong-argmax
     indicator (:func:`_qwyc_core.envelope_critical`).
     """
-    C = np.cumsum(F3[:, order, :], axis=1)
-    c, wrong = critical_values_multiclass(C, eps_margin, scale)
-    crit = envelope_critical(c, wrong)
+    crit = conformal_critical_multiclass(F3, order, eps_margin, scale)
     lam = conformal_lambda(crit, alpha)
     if not math.isfinite(lam):
         return lam
-    yfull = np.argmax(C[:, -1, :], axis=1)
+    yfull = np.argmax(np.cumsum(F3[:, order, :], axis=1)[:, -1, :], axis=1)
     return settle_lambda(  # agree with the floating-point thresholds the predictor uses
         lam, crit <= lam, yfull, lambda m: early_exit_multiclass(F3, order, shift_margins(eps_margin, m, scale)).labels
     )

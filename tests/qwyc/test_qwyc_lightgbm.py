@@ -188,7 +188,8 @@ def test_multiclass_plan_file(multiclass, tmp_path):
         (dict(alpha=1.5), "'alpha' parameter of QWYC must be a number in \\[0, 1\\). Got 1.5"),
         (dict(order="best"), "'order' parameter of QWYC must be one of"),
         (dict(mode="positive"), "'mode' parameter of QWYC must be one of"),
-        (dict(holdout=1.0), "'holdout' parameter of QWYC must be None or a number in \\[0, 1\\)"),
+        (dict(holdout=1.0), "'holdout' parameter of QWYC must be 'crossfit', None or a number in \\[0, 1\\)"),
+        (dict(holdout="cv"), "'holdout' parameter of QWYC must be 'crossfit', None or a number"),
         (dict(costs=[1.0, 2.0]), "'costs' parameter of QWYC must hold 60 positive finite"),
         (dict(shift="wide"), "'shift' parameter of QWYC must be one of"),
         (dict(shift=[1.0, -1.0]), "'shift' parameter of QWYC must be one of .* 60 positive finite"),
@@ -221,6 +222,8 @@ def test_unfitted_and_bad_model_errors(tmp_path):
         ),
         (["--decision-threshold", "0.7"], {"decision_threshold": 0.7}),
         (["--scores", "partial"], {"scores": "partial"}),
+        (["--holdout", "0.5"], {"holdout": 0.5}),
+        (["--folds", "3"], {"n_folds": 3}),
     ],
 )
 def test_cli_equals_library(binary, tmp_path, extra, kwargs):
@@ -283,7 +286,7 @@ def test_cli_calib_is_read_by_name(binary, tmp_path, capsys):
 
 
 def test_default_random_state_gives_the_same_plan(binary):
-    # issue 16 item 10: with the defaults (holdout=0.5 split drawn from random_state), two fits
+    # issue 16 item 10: with the defaults (cross-fitting folds drawn from random_state), two fits
     # on the same rows must write the same plan (random_state=None drew a new split every run)
     b, Xc, _ = binary
     assert QWYC(b).get_params()["random_state"] == 0
