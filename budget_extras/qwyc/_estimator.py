@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -16,12 +16,14 @@ from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
 from ..core._predict import apply_prepared, prepare_values
-from ..core._status import MethodResult, Status
+from ..core._status import Status
 from ..core._validation import check_booster, check_model_text
 from . import _kernels as core
 from . import _multiclass as multi
 from . import _scores
 from ._format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
+from ._plans import critical, exit_labels, full_labels
+from ._results import QWYCPrediction, QWYCResult
 
 __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 
@@ -48,96 +50,6 @@ def _header_value(text: str, key: str) -> str | None:
         if line.startswith(key + "="):
             return line[len(key) + 1 :].strip()
     return None
-
-
-def _exit_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
-    """Early-exit labels of ``plan`` on per-iteration outputs (shape ``(n_rows, n_iterations, n_classes)``)."""
-    if plan.eps_margin is None:
-        return core.early_exit(
-            outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold
-        ).labels
-    return multi.early_exit_multiclass(outputs, plan.order, plan.eps_margin).labels
-
-
-def _full_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
-    """Labels of the full ensemble, summed in ``plan`` order."""
-    C = np.cumsum(outputs[:, plan.order, :], axis=1)[:, -1, :]
-    return C[:, 0] > plan.decision_threshold if outputs.shape[2] == 1 else np.argmax(C, axis=1)
-
-
-def _critical(
-    plan: QWYCPlan, scale: npt.NDArray[np.float64], outputs: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """Critical shift of each row under ``plan`` shifted by ``lambda * scale`` (loss ``1{lambda < crit}``)."""
-    if plan.eps_margin is None:
-        return core.conformal_critical(
-            outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, scale, threshold=plan.decision_threshold
-        )
-    return multi.conformal_critical_multiclass(outputs, plan.order, plan.eps_margin, scale)
-
-
-@dataclass(frozen=True)
-class QWYCPrediction:
-    """Result of :meth:`QWYC.predict`.
-
-    Attributes
-    ----------
-    scores : ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
-        Partial raw score at the position where the row stopped (the full raw score, summed
-        in plan order, for rows that went to the end); with calibrated scores (``scores_``)
-        the stopped rows' partial scores mapped to the expected full raw score. The fork's
-        native predictor (``pred_early_stop=True`` on the saved model) returns the same doubles.
-    labels : ndarray, shape (n_rows,)
-        Decided label: bool for binary (``True`` = positive), class index for multiclass.
-    trees_evaluated : ndarray of int64, shape (n_rows,)
-        Number of trees each row evaluated.
-    positions_evaluated : ndarray of int64, shape (n_rows,)
-        Number of plan positions (iterations) each row evaluated.
-    """
-
-    scores: npt.NDArray[np.float64]
-    labels: npt.NDArray[Any]
-    trees_evaluated: npt.NDArray[np.int64]
-    positions_evaluated: npt.NDArray[np.int64]
-
-    @property
-    def probabilities(self) -> npt.NDArray[np.float64]:
-        """Sigmoid (binary) or softmax (multiclass) of ``scores``, as LightGBM's predict."""
-        if self.scores.ndim == 1:
-            return 1.0 / (1.0 + np.exp(-self.scores))
-        z = np.exp(self.scores - self.scores.max(axis=1, keepdims=True))
-        return z / z.sum(axis=1, keepdims=True)
-
-
-@dataclass(frozen=True)
-class QWYCResult(MethodResult):
-    """Outcome of :meth:`QWYC.fit` (scipy-style result object).
-
-    Attributes
-    ----------
-    status : Status
-        ``SUCCESS``: a plan was found; ``TRIVIAL``: the held-out correction allows no early exit
-        (``lambda_`` is infinite, every row evaluates every tree: the plan is the full model).
-    success : bool
-        ``status is Status.SUCCESS``.
-    message : str
-    alpha : float
-        The disagreement target.
-    lambda_ : float
-        The conformal shift (0 without held-out rows).
-    calibration_disagreement, holdout_disagreement : float
-        Share of calibration (held-out) rows whose early-exit label differs from the full model's;
-        with ``holdout="crossfit"`` the held-out share is that of all calibration rows, each under
-        the shifted plan of the folds that did not contain it.
-    mean_trees_evaluated : float
-        Mean trees evaluated per calibration row.
-    """
-
-    alpha: float
-    lambda_: float
-    calibration_disagreement: float
-    holdout_disagreement: float
-    mean_trees_evaluated: float
 
 
 def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold: Any) -> None:
@@ -478,7 +390,7 @@ class QWYC(BaseEstimator):
             self._correct(outputs[idx_b] if idx_b.size else None)
             self.n_holdout_ = int(idx_b.size)
             self.holdout_disagreement_ = (
-                float(np.mean(_exit_labels(self.plan_, outputs[idx_b]) != _full_labels(self.plan_, outputs[idx_b])))
+                float(np.mean(exit_labels(self.plan_, outputs[idx_b]) != full_labels(self.plan_, outputs[idx_b])))
                 if idx_b.size
                 else math.nan
             )
@@ -664,7 +576,7 @@ class QWYC(BaseEstimator):
         fits = []
         for j in range(self.n_folds):
             base, scale = self._family(outputs[fold != j], costs, np.random.default_rng(order_seed))
-            crit[fold == j] = _critical(base, scale, outputs[fold == j])
+            crit[fold == j] = critical(base, scale, outputs[fold == j])
             fits.append((base, scale))
         lam = core.conformal_lambda(crit, self.alpha_)
         for j, (base, scale) in enumerate(fits):
@@ -672,13 +584,13 @@ class QWYC(BaseEstimator):
                 rows = outputs[fold == j]
 
                 def labels_at(m: float, b: QWYCPlan = base, s: Any = scale, r: Any = rows) -> npt.NDArray[Any]:
-                    return _exit_labels(self._shifted(b, s, m), r)
+                    return exit_labels(self._shifted(b, s, m), r)
 
-                lam = core.settle_lambda(lam, crit[fold == j] <= lam, _full_labels(base, rows), labels_at)
+                lam = core.settle_lambda(lam, crit[fold == j] <= lam, full_labels(base, rows), labels_at)
         wrong = np.zeros(outputs.shape[0], dtype=bool)
         for j, (base, scale) in enumerate(fits):
             rows = outputs[fold == j]
-            wrong[fold == j] = _exit_labels(self._shifted(base, scale, lam), rows) != _full_labels(base, rows)
+            wrong[fold == j] = exit_labels(self._shifted(base, scale, lam), rows) != full_labels(base, rows)
         return lam, float(wrong.mean())
 
     def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
@@ -748,7 +660,7 @@ class QWYC(BaseEstimator):
             bool for binary (``True`` = positive), class index for multiclass.
         """
         check_is_fitted(self, "plan_")
-        return _full_labels(self.plan_, outputs)
+        return full_labels(self.plan_, outputs)
 
     def predict_outputs(self, outputs: npt.NDArray[np.float64]) -> QWYCPrediction:
         """Apply the plan to precomputed per-iteration outputs.
@@ -910,7 +822,8 @@ class QWYC(BaseEstimator):
         Parameters
         ----------
         text : str
-            LightGBM model text with a QWYC plan in its header.
+            LightGBM model text with a QWYC plan in its header (calibrated scores when the plan
+            carries score maps, version 2).
 
         Returns
         -------
@@ -919,19 +832,7 @@ class QWYC(BaseEstimator):
         plan = read_qwyc_plan(text)
         if plan is None:
             raise ValueError("The model text has no QWYC plan (no 'qwyc_version' line in its header).")
-        est = cls(
-            alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
-            mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
-            decision_threshold=plan.decision_threshold,
-            scores="partial" if plan.score_maps is None else "calibrated",
-        )
-        est._load(text)
-        est.plan_ = plan
-        est.scores_ = est.scores
-        est.score_maps_ = plan.score_maps
-        est.lambda_ = math.nan
-        est.alpha_ = float(est.alpha)
-        return est
+        return cls.from_plan(text, plan)
 
     @classmethod
     def from_plan(cls, model: Any, plan: QWYCPlan) -> QWYC:
@@ -942,7 +843,8 @@ class QWYC(BaseEstimator):
         model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
             The model the plan was made for.
         plan : QWYCPlan
-            Order and thresholds, one position per iteration of ``model``.
+            Order and thresholds, one position per iteration of ``model``; with
+            ``plan.score_maps`` the estimator returns calibrated scores.
 
         Returns
         -------
@@ -952,7 +854,7 @@ class QWYC(BaseEstimator):
             alpha=plan.alpha if math.isfinite(plan.alpha) else 0.005,
             mode="negative_only" if plan.mode == "binary_negative_only" else "two_sided",
             decision_threshold=plan.decision_threshold,
-            scores="partial",
+            scores="partial" if plan.score_maps is None else "calibrated",
         )
         est._load(model)
         n_iter = est.ensemble_.n_trees // est.num_tree_per_iteration_
@@ -960,9 +862,9 @@ class QWYC(BaseEstimator):
             raise ValueError(
                 f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."
             )
-        est.plan_ = replace(plan, score_maps=None)
-        est.scores_ = "partial"
-        est.score_maps_ = None
+        est.plan_ = plan
+        est.scores_ = est.scores
+        est.score_maps_ = plan.score_maps
         est.lambda_ = math.nan
         est.alpha_ = float(est.alpha)
         return est

@@ -30,7 +30,7 @@ def test_crossfit_scores_every_row_with_a_plan_fit_without_it(model, monkeypatch
     X = Xc[np.sort(first)[:800]]  # rows with distinct per-tree outputs: a row is known by its outputs
     fitted_on: list[tuple[object, set[bytes]]] = []  # (plan, its fitting rows); keeps the plans alive
     scored: list[tuple[object, list[bytes]]] = []
-    family, critical = QWYC._family, est._critical
+    family, critical = QWYC._family, est.critical
 
     def spy_family(self, rows, costs, rng):
         base, scale = family(self, rows, costs, rng)
@@ -42,7 +42,7 @@ def test_crossfit_scores_every_row_with_a_plan_fit_without_it(model, monkeypatch
         return critical(plan, scale, rows)
 
     monkeypatch.setattr(QWYC, "_family", spy_family)
-    monkeypatch.setattr(est, "_critical", spy_critical)
+    monkeypatch.setattr(est, "critical", spy_critical)
     q = QWYC(b, alpha=0.02, n_folds=4).fit(X)
     assert len(scored) == 4 and len(fitted_on) == 5  # four fold plans, then the plan on all rows
     all_rows = {row.tobytes() for row in q._outputs(X)}

@@ -1,0 +1,43 @@
+"""Operations of a plan on precomputed per-iteration outputs, binary or multiclass alike.
+
+``outputs`` has shape ``(n_rows, n_iterations, n_classes)`` (one class for binary models).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _kernels as core
+from . import _multiclass as multi
+from ._format import QWYCPlan
+
+__all__: list[str] = []
+
+
+def exit_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+    """Early-exit labels of ``plan`` on per-iteration outputs (shape ``(n_rows, n_iterations, n_classes)``)."""
+    if plan.eps_margin is None:
+        return core.early_exit(
+            outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold
+        ).labels
+    return multi.early_exit_multiclass(outputs, plan.order, plan.eps_margin).labels
+
+
+def full_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+    """Labels of the full ensemble, summed in ``plan`` order."""
+    C = np.cumsum(outputs[:, plan.order, :], axis=1)[:, -1, :]
+    return C[:, 0] > plan.decision_threshold if outputs.shape[2] == 1 else np.argmax(C, axis=1)
+
+
+def critical(
+    plan: QWYCPlan, scale: npt.NDArray[np.float64], outputs: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Critical shift of each row under ``plan`` shifted by ``lambda * scale`` (loss ``1{lambda < crit}``)."""
+    if plan.eps_margin is None:
+        return core.conformal_critical(
+            outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, scale, threshold=plan.decision_threshold
+        )
+    return multi.conformal_critical_multiclass(outputs, plan.order, plan.eps_margin, scale)

@@ -1,0 +1,77 @@
+"""What :class:`~budget_extras.qwyc.QWYC` returns: a prediction and the outcome of a fit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..core._status import MethodResult
+
+__all__ = ["QWYCPrediction", "QWYCResult"]
+
+
+@dataclass(frozen=True)
+class QWYCPrediction:
+    """Result of :meth:`QWYC.predict`.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_rows,) or (n_rows, n_classes)
+        Partial raw score at the position where the row stopped (the full raw score, summed
+        in plan order, for rows that went to the end); with calibrated scores (``scores_``)
+        the stopped rows' partial scores mapped to the expected full raw score. The fork's
+        native predictor (``pred_early_stop=True`` on the saved model) returns the same doubles.
+    labels : ndarray, shape (n_rows,)
+        Decided label: bool for binary (``True`` = positive), class index for multiclass.
+    trees_evaluated : ndarray of int64, shape (n_rows,)
+        Number of trees each row evaluated.
+    positions_evaluated : ndarray of int64, shape (n_rows,)
+        Number of plan positions (iterations) each row evaluated.
+    """
+
+    scores: npt.NDArray[np.float64]
+    labels: npt.NDArray[Any]
+    trees_evaluated: npt.NDArray[np.int64]
+    positions_evaluated: npt.NDArray[np.int64]
+
+    @property
+    def probabilities(self) -> npt.NDArray[np.float64]:
+        """Sigmoid (binary) or softmax (multiclass) of ``scores``, as LightGBM's predict."""
+        if self.scores.ndim == 1:
+            return 1.0 / (1.0 + np.exp(-self.scores))
+        z = np.exp(self.scores - self.scores.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class QWYCResult(MethodResult):
+    """Outcome of :meth:`QWYC.fit` (scipy-style result object).
+
+    Attributes
+    ----------
+    status : Status
+        ``SUCCESS``: a plan was found; ``TRIVIAL``: the held-out correction allows no early exit
+        (``lambda_`` is infinite, every row evaluates every tree: the plan is the full model).
+    success : bool
+        ``status is Status.SUCCESS``.
+    message : str
+    alpha : float
+        The disagreement target.
+    lambda_ : float
+        The conformal shift (0 without held-out rows).
+    calibration_disagreement, holdout_disagreement : float
+        Share of calibration (held-out) rows whose early-exit label differs from the full model's;
+        with ``holdout="crossfit"`` the held-out share is that of all calibration rows, each under
+        the shifted plan of the folds that did not contain it.
+    mean_trees_evaluated : float
+        Mean trees evaluated per calibration row.
+    """
+
+    alpha: float
+    lambda_: float
+    calibration_disagreement: float
+    holdout_disagreement: float
+    mean_trees_evaluated: float
