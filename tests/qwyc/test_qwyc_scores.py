@@ -10,6 +10,7 @@ from sklearn.metrics import log_loss, roc_auc_score
 
 from budget_extras.qwyc import _scores
 from budget_extras.qwyc._estimator import QWYC
+from budget_extras.qwyc._format import read_qwyc_plan
 
 N_ITER = 200
 
@@ -152,6 +153,10 @@ def test_model_file_carries_the_maps(case, tmp_path):
     # the fork's native early exit returns the calibrated scores, bit for bit
     native = lgb.Booster(model_file=str(path)).predict(Xt, raw_score=True, pred_early_stop=True)
     np.testing.assert_array_equal(native, qc.predict(Xt).scores)
+    # a plan read from the file applies its maps to the model it was made for
+    from_plan = QWYC.from_plan(qc.booster_, read_qwyc_plan(path.read_text()))
+    assert from_plan.scores_ == "calibrated"
+    np.testing.assert_array_equal(from_plan.predict(Xt).scores, qc.predict(Xt).scores)
     # partial scores keep the version-1 plan
     qp.save_model(tmp_path / "p.txt")
     assert "qwyc_version=1\n" in (tmp_path / "p.txt").read_text()
