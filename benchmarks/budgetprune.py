@@ -39,7 +39,8 @@ import scipy
 
 from budget_extras.budgetprune import PruneProblem, _solver, build_problem, lp_highs, solve_primal_dual
 from budget_extras.budgetprune._baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
-from budget_extras.budgetprune._estimator import leaf_nodes, prepare, pruned_leaf_map, raw_from_leaves
+from budget_extras.budgetprune._leaves import leaf_nodes, pruned_leaf_map, raw_from_leaves
+from budget_extras.budgetprune._setup import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 

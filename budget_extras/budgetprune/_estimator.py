@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,216 +18,17 @@ from ..core._report import CostReport, cost_report
 from ..core._status import Status, fits_budget
 from ..core._validation import check_booster
 from ._error_terms import (
-    forest_error,
     gbdt_surrogate_error,
-    inbag_counts,
     mean_loss,
     objective_name,
-    subtree_sum,
-    train_counts,
 )
-from ._problem import PruneProblem, build_problem
+from ._leaves import leaf_nodes, pruned_leaf_map, raw_from_leaves
+from ._problem import PruneProblem
 from ._scoring import constant_raw, resolve_scoring
+from ._setup import BudgetPruneSetup, Progress, prepare
 from ._solver import PruneResult, solve_primal_dual
 
-__all__ = [
-    "BudgetPrune",
-    "BudgetPruneSetup",
-    "leaf_nodes",
-    "prepare",
-    "pruned_leaf_map",
-    "raw_from_leaves",
-    "resolve_costs",
-]
-
-_ERROR_SOURCES = ("train", "inbag", "oob")
-
-
-def resolve_costs(
-    costs: Any, feature_names: tuple[str, ...], n_features: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-feature group, per-group acquisition cost and per-feature split cost.
-
-    Parameters
-    ----------
-    costs : FeatureCosts, array-like, dict, pandas.Series, CSV path or None
-        Through the core's one cost input (:func:`budget_extras.core.as_feature_costs`;
-        ``None``: every feature costs 1). The acquisition units ``unit``/``unit_cost`` (groups
-        bought once per row) and the per-split cost ``split`` enter the program; ``coupled``
-        and ``tree`` costs do not depend on the pruning's per-row choices and are not part of it.
-    feature_names : tuple of str
-    n_features : int
-
-    Returns
-    -------
-    feature_group : ndarray of int64, shape (n_features,)
-    group_cost : ndarray of float64, shape (n_groups,)
-    split_cost : ndarray of float64, shape (n_features,)
-    """
-    fc = as_feature_costs(
-        costs, n_features=n_features, feature_names=feature_names or None, owner="BudgetPrune"
-    )
-    split_cost = np.broadcast_to(np.asarray(fc.split, dtype=np.float64), (n_features,)).copy()
-    return np.asarray(fc.unit, dtype=np.int64), np.asarray(fc.unit_cost, dtype=np.float64), split_cost
-
-
-@dataclass(frozen=True)
-class BudgetPruneSetup:
-    """Everything derived from a model, data and costs, reused across lambdas.
-
-    Attributes
-    ----------
-    ensemble : TreeEnsemble
-        The model (the core's representation: global node ids in pre-order).
-    booster : lightgbm.Booster
-        The same model in LightGBM, which routes rows (``pred_leaf``).
-    problem : PruneProblem
-    valid_leaves : ndarray of int64, shape (n_valid, n_trees)
-    counts : ndarray of float64, shape (n_nodes, 2) or None
-        Class counts per node (random forests).
-    """
-
-    ensemble: TreeEnsemble
-    booster: Any
-    problem: PruneProblem
-    valid_leaves: np.ndarray
-    counts: np.ndarray | None
-    train_leaves: np.ndarray | None = None
-    y_train: np.ndarray | None = None
-
-
-def prepare(
-    model: Any,
-    X_train: Any,
-    y_train: Any,
-    X_valid: Any,
-    costs: Any = None,
-    *,
-    error_source: str = "train",
-    error: str = "misclassification",
-    eval_cost: bool = False,
-    arg_names: tuple[str, str, str] = ("X_train", "y_train", "X_valid"),
-) -> BudgetPruneSetup:
-    """Build BudgetPrune's program for a LightGBM model (see :class:`BudgetPrune`).
-
-    ``arg_names`` are the names of the rows, labels and validation rows in error messages.
-    """
-    if error_source not in _ERROR_SOURCES:
-        raise ValueError(
-            f"The 'error_source' parameter must be one of {_ERROR_SOURCES}. Got {error_source!r} instead."
-        )
-    booster = check_booster(model, owner="BudgetPrune.fit")
-    forest = TreeEnsemble.from_booster(booster)
-    x_name, y_name, v_name = arg_names
-    X_train = forest.check_X(X_train, name=x_name)
-    X_valid = forest.check_X(X_valid, name=v_name)
-    y = _labels_iv(forest, y_train, n_rows=X_train.shape[0], name=y_name, x_name=x_name)
-    counts = None
-    if error not in ("misclassification", "loss"):
-        raise ValueError(
-            f"The 'error' parameter must be 'misclassification' or 'loss'. Got {error!r} instead."
-        )
-    if forest.average_output:
-        if error_source == "inbag":
-            counts = inbag_counts(forest, y)
-        else:
-            tr = leaf_nodes(forest, booster, X_train)
-            if tr.shape[0] != y.shape[0]:
-                raise ValueError(f"X_train has {tr.shape[0]} rows but y_train has {y.shape[0]}.")
-            counts = train_counts(forest, tr, y)
-            if error_source == "oob":
-                inbag = inbag_counts(forest, y)
-                counts = counts - inbag
-                if np.any(counts < -0.5):
-                    raise ValueError(
-                        "error_source='oob' needs X_train/y_train to be the training set of the forest: "
-                        "some node has more in-bag rows than rows passed."
-                    )
-        node_error = forest_error(forest, counts)
-        if error == "loss":
-            if error_source != "train":
-                raise ValueError("error='loss' uses the training rows passed: it needs error_source='train'.")
-            node_error = gbdt_surrogate_error(forest, booster, X_train, y, tr)
-    else:
-        if error_source != "train":
-            raise ValueError(
-                "For boosted models only error_source='train' is available (GBDT surrogate error)."
-            )
-        tr = leaf_nodes(forest, booster, X_train)
-        node_error = gbdt_surrogate_error(forest, booster, X_train, y, tr)
-    valid = leaf_nodes(forest, booster, X_valid)
-    feature_group, group_cost, split_cost = resolve_costs(costs, forest.feature_names, forest.n_features)
-    node_group = np.where(forest.feature >= 0, feature_group[np.maximum(forest.feature, 0)], -1)
-    node_eval = None
-    if eval_cost:
-        reach = subtree_sum(forest.parent, np.bincount(valid.ravel(), minlength=forest.n_nodes))
-        path = np.zeros(forest.n_nodes)
-        for h in range(forest.n_nodes):
-            p = forest.parent[h]
-            if p >= 0:
-                path[h] = path[p] + split_cost[forest.feature[p]]
-        node_eval = reach * path / max(valid.shape[0], 1)
-    problem = build_problem(
-        tree_offset=forest.tree_offset,
-        parent=forest.parent,
-        node_group=node_group,
-        node_error=node_error,
-        leaf_nodes=valid,
-        group_cost=group_cost,
-        node_eval=node_eval,
-    )
-    return BudgetPruneSetup(
-        ensemble=forest,
-        booster=booster,
-        problem=problem,
-        valid_leaves=valid,
-        counts=counts,
-        train_leaves=None if forest.average_output and error_source == "inbag" else tr,
-        y_train=y,
-    )
-
-
-_PROGRESS_AFTER_S = 2.0  # progress=None: show a bar once a fit has run this long (or on a TTY)
-
-
-class _Progress:
-    """One tqdm bar per fit, over dual iterations, created lazily.
-
-    ``enabled``: True (always), False (never) or None (auto: at once when stderr is a terminal,
-    otherwise as soon as the fit has run ``_PROGRESS_AFTER_S`` seconds).
-    """
-
-    def __init__(self, enabled: bool | None, desc: str) -> None:
-        import sys
-        import time
-
-        self.enabled, self.desc, self.bar = enabled, desc, None
-        self.t0 = time.perf_counter()
-        self.tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
-        self.count = 0
-
-    def tick(self, **postfix: Any) -> None:
-        import time
-
-        self.count += 1
-        if self.bar is None and self.enabled is not False:
-            late = time.perf_counter() - self.t0 > _PROGRESS_AFTER_S
-            if self.enabled or self.tty or late:
-                from tqdm.auto import tqdm
-
-                # not a terminal (a log file): refresh at most every 5 s
-                self.bar = tqdm(
-                    desc=self.desc, unit="it", leave=False, initial=self.count - 1,
-                    mininterval=0.1 if self.tty else 5.0,
-                )
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix(postfix, refresh=False)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
+__all__ = ["BudgetPrune"]
 
 
 class BudgetPrune(BaseEstimator):
@@ -484,7 +285,7 @@ class BudgetPrune(BaseEstimator):
         self.path_: list[tuple[float, float, float, int]] = []
         self.search_: list[dict[str, Any]] = []
         self._scoring_setup(setup, X, y, X_valid, y_valid)
-        self._bar = _Progress(self.progress, "BudgetPrune")
+        self._bar = Progress(self.progress, "BudgetPrune")
         self._capped: list[float] = []
         try:
             if self.lam is not None:
@@ -819,96 +620,6 @@ class BudgetPrune(BaseEstimator):
         return out / np.maximum(out.sum(axis=1, keepdims=True), 1e-300)
 
 
-def _labels_iv(
-    forest: TreeEnsemble, y_train: Any, *, n_rows: int, name: str = "y_train", x_name: str = "X_train"
-) -> np.ndarray:
-    """``y_train`` as float64, checked against the rows and the model's classes."""
-    y = np.asarray(y_train)
-    if y.ndim != 1:
-        raise ValueError(f"The {name!r} argument must be one-dimensional. Got shape {y.shape} instead.")
-    if y.shape[0] != n_rows:
-        raise ValueError(
-            f"The {name!r} argument must have one label per row of {x_name} ({n_rows}). Got {y.shape[0]}."
-        )
-    if y.dtype == bool:
-        y = y.astype(np.float64)
-    if not np.issubdtype(y.dtype, np.number):
-        raise ValueError(
-            f"The {name!r} argument must hold numeric labels as the model was trained on them "
-            f"(0/1 or class indices). Got dtype {y.dtype} (e.g. {y[:3].tolist()!r})."
-        )
-    y = y.astype(np.float64)
-    if not np.all(np.isfinite(y)):
-        i = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise ValueError(f"The {name!r} argument must be finite. Got {float(y[i])!r} at position {i}.")
-    objective = objective_name(forest)
-    if objective in ("binary", "multiclass", "multiclassova"):
-        n_classes = 2 if objective == "binary" else forest.num_tree_per_iteration
-        bad = (y != np.round(y)) | (y < 0) | (y >= n_classes)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"The {name!r} argument must hold the model's classes 0..{n_classes - 1} "
-                f"(objective {objective!r}). Got {float(y[i])!r} at position {i}."
-            )
-    return y
-
-
 def _finite_nonneg(value: Any) -> bool:
     numeric = isinstance(value, int | float | np.integer | np.floating)
     return numeric and bool(np.isfinite(value) and value >= 0)
-
-
-def raw_from_leaves(forest: TreeEnsemble, leaves: np.ndarray) -> np.ndarray:
-    """Raw scores from the (pruned) leaf of every row in every tree.
-
-    As ``Booster.predict(raw_score=True)``: the sum of the trees' outputs per class, also for
-    random forests (LightGBM averages a forest's outputs only when it transforms them).
-    """
-    vals = forest.value[leaves]
-    k = forest.num_tree_per_iteration
-    if k == 1:
-        return vals.sum(axis=1)
-    return np.stack([vals[:, forest.tree_class == c].sum(axis=1) for c in range(k)], axis=1)
-
-
-def leaf_nodes(forest: TreeEnsemble, booster: Any, X: Any) -> np.ndarray:
-    """Global leaf node reached by every row in every tree, routed by LightGBM itself.
-
-    ``booster.predict(X, pred_leaf=True)`` gives LightGBM's leaf id per tree; the core's
-    ``leaf_index`` maps it to the global node id, so missing values and categorical splits
-    follow LightGBM's semantics by construction.
-
-    Parameters
-    ----------
-    forest : TreeEnsemble
-        The model ``booster`` holds.
-    booster : lightgbm.Booster
-    X : array-like of shape (n_rows, n_features)
-
-    Returns
-    -------
-    ndarray of int64, shape (n_rows, n_trees)
-    """
-    X = forest.check_X(X)
-    leaf = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
-    if leaf.ndim == 1:
-        leaf = leaf[:, None]
-    leaves = np.flatnonzero(forest.is_leaf)
-    tree = forest.node_tree[leaves]
-    width = int(np.bincount(tree, minlength=forest.n_trees).max(initial=1))
-    table = np.full((forest.n_trees, width), -1, dtype=np.int64)
-    table[tree, forest.leaf_index[leaves]] = leaves
-    return table[np.arange(forest.n_trees)[None, :], leaf]
-
-
-def pruned_leaf_map(forest: TreeEnsemble, collapsed: np.ndarray) -> np.ndarray:
-    """Map every node to the node that is its leaf after collapsing ``collapsed`` (itself if none).
-
-    A node inside the subtree of a collapsed node maps to its top-most collapsed ancestor.
-    """
-    target = np.arange(forest.n_nodes, dtype=np.int64)
-    # deepest first, so that an enclosing collapsed subtree (smaller pre-order index) wins
-    for c in np.unique(np.asarray(collapsed, dtype=np.int64))[::-1]:
-        target[c : forest.subtree_end[c]] = c
-    return target

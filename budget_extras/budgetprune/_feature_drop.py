@@ -49,6 +49,7 @@ from ._drop_refit import (
 )
 from ._error_terms import mean_loss
 from ._scoring import constant_raw, resolve_scoring
+from ._setup import labels_iv
 
 __all__ = ["ADD_BACK_REFITS", "SEARCH_ROWS", "FeatureDropRefit", "FeatureDropResult"]
 
@@ -206,7 +207,6 @@ class FeatureDropRefit(BaseEstimator):
     # ------------------------------------------------------------------ fit
 
     def _setup(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
-        from ._estimator import _labels_iv
 
         if self.model is None:
             raise ValueError("FeatureDropRefit needs the model: FeatureDropRefit(model, budget=..., costs=...).")
@@ -224,13 +224,13 @@ class FeatureDropRefit(BaseEstimator):
         self._spec = RefitSpec(ens)
         self._ens = ens
         self._X_all = prepare_rows(ens, X, name="X")
-        self._y_all = _labels_iv(ens, y, n_rows=self._X_all.shape[1], name="y", x_name="X")
+        self._y_all = labels_iv(ens, y, n_rows=self._X_all.shape[1], name="y", x_name="X")
         self._Xt, self._yt = self._X_all, self._y_all
         if self._y_all.size > SEARCH_ROWS:  # the search refits on a sample, the returned model on all rows
             rows = np.sort(np.random.default_rng(0).choice(self._y_all.size, SEARCH_ROWS, replace=False))
             self._Xt, self._yt = np.ascontiguousarray(self._X_all[:, rows]), self._y_all[rows]
         self._Xv = prepare_rows(ens, X_valid, name="X_valid")
-        self._yv = _labels_iv(ens, y_valid, n_rows=self._Xv.shape[1], name="y_valid", x_name="X_valid")
+        self._yv = labels_iv(ens, y_valid, n_rows=self._Xv.shape[1], name="y_valid", x_name="X_valid")
         self.costs_: FeatureCosts = as_feature_costs(
             self.costs, n_features=ens.n_features, feature_names=ens.feature_names or None,
             owner="FeatureDropRefit",

@@ -350,7 +350,7 @@ def test_method_cost_inputs_refuse_a_feature_named_twice():
     import pandas as pd
 
     from budget_extras import train_to_budget
-    from budget_extras.budgetprune._estimator import resolve_costs
+    from budget_extras.budgetprune._setup import resolve_costs
     from budget_extras.cstc._features import _costs_iv
 
     twice = pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"])

@@ -9,7 +9,7 @@ import pytest
 
 from budget_extras import BudgetPrune, FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.budgetprune._error_terms import inbag_counts, train_counts
-from budget_extras.budgetprune._estimator import leaf_nodes
+from budget_extras.budgetprune._leaves import leaf_nodes
 from budget_extras.cli._main import main
 
 

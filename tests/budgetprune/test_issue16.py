@@ -8,9 +8,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from budget_extras import BudgetPrune, Status
-from budget_extras.budgetprune import _estimator as est_mod
+from budget_extras.budgetprune import _setup as setup_mod
 from budget_extras.budgetprune._error_terms import gbdt_surrogate_error, mean_loss
-from budget_extras.budgetprune._estimator import pruned_leaf_map, raw_from_leaves
+from budget_extras.budgetprune._leaves import pruned_leaf_map, raw_from_leaves
 
 COSTS = [5.0, 1.0, 1.0, 1.0, 1.0]
 
@@ -100,6 +100,6 @@ def test_progress_bar_shown_when_asked_or_when_slow_and_not_when_off(imbalanced,
     assert "BudgetPrune" not in capsys.readouterr().err
     BudgetPrune(model, progress=True, **kw).fit(X, y)
     assert "BudgetPrune" in capsys.readouterr().err
-    monkeypatch.setattr(est_mod, "_PROGRESS_AFTER_S", -1.0)  # auto: as if the fit ran past 2 s
+    monkeypatch.setattr(setup_mod, "_PROGRESS_AFTER_S", -1.0)  # auto: as if the fit ran past 2 s
     BudgetPrune(model, progress=None, **kw).fit(X, y)
     assert "BudgetPrune" in capsys.readouterr().err
