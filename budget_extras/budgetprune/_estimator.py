@@ -22,6 +22,7 @@ from ._error_terms import (
     mean_loss,
     objective_name,
 )
+from ._feature_drop import FeatureDropRefit
 from ._leaves import leaf_nodes, pruned_leaf_map, raw_from_leaves
 from ._problem import PruneProblem
 from ._scoring import constant_raw, resolve_scoring
@@ -234,8 +235,6 @@ class BudgetPrune(BaseEstimator):
 
     def _fit_drop_refit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
         """Fit with ``method_ == "drop_refit"``: a :class:`FeatureDropRefit` does the work."""
-        from ._feature_drop import FeatureDropRefit
-
         fdr = FeatureDropRefit(self.model, budget=self.budget, costs=self.costs, scoring=self.scoring)
         fdr.fit(X, y, X_valid=X_valid, y_valid=y_valid)
         self.method_ = "drop_refit"
