@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ..core._ensemble import TreeEnsemble
-from ..core._export import _preorder_leaf_ids
+from ..core._export import _preorder_leaf_ids, kept_layout
 from ..core._predict import K_ZERO_THRESHOLD
 from ..core._report import bits_to_bool
 from ..core._routing import routing_tables
@@ -610,18 +610,8 @@ def forced_ensemble(
         return np.where(c >= 0, old_to_new[redirect[np.maximum(c, 0)]], -1)
 
     node_tree = ensemble.node_tree[kept]
-    tree_offset = np.zeros(ensemble.n_trees + 1, dtype=np.int64)
-    np.cumsum(np.bincount(node_tree, minlength=ensemble.n_trees), out=tree_offset[1:])
     is_cat = ensemble.is_categorical[kept]
-    lens = np.diff(ensemble.cat_offsets)[kept] * is_cat
-    starts = ensemble.cat_offsets[:-1][kept]
-    cat_values = (
-        np.concatenate([ensemble.cat_values[s : s + k] for s, k in zip(starts[is_cat], lens[is_cat], strict=True)])
-        if is_cat.any()
-        else np.zeros(0, dtype=np.int32)
-    )
-    cat_offsets = np.zeros(kept.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=cat_offsets[1:])
+    tree_offset, cat_offsets, cat_values = kept_layout(ensemble, kept, node_tree, is_cat)
     vals = np.asarray(ensemble.value if value is None else value, dtype=np.float64)[kept]
     cnt = ensemble.count[kept].astype(np.int64)
     wgt = ensemble.weight[kept].astype(np.float64)

@@ -27,6 +27,28 @@ def _preorder_leaf_ids(ens: EnsembleArrays, is_leaf: np.ndarray, node_tree: np.n
     return out
 
 
+def kept_layout(
+    ens: EnsembleArrays, kept: np.ndarray, node_tree: np.ndarray, is_cat: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tree_offset``, ``cat_offsets`` and ``cat_values`` of an ensemble reduced to the nodes ``kept``.
+
+    ``kept`` are old node indices in increasing order, ``node_tree`` their trees, ``is_cat`` which
+    of them keep a categorical split (their category lists are carried over, in order).
+    """
+    tree_offset = np.zeros(ens.n_trees + 1, dtype=np.int64)
+    np.cumsum(np.bincount(node_tree, minlength=ens.n_trees), out=tree_offset[1:])
+    lens = np.diff(ens.cat_offsets)[kept] * is_cat
+    starts = ens.cat_offsets[:-1][kept]
+    cat_values = (
+        np.concatenate([ens.cat_values[s : s + k] for s, k in zip(starts[is_cat], lens[is_cat], strict=True)])
+        if is_cat.any()
+        else np.zeros(0, dtype=np.int32)
+    )
+    cat_offsets = np.zeros(kept.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=cat_offsets[1:])
+    return tree_offset, cat_offsets, cat_values
+
+
 def collapse(ens: _E, nodes: Any) -> _E:
     """Return a new ensemble where each listed internal node becomes a leaf.
 
@@ -80,18 +102,8 @@ def collapse(ens: _E, nodes: Any) -> _E:
     leaf_index = np.where(is_leaf, ens.leaf_index[kept], -1).astype(np.int64)
     renum = _preorder_leaf_ids(ens, is_leaf, node_tree)
     leaf_index = np.where(changed_trees[node_tree] & is_leaf, renum, leaf_index)
-    tree_offset = np.zeros(ens.n_trees + 1, dtype=np.int64)
-    np.cumsum(np.bincount(node_tree, minlength=ens.n_trees), out=tree_offset[1:])
     is_cat = ens.is_categorical[kept] & ~is_leaf
-    lens = np.diff(ens.cat_offsets)[kept] * is_cat
-    starts = ens.cat_offsets[:-1][kept]
-    cat_values = (
-        np.concatenate([ens.cat_values[s : s + k] for s, k in zip(starts[is_cat], lens[is_cat], strict=True)])
-        if is_cat.any()
-        else np.zeros(0, dtype=np.int32)
-    )
-    cat_offsets = np.zeros(kept.size + 1, dtype=np.int64)
-    np.cumsum(lens, out=cat_offsets[1:])
+    tree_offset, cat_offsets, cat_values = kept_layout(ens, kept, node_tree, is_cat)
     return ens.replace(
         left_child=remap(ens.left_child),
         right_child=remap(ens.right_child),
