@@ -521,9 +521,9 @@ class FeatureDropRefit(BaseEstimator):
         ndarray of float64, shape (n_rows, n_classes)
         """
         check_is_fitted(self)
-        p = np.asarray(self.booster_.predict(self.ensemble_.check_X(X)), dtype=np.float64)
         if self._is_regression():
             raise ValueError("predict_proba needs a classifier; this model is a regression.")
+        p = np.asarray(self.booster_.predict(self.ensemble_.check_X(X)), dtype=np.float64)
         return np.stack([1 - p, p], axis=1) if p.ndim == 1 else p
 
     def predict(self, X: Any) -> np.ndarray:
