@@ -132,7 +132,8 @@ class QWYC(BaseEstimator):
         Disagreement budget of the base thresholds fit on the order rows (default:
         ``alpha``). The held-out correction then targets ``alpha``.
     n_folds : int, default=5
-        Folds of ``holdout="crossfit"`` (at least 2; unused otherwise).
+        Folds of ``holdout="crossfit"`` (an integer >= 2, checked with ``holdout="crossfit"``
+        only; unused and not checked otherwise).
     shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
         Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
         ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
@@ -344,8 +345,13 @@ class QWYC(BaseEstimator):
                 f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
                 f"scales. Got {self.shift!r} instead."
             )
-        if isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2:
-            raise ValueError(f"The 'n_folds' parameter of QWYC must be an integer >= 2. Got {self.n_folds!r} instead.")
+        if self.holdout == _CROSSFIT and (
+            isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2
+        ):  # only the cross-fitted correction uses n_folds
+            raise ValueError(
+                f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={_CROSSFIT!r}. "
+                f"Got {self.n_folds!r} instead."
+            )
         if self.scores not in _SCORES:
             raise ValueError(f"The 'scores' parameter of QWYC must be one of {_SCORES}. Got {self.scores!r} instead.")
 
