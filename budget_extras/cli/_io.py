@@ -106,40 +106,64 @@ class AtomicOutputs:
     """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, str]] = []
+        self._pending: list[tuple[str, str, str]] = []
 
-    def path(self, final: str | os.PathLike[str]) -> str:
+    def path(self, final: str | os.PathLike[str], option: str = "output") -> str:
         """Return a temporary path in ``final``'s directory to write ``final``'s content to.
 
         Parameters
         ----------
         final : str or os.PathLike
             The output file that :class:`AtomicOutputs` moves into place on success.
+        option : str, default "output"
+            The command-line option that named ``final``: errors name it and ``final``, never
+            the temporary file.
+
+        Raises
+        ------
+        CLIError
+            If no file can be created in ``final``'s directory.
         """
         final = os.fspath(final)
         directory = os.path.dirname(os.path.abspath(final))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(final)}.", suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(final)}.", suffix=".tmp")
+        except OSError as exc:
+            raise CLIError(f"{option} {final!r}: cannot write in {directory!r}: {_describe_os(exc)}") from exc
         os.close(fd)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        self._pending.append((tmp, final))
+        self._pending.append((tmp, final, option))
         return tmp
 
     def commit(self) -> None:
         """Rename every temporary file onto its final path."""
         pending, self._pending = self._pending, []
-        for tmp, final in pending:
-            os.replace(tmp, final)
+        for i, (tmp, final, option) in enumerate(pending):
+            try:
+                os.replace(tmp, final)
+            except OSError as exc:
+                self._pending = pending[i:]  # discarded by __exit__
+                raise CLIError(f"{option} {final!r}: cannot write: {_describe_os(exc)}") from exc
 
     def discard(self) -> None:
         """Remove every temporary file not yet committed."""
         pending, self._pending = self._pending, []
-        for tmp, _ in pending:
+        for tmp, _, _ in pending:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+    def _named(self, exc: BaseException) -> CLIError | None:
+        """Return ``exc`` as a CLIError naming the option and the path given, if it is about a temporary file."""
+        if not isinstance(exc, OSError):
+            return None
+        for tmp, final, option in self._pending:
+            if exc.filename is not None and os.fspath(exc.filename) == tmp:
+                return CLIError(f"{option} {final!r}: cannot write: {_describe_os(exc)}")
+        return None
 
     def __enter__(self) -> AtomicOutputs:
         return self
@@ -155,8 +179,16 @@ class AtomicOutputs:
                 self.commit()
             finally:
                 self.discard()
-        else:
-            self.discard()
+            return
+        named = None if exc is None else self._named(exc)
+        self.discard()
+        if named is not None:
+            raise named from exc
+
+
+def _describe_os(exc: OSError) -> str:
+    """Return an OSError's reason without the file name (the caller names the path the user gave)."""
+    return exc.strerror or type(exc).__name__
 
 
 def recorded_costs(ensemble: Any) -> Any:

@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     rep = cost_report(ens, X, costs, n_trees=args.n_trees)
     with AtomicOutputs() as out:
         if args.per_row is not None:
-            rep.to_frame().to_csv(out.path(args.per_row))
+            rep.to_frame().to_csv(out.path(args.per_row, "--per-row"))
         if args.plot is not None:
             from ..plotting import plot_cost_report
 

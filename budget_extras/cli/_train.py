@@ -229,9 +229,9 @@ def run(args: argparse.Namespace) -> int:
             ],
         }
     with AtomicOutputs() as out:
-        booster.save_model(out.path(args.output))
+        booster.save_model(out.path(args.output, "-o/--output"))
         if rep is not None:
-            Path(out.path(args.json)).write_text(json.dumps(rep, indent=1))
+            Path(out.path(args.json, "--json")).write_text(json.dumps(rep, indent=1))
         if args.plot is not None:
             from ..plotting import plot_frontier
 
