@@ -21,7 +21,7 @@ from ..core._validation import check_booster, check_model_text
 from . import _kernels as core
 from . import _multiclass as multi
 from . import _scores
-from ._format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
+from ._format import QWYCPlan, lf_lines, original_model_text, read_qwyc_plan, write_qwyc_plan
 from ._plans import critical, exit_labels, full_labels
 from ._results import QWYCPrediction, QWYCResult
 
@@ -278,7 +278,7 @@ class QWYC(BaseEstimator):
         return self._per_leaf(self.ensemble_.depth)
 
     def _load(self, model: Any) -> str:
-        text = check_model_text(model)
+        text = lf_lines(check_model_text(model))
         if read_qwyc_plan(text) is not None:
             text = original_model_text(text)
         if "average_output" in text.split("Tree=", 1)[0].split("\n"):
@@ -835,6 +835,7 @@ class QWYC(BaseEstimator):
         -------
         QWYC
         """
+        text = lf_lines(text)
         plan = read_qwyc_plan(text)
         if plan is None:
             raise ValueError("The model text has no QWYC plan (no 'qwyc_version' line in its header).")
