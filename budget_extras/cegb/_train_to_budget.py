@@ -137,6 +137,9 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         base["verbosity"] = -1
     extra: list[float] = []
     if kw["budgets"] is not None:
+        if isinstance(kw["budgets"], (str, bytes, bytearray)):  # iterating would read '13' as budgets 1 and 3
+            raise ValueError(f"The 'budgets' argument must be a sequence of numbers >= 0, not a string. "
+                             f"Got {kw['budgets']!r}.")
         try:
             extra = [float(v) for v in kw["budgets"]]
         except (TypeError, ValueError, OverflowError) as exc:
@@ -148,7 +151,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
     ks: list[int] | None = None
     if kw["k_grid"] is not None:
         grid = kw["k_grid"]
-        if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        if isinstance(grid, (str, bytes, bytearray)) or not isinstance(grid, Iterable):
             raise TypeError(f"The 'k_grid' argument must be a sequence of integers >= 1. Got {grid!r}.")
         grid = list(grid)
         if any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in grid):
@@ -192,7 +195,7 @@ def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
     bad = f"The 'num_leaves_grid' argument must be 'auto', a sequence of int or None. Got {grid!r}."
     if grid is None:
         return []
-    if isinstance(grid, str):
+    if isinstance(grid, (str, bytes, bytearray)):
         if grid != "auto":
             raise ValueError(bad)
         user = next((params[k] for k in sorted(param_aliases("num_leaves")) if k in params), 31)

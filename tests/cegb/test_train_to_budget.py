@@ -262,6 +262,14 @@ def test_budgets_errors(data, bad):
         run(data, 3.0, budgets=bad)
 
 
+@pytest.mark.parametrize(("arg", "text"), [("budgets", "13"), ("budgets", b"13"), ("num_leaves_grid", b"13"),
+                                           ("k_grid", "13"), ("k_grid", b"13")])
+def test_a_string_is_not_a_sequence_argument(data, arg, text):
+    """A string would be read character by character ('13': the budgets 1 and 3)."""
+    with pytest.raises((ValueError, TypeError), match=f"'{arg}'"):
+        run(data, 3.0, **{arg: text})
+
+
 # ---------------------------------------------------------------- smaller-trees refits
 def test_smaller_trees_refit_the_best_candidate_at_each_budget(data, multi):
     refits = [(c, b) for c, b in zip(multi.frontier, multi.boosters, strict=True) if "num_leaves" in c.params]
