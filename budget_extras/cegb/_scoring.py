@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,7 +103,8 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
     Raises
     ------
     ValueError
-        If ``scoring`` is an unknown scorer name.
+        If ``scoring`` is an unknown scorer name; when scoring, if the scorer fails on the
+        predictions or returns NaN.
     TypeError
         If ``scoring`` is neither None, a string nor callable.
     """
@@ -115,16 +117,22 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
         return _Classifier(booster, kind, n_classes)
 
     name, score = resolve_scoring_core(scoring, owner="train_to_budget", default=_DEFAULTS[kind], view=view)
-    if scoring is None:
-        return name, score
 
     def named(booster: Any, X: Any, y: Any) -> float:
         try:
-            return score(booster, X, y)
+            value = score(booster, X, y)
         except (ValueError, TypeError) as exc:  # e.g. "accuracy" of a regression: name the argument
+            if scoring is None:
+                raise
             raise ValueError(
                 f"The 'scoring' argument {name!r} of train_to_budget failed on a {kind} model's "
                 f"validation predictions: {exc}"
             ) from exc
+        if math.isnan(value):  # NaN compares false with every score: the choice would be arbitrary
+            raise ValueError(
+                f"The 'scoring' argument {name!r} of train_to_budget must return a number. Got NaN on a "
+                f"{kind} model's validation predictions."
+            )
+        return value
 
     return name, named

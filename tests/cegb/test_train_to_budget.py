@@ -118,6 +118,16 @@ def test_scoring_names_and_callables(data):
     assert r2.score < 0 and r2.scoring == "neg_log_loss"
 
 
+def test_a_scorer_that_returns_nan_is_refused(data):
+    """NaN compares false with every score: the choice among candidates would be arbitrary."""
+    def nan_for_constant(est, X, y):
+        return float("nan") if np.ptp(est.predict(X)) == 0 else 0.5
+
+    for scorer in (lambda est, X, y: float("nan"), nan_for_constant):
+        with pytest.raises(ValueError, match="'scoring' argument .* must return a number. Got NaN"):
+            run(data, 1.5, scoring=scorer, n_bisect=0)
+
+
 def test_upstream_knobs_only(data, monkeypatch):
     monkeypatch.setattr(ttb, "is_fork", lambda: False)
     seen = []
