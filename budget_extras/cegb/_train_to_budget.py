@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -169,6 +170,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
             "The 'search' argument 'fast' needs the lightgbm-cegb fork (its cegb_budget parameter); "
             f"the imported lightgbm is {lgb.__version__}. Use search='full'."
         )
+    _warn_unused(kw)
     limit = kw["time_limit"]
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not _float(limit) > 0):
         raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
@@ -189,6 +191,30 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         search=str(kw["search"]),
     )
     return opts, Xv, yv
+
+
+#: The options only ``search="full"`` reads.
+_FULL_ONLY = ("k_grid", "n_tradeoffs", "n_bisect", "greedy", "num_leaves_grid")
+
+
+def _warn_unused(kw: Mapping[str, Any]) -> None:
+    """Warn when ``search="fast"`` meets full-search options set to other than their defaults."""
+    if kw["search"] != "fast":
+        return
+    defaults = inspect.signature(train_to_budget).parameters
+    unused = [k for k in _FULL_ONLY if not _is_default(kw[k], defaults[k].default)]
+    if unused:
+        warnings.warn(
+            f"train_to_budget: search='fast' does not use {', '.join(repr(k) for k in unused)} "
+            "(options of search='full'); they are ignored.",
+            UserWarning, stacklevel=4,
+        )
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if default is None or isinstance(default, (bool, str)):
+        return value is default or (isinstance(value, (bool, str)) and value == default)
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value == default
 
 
 def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
@@ -433,7 +459,8 @@ def train_to_budget(
         per-row cost, with a falling tradeoff) and the largest top-k subset within the budget:
         about two trainings per budget, or one after proxies on large training sets
         (docs/train_to_budget.md has the table); ``k_grid``, ``n_tradeoffs``, ``n_bisect``,
-        ``greedy`` and ``num_leaves_grid`` are not used.
+        ``greedy`` and ``num_leaves_grid`` are not used (a UserWarning names those set to
+        other than their defaults).
 
     Returns
     -------
@@ -445,7 +472,8 @@ def train_to_budget(
     -----
     UserWarning
         If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
-        cheapest is returned), or if a limit cut the search (``LIMIT``).
+        cheapest is returned), if a limit cut the search (``LIMIT``), or if ``search="fast"``
+        meets options only the full search uses.
 
     Notes
     -----

@@ -128,3 +128,13 @@ def test_proxies_rank_and_only_the_best_is_trained_on_every_row(data):
     for b in budgets:
         assert r.best_at(b) is not None and r.best_at(b).cost <= b + 1e-9
     assert not r.chosen.proxy and r.chosen.rows == 1000
+
+
+def test_options_of_the_full_search_warn_that_fast_ignores_them(data):
+    with pytest.warns(UserWarning, match="does not use 'k_grid', 'greedy', 'num_leaves_grid'"):
+        run(data, 1.6, k_grid=[1, 2], greedy=False, num_leaves_grid=None)
+    with pytest.warns(UserWarning, match="does not use 'n_tradeoffs', 'n_bisect'"):
+        run(data, 1.6, n_tradeoffs=2, n_bisect=0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*does not use")  # the defaults, given or not, are silent
+        run(data, 1.6, n_tradeoffs=6, n_bisect=3, greedy=True, num_leaves_grid="auto", k_grid=None)
