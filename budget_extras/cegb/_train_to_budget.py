@@ -18,7 +18,7 @@ import pandas as pd
 from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
-from ..core._validation import align_columns
+from ..core._validation import _is_default_names, align_columns, column_names
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate
@@ -247,9 +247,21 @@ def _default_k_grid(n_used: int) -> list[int]:
 
 
 def _align_valid(Xv: Any, names: list[str]) -> Any:
-    """Return the validation columns in the training order: the package's one column rule."""
+    """Return the validation columns in the training order: the package's one column rule.
+
+    Warns when the training set names its features and ``Xv`` has no column names: its columns
+    are then read by position, which the names cannot check.
+    """
     if isinstance(Xv, pd.DataFrame):
         Xv = align_columns(Xv, names, name="valid_set")
+    if not _is_default_names(names) and column_names(Xv) is None:
+        shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+        warnings.warn(
+            f"train_to_budget: the training set names its features ({shown}) but the 'valid_set' "
+            "argument has no column names: its columns are matched by position. Pass a DataFrame "
+            "with the training names to match them by name.",
+            UserWarning, stacklevel=4,
+        )
     width = Xv.shape[1] if hasattr(Xv, "shape") and len(Xv.shape) == 2 else None
     if width is not None and width != len(names):
         raise ValueError(f"The 'valid_set' argument must have {len(names)} columns (as training). Got {width}.")

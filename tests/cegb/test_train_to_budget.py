@@ -362,6 +362,21 @@ def test_dataframe_valid_columns_matched_by_name(data):
     assert [(x.score, x.cost) for x in c.frontier] == [(x.score, x.cost) for x in a.frontier]
 
 
+def test_a_named_training_set_with_an_unnamed_valid_set_warns(data):
+    """Columns without names are read by position: a shuffled array would score silently wrong."""
+    Xt, yt, Xv, yv = data
+    names = [f"f{i}" for i in range(6)]
+    kw = dict(budget=3.0, costs=COSTS, num_boost_round=5, progress=False, greedy=False, n_bisect=0)
+    for unnamed in (Xv[:, ::-1], pd.DataFrame(Xv)):
+        with pytest.warns(UserWarning, match="'valid_set' argument has no column names.*by position"):
+            train_to_budget(PARAMS, lgb.Dataset(pd.DataFrame(Xt, columns=names), yt), valid_set=(unnamed, yv), **kw)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*no column names")  # names on both sides, or on neither
+        train_to_budget(PARAMS, lgb.Dataset(pd.DataFrame(Xt, columns=names), yt),
+                        valid_set=(pd.DataFrame(Xv, columns=names), yv), **kw)
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), valid_set=(Xv, yv), **kw)
+
+
 def test_n_jobs_gives_the_serial_candidates(data):
     kw = dict(n_bisect=1, k_grid=[1, 2, 3], greedy=True)
     serial, par = run(data, 3.0, **kw), run(data, 3.0, n_jobs=3, **kw)
