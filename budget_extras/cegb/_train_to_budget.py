@@ -18,7 +18,7 @@ import pandas as pd
 from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
-from ..core._validation import _is_default_names, align_columns, column_names
+from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate
@@ -115,8 +115,9 @@ def _valid_iv(valid_set: Any, kind: str) -> tuple[Any, np.ndarray]:
         raise ValueError(
             f"The 'valid_set' argument must have one label per row (>= 1 row). Got {n_rows} rows, {yv.shape[0]} labels."
         )
-    if yv.dtype.kind not in "biuf" or not np.all(np.isfinite(yv.astype(np.float64))):
-        raise ValueError("The 'valid_set' argument must have finite numeric labels. Got NaN, inf or non-numbers.")
+    if yv.dtype.kind not in "biuf":
+        raise ValueError(f"The 'valid_set' argument must have numeric labels. Got dtype {yv.dtype}.")
+    check_finite_labels(yv, name="valid_set", owner="train_to_budget")
     if kind != "regression" and np.unique(yv).size < 2:
         raise ValueError(
             f"The 'valid_set' argument must hold at least two classes to score a {kind} model. "
@@ -510,6 +511,8 @@ def _search(
         as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
+    if train_set.label is not None:  # before binning: LightGBM reads NaN labels as 0 and inf as 1e38
+        check_finite_labels(train_set.label, name="train_set", owner="train_to_budget")
     root = _construct(train_set, o.base)
     names = [str(n) for n in root.get_feature_name()]
     Xv = _align_valid(Xv, names)

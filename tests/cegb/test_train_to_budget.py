@@ -124,7 +124,7 @@ def test_a_scorer_that_returns_nan_is_refused(data):
         return float("nan") if np.ptp(est.predict(X)) == 0 else 0.5
 
     for scorer in (lambda est, X, y: float("nan"), nan_for_constant):
-        with pytest.raises(ValueError, match="'scoring' argument .* must return a number. Got NaN"):
+        with pytest.raises(ValueError, match=r"'scoring' argument .* must return a number\. Got NaN"):
             run(data, 1.5, scoring=scorer, n_bisect=0)
 
 
@@ -196,6 +196,17 @@ def test_errors_name_the_argument(data, change, exc, match):
     params, train_set = kw.pop("params"), kw.pop("train_set")
     with pytest.raises(exc, match=match):
         train_to_budget(params, train_set, **kw)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_training_labels_are_refused_with_their_count(data, bad):
+    Xt, yt, Xv, yv = data
+    y = yt.astype(float)
+    y[::10] = bad  # 40 of 400
+    kind = "NaN and 0 infinite" if np.isnan(bad) else "NaN and 40 infinite"
+    with pytest.raises(ValueError, match=rf"'train_set' argument of train_to_budget must hold finite labels\. "
+                                         rf"Got {0 if np.isinf(bad) else 40} {kind} of 400 labels"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, y), budget=3.0, valid_set=(Xv, yv), costs=COSTS, progress=False)
 
 
 def test_does_not_modify_inputs(data):
