@@ -340,7 +340,7 @@ def _refit_finalists(proxy: Search, full: Search, o: _Options) -> None:
 
 
 def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
-    full = [i for i, c in enumerate(frontier) if not c.proxy] or list(range(len(frontier)))
+    full = [i for i, c in enumerate(frontier) if not c.proxy]
     fits = [i for i in full if fits_budget(frontier[i].cost, budget)]
     if not fits:
         return min(full, key=lambda i: (frontier[i].cost, -frontier[i].score)), Status.INFEASIBLE
@@ -357,8 +357,7 @@ def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: 
     else:
         msg = f"{what} fits budget {budget:g}"
     if cut is not None:
-        proxy = " (trained on a row subsample: no full-size model was reached)" if c.proxy else ""
-        msg = f"search cut ({cut}): best so far{proxy}: {msg}"
+        msg = f"search cut ({cut}): best so far: {msg}"
     return msg
 
 
@@ -465,7 +464,9 @@ def train_to_budget(
     max_fits : int, optional
         Largest number of LightGBM trainings (proxies and selection fits included).
     time_limit : float, optional
-        Seconds after which no new training starts.
+        Seconds after which no new training starts. A search cut by either returns the best
+        model so far among those it may return (trained on every row, with the user's rounds),
+        with status ``LIMIT``; a ValueError if it was cut before the first of them.
     search : {"full", "fast"}, default "full"
         ``"full"``: every family above. ``"fast"`` (the fork only): two candidates per budget on
         every row, the fork's learner budget (``cegb_budget``, a cap on the training rows' mean
@@ -543,8 +544,11 @@ def _search(
         seconds = clock.close()
     frontier = (proxy.frontier if proxy else []) + full.frontier
     boosters = (proxy.boosters if proxy else []) + full.boosters
-    if not frontier:
-        raise ValueError(f"The search was cut before its first model ({clock.cut}): raise 'max_fits' or 'time_limit'.")
+    if not full.frontier:  # proxies only rank: a model on fewer rows or rounds is never returned
+        raise ValueError(
+            f"The search was cut before its first model trained on every row ({clock.cut}): raise 'max_fits' or "
+            "'time_limit'."
+        )
     best, status = _choose(frontier, o.budget)
     msg = _message(status, frontier[best], o.budget, score_name, clock.cut)
     if clock.cut is not None:

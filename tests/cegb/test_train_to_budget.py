@@ -406,6 +406,11 @@ def test_max_fits_and_time_limit_cut_with_a_status(data):
     assert t.status == Status.LIMIT and len(t.frontier) == 1  # a fit is never cut half-way
 
 
+def test_a_search_cut_among_its_proxies_returns_no_proxy(data):
+    with pytest.raises(ValueError, match="cut before its first model trained on every row"):
+        run(data, 3.0, proxy_rows=150, max_fits=3)
+
+
 def test_proxies_rank_and_only_full_size_models_are_returned(data):
     r = run(data, 3.0, proxy_rows=150, budgets=[1.5], k_grid=[1, 2, 3])
     proxies = [c for c in r.frontier if c.proxy]

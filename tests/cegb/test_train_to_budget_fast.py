@@ -138,3 +138,29 @@ def test_options_of_the_full_search_warn_that_fast_ignores_them(data):
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*does not use")  # the defaults, given or not, are silent
         run(data, 1.6, n_tradeoffs=6, n_bisect=3, greedy=True, num_leaves_grid="auto", k_grid=None)
+
+
+@pytest.mark.parametrize("limit", [{"max_fits": 1}, {"time_limit": 1e-9}])
+def test_a_search_cut_before_a_full_model_returns_no_ranking_model(data, limit):
+    """The ranking model (40 rounds, scored on a validation sample) only ranks: never returned."""
+    with pytest.raises(ValueError, match=r"cut before its first model trained on every row .*'max_fits' or"):
+        run(data, 1.5, num_boost_round=60, **limit)
+
+
+def test_a_cut_search_returns_a_full_model_scored_on_every_validation_row(data):
+    from sklearn.metrics import roc_auc_score
+
+    with pytest.warns(UserWarning, match="search cut"):
+        r = run(data, 1.5, num_boost_round=60, max_fits=2)
+    assert r.status == Status.LIMIT and not r.chosen.proxy and r.booster.num_trees() == 60
+    assert r.score == roc_auc_score(data[3], r.booster.predict(data[2]))
+    assert "subsample" not in r.message
+
+
+def test_proxies_that_fit_no_budget_still_return_a_full_model(data):
+    costs = FeatureCosts(COSTS, tree=1.0)  # every model pays >= 1 per row
+    with pytest.warns(UserWarning, match="infeasible"):
+        r = train_to_budget(PARAMS, lgb.Dataset(data[0], data[1]), budget=0.5, valid_set=(data[2], data[3]),
+                            costs=costs, progress=False, search="fast", proxy_rows=400, num_boost_round=30)
+    assert r.status == Status.INFEASIBLE and not r.chosen.proxy and r.chosen.rows == 1000
+    assert r.cost == min(c.cost for c in r.frontier if not c.proxy)
