@@ -209,6 +209,44 @@ def test_non_finite_training_labels_are_refused_with_their_count(data, bad):
         train_to_budget(PARAMS, lgb.Dataset(Xt, y), budget=3.0, valid_set=(Xv, yv), costs=COSTS, progress=False)
 
 
+def _offset_data(data):
+    """Regression rows whose targets carry an offset of about 100 that the init_score holds."""
+    Xt, _, Xv, _ = data
+    rng = np.random.default_rng(1)
+    off_t, off_v = 100 + 5 * rng.normal(size=len(Xt)), 100 + 5 * rng.normal(size=len(Xv))
+    yt = off_t + Xt[:, 0] + 0.5 * Xt[:, 1] + 0.1 * rng.normal(size=len(Xt))
+    yv = off_v + Xv[:, 0] + 0.5 * Xv[:, 1] + 0.1 * rng.normal(size=len(Xv))
+    return Xt, yt, off_t, Xv, yv, off_v
+
+
+def test_init_score_offsets_every_validation_score(data):
+    """As lgb.train(valid_sets=...) does: the validation init_score is added to the raw scores."""
+    Xt, yt, off_t, Xv, yv, off_v = _offset_data(data)
+    params = {"objective": "regression", "num_leaves": 7, "num_threads": 1}
+    r = train_to_budget(params, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=off_v), costs=COSTS, num_boost_round=10,
+                        progress=False, greedy=False, n_bisect=0, proxy_rows=150, keep_boosters=True)
+    assert r.score == pytest.approx(-np.mean((yv - off_v - r.booster.predict(Xv)) ** 2), rel=1e-12)
+    assert r.score > -1.0  # the model's own score, not the offset's (about -1e4)
+    sample = ttb._rows(len(yv), 150, 0)  # proxies are scored on as many validation rows as they train on
+    for c, b in zip(r.frontier, r.boosters, strict=True):
+        rows = sample if c.proxy else np.arange(len(yv))
+        real = -np.mean((yv[rows] - off_v[rows] - b.predict(Xv[rows])) ** 2)
+        assert c.score == pytest.approx(real, rel=1e-12)
+
+
+def test_a_training_init_score_needs_one_on_the_validation_rows(data):
+    Xt, yt, off_t, Xv, yv, _ = _offset_data(data)
+    with pytest.raises(ValueError, match="'valid_set' argument has no init_score but the training set has one"):
+        train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
+                        valid_set=(Xv, yv), costs=COSTS, num_boost_round=3, progress=False)
+    with pytest.raises(ValueError, match=r"'valid_set' argument's init_score must have one entry per row \(200\)"
+                                         r".*Got shape \(150,\)"):
+        train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=off_t[:150]), costs=COSTS, num_boost_round=3,
+                        progress=False)
+
+
 def test_does_not_modify_inputs(data):
     p = dict(PARAMS)
     c = list(COSTS)
@@ -466,3 +504,15 @@ def test_greedy_first_step_weighs_gain_by_cost():
                             costs=[10, 1, 1, 3, 1, 1], num_boost_round=15, progress=False, k_grid=[5])
     greedy = [c.params["interaction_constraints"][0] for c in r.frontier if c.family == "greedy"]
     assert greedy and greedy[0] == [1]  # feature 0 scores best alone but costs 10x feature 1
+
+
+def test_an_init_score_on_an_objective_of_unknown_output_is_refused(data, monkeypatch):
+    """The output transform is checked against LightGBM's predict: one it does not match is refused."""
+    import budget_extras.cegb._scoring as scoring
+
+    monkeypatch.setattr(scoring, "_output", lambda objective, raw: raw)  # as if 'binary' were not known
+    Xt, yt, Xv, yv = data
+    with pytest.raises(ValueError, match="'valid_set' argument's init_score cannot be added for objective 'binary"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt, init_score=np.zeros(len(yt))), budget=2.0,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=np.zeros(len(yv))), costs=COSTS,
+                        num_boost_round=3, progress=False)

@@ -164,3 +164,21 @@ def test_proxies_that_fit_no_budget_still_return_a_full_model(data):
                             costs=costs, progress=False, search="fast", proxy_rows=400, num_boost_round=30)
     assert r.status == Status.INFEASIBLE and not r.chosen.proxy and r.chosen.rows == 1000
     assert r.cost == min(c.cost for c in r.frontier if not c.proxy)
+
+
+def test_init_score_offsets_the_validation_scores(data):
+    from sklearn.metrics import roc_auc_score
+
+    Xt, yt, Xv, yv = data
+    rng = np.random.default_rng(2)
+    off_t, off_v = 2 * rng.normal(size=len(Xt)), 2 * rng.normal(size=len(Xv))
+    r = train_to_budget(PARAMS, lgb.Dataset(Xt, yt, init_score=off_t), budget=1.6,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=off_v), costs=COSTS, progress=False, search="fast",
+                        num_boost_round=30, keep_boosters=True)
+    for c, b in zip(r.frontier, r.boosters, strict=True):  # AUC of the offset raw scores: the offset reorders rows
+        assert c.score == pytest.approx(roc_auc_score(yv, b.predict(Xv, raw_score=True) + off_v), rel=1e-12)
+    assert r.score == pytest.approx(roc_auc_score(yv, r.booster.predict(Xv, raw_score=True) + off_v), rel=1e-12)
+    with pytest.raises(ValueError, match="'valid_set' argument has no init_score"):
+        train_to_budget(
+            PARAMS, lgb.Dataset(Xt, yt, init_score=off_t), budget=1.6, valid_set=(Xv, yv), costs=COSTS,
+            progress=False, search="fast")
