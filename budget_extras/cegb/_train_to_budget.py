@@ -143,7 +143,7 @@ def _init_score_iv(init: Any, n_rows: int) -> np.ndarray:
         arr = arr.reshape(arr.size // n_rows, n_rows).T
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
-    if arr.shape[0] != n_rows or arr.ndim > 2:
+    if arr.ndim not in (1, 2) or arr.shape[0] != n_rows:
         raise ValueError(
             f"The 'valid_set' argument's init_score must have one entry per row ({n_rows}), per class for a "
             f"multiclass model. Got shape {arr.shape}."

@@ -245,6 +245,9 @@ def test_a_training_init_score_needs_one_on_the_validation_rows(data):
         train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
                         valid_set=lgb.Dataset(Xv, yv, init_score=off_t[:150]), costs=COSTS, num_boost_round=3,
                         progress=False)
+    with pytest.raises(ValueError, match=r"'valid_set' argument's init_score must have one entry per row"):
+        train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt), budget=2.0, costs=COSTS,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=np.float64(100.0)), progress=False)
 
 
 def test_does_not_modify_inputs(data):
