@@ -170,6 +170,18 @@ def test_lazy_costs_whose_sum_overflows_are_refused(lgb, data):
                cegb_budget=1e308)
 
 
+@pytest.mark.parametrize(("params", "name"), [
+    ({"cegb_penalty_feature_lazy": [1e306] * len(LAZY)}, "cegb_penalty_feature_lazy"),
+    ({"cegb_penalty_feature_coupled": [1e300] * len(LAZY), "cegb_tradeoff": 1e10}, "cegb_penalty_feature_coupled"),
+    ({"cegb_penalty_split": 1e306}, r"cegb_penalty_split \+ cegb_penalty_feature_split"),
+], ids=["lazy", "coupled", "split"])
+def test_penalties_that_overflow_are_refused(lgb, data, params, name):
+    """tradeoff x cost x rows beyond the largest double: an infinite penalty gives NaN gains (inf - inf)."""
+    with pytest.raises(lgb.basic.LightGBMError, match=rf"^{name}: cegb_tradeoff \(.*\) x the largest cost .* overflows "
+                                                      r"a double"):
+        _train(lgb, data, rounds=2, **params)
+
+
 def _forced(tmp_path, tree):
     path = tmp_path / "forced.json"
     path.write_text(json.dumps(tree))

@@ -166,6 +166,7 @@ class CostEfficientGradientBoosting {
                  config->cegb_budget);
     }
     if (config->cegb_budget > 0.0) CheckBudgetArithmetic();
+    CheckPenaltyArithmetic(*config);
   }
 
   /*!
@@ -196,6 +197,38 @@ class CostEfficientGradientBoosting {
       ss << "[cegb_feature_group: " << Common::Join(ids, ",") << "]\n";
     }
     return ss.str();
+  }
+
+  /*!
+   * \brief Every penalty term (cegb_tradeoff x a cost x the rows it is charged for) must be a
+   *        finite double: a product that overflows would turn "a huge penalty" into inf - inf = NaN
+   *        gains (an unpaid count of 0, a coupled refund). Refused naming the cost parameter.
+   */
+  void CheckPenaltyArithmetic(const Config& config) const {
+    const double rows = static_cast<double>(full_data_->num_data()) * std::max(1, Network::num_machines());
+    auto largest = [](const std::vector<double>& costs) {
+      double m = 0.0;
+      for (double c : costs) m = std::max(m, c);
+      return m;
+    };
+    struct Term {
+      const char* name;
+      double cost;
+      double count;
+      const char* per;
+    };
+    const Term terms[] = {
+        {"cegb_penalty_feature_lazy", largest(costs_.group_lazy), rows, " x the training rows"},
+        {"cegb_penalty_feature_coupled", largest(costs_.group_coupled), 1.0, ""},
+        {"cegb_penalty_split + cegb_penalty_feature_split", config.cegb_penalty_split + largest(costs_.split), rows,
+         " x the training rows"}};
+    for (const Term& term : terms) {
+      if (term.cost > 0.0 && !std::isfinite(config.cegb_tradeoff * term.cost * term.count)) {
+        Log::Fatal("%s: cegb_tradeoff (%g) x the largest cost (%g)%s (%.0f) overflows a double; divide the costs by "
+                   "a common factor (cegb_budget with them) or lower cegb_tradeoff", term.name, config.cegb_tradeoff,
+                   term.cost, term.per, term.count);
+      }
+    }
   }
 
   /*! \brief Voting learner: the local vote runs between SetLocalPass(true) and SetLocalPass(false). */
