@@ -9,6 +9,8 @@ byte-identical; a continued model counts what its first trees already bought.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -131,6 +133,81 @@ def test_bagging_is_close(lgb, data):
     model = _train(lgb, data, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=0.0, cegb_budget=budget,
                    bagging_fraction=0.5, bagging_freq=1)
     assert _walk_cost(model, X) <= 1.05 * budget
+
+
+def test_goss_is_close(lgb, data):
+    """GOSS samples the rows as bagging does (docs/cegb.md: worst 1.0184x the budget over 640 models);
+    this configuration measured 1.0057x."""
+    X, y = data
+    budget = 6.0
+    params = dict(BASE, objective="binary", num_leaves=15, learning_rate=0.3, seed=19, data_sample_strategy="goss",
+                  cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=1e-4, cegb_budget=budget)
+    model = lgb.train(params, lgb.Dataset(X, y), num_boost_round=40)
+    assert budget < _walk_cost(model, X) <= 1.05 * budget
+
+
+def _trees(booster):
+    return [t["tree_structure"] for t in booster.dump_model()["tree_info"]]
+
+
+def test_lazy_costs_near_the_largest_double_keep_the_budget(lgb, data):
+    """Costs and budget scaled by 2**1016 (about 7e305): budget x rows would overflow a double; the
+    cap is kept per row, so the model is the one of the unscaled costs (a power of two scales exactly)."""
+    X, _ = data
+    scale = 2.0 ** 1016
+    huge = [c * scale for c in LAZY]
+    model = _train(lgb, data, cegb_penalty_feature_lazy=huge, cegb_tradeoff=0.0, cegb_budget=3.0 * scale)
+    assert _walk_cost(model, X) <= 3.0 * (1 + 1e-9)  # in units of `scale` (a sum over rows in it overflows)
+    assert _trees(model) == _trees(_train(lgb, data, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=0.0,
+                                          cegb_budget=3.0))
+
+
+def test_lazy_costs_whose_sum_overflows_are_refused(lgb, data):
+    with pytest.raises(lgb.basic.LightGBMError,
+                       match=r"^cegb_penalty_feature_lazy: with cegb_budget=1e\+308 the lazy costs must sum to at "
+                             r"most .*, got a sum that overflows a double \(largest cost 1e\+308\)"):
+        _train(lgb, data, rounds=2, cegb_penalty_feature_lazy=[1e308] * len(LAZY), cegb_tradeoff=0.0,
+               cegb_budget=1e308)
+
+
+@pytest.mark.parametrize(("params", "name"), [
+    ({"cegb_penalty_feature_lazy": [1e306] * len(LAZY)}, "cegb_penalty_feature_lazy"),
+    ({"cegb_penalty_feature_coupled": [1e300] * len(LAZY), "cegb_tradeoff": 1e10}, "cegb_penalty_feature_coupled"),
+    ({"cegb_penalty_split": 1e306}, r"cegb_penalty_split \+ cegb_penalty_feature_split"),
+], ids=["lazy", "coupled", "split"])
+def test_penalties_that_overflow_are_refused(lgb, data, params, name):
+    """tradeoff x cost x rows beyond the largest double: an infinite penalty gives NaN gains (inf - inf)."""
+    with pytest.raises(lgb.basic.LightGBMError, match=rf"^{name}: cegb_tradeoff \(.*\) x the largest cost .* overflows "
+                                                      r"a double"):
+        _train(lgb, data, rounds=2, **params)
+
+
+def _forced(tmp_path, tree):
+    path = tmp_path / "forced.json"
+    path.write_text(json.dumps(tree))
+    return str(path)
+
+
+def test_forced_splits_respect_the_budget(lgb, data, tmp_path, capsys):
+    """A forced split the budget cannot pay for is not applied (a warning, once per model)."""
+    X, _ = data
+    one = _forced(tmp_path, {"feature": 0, "threshold": 0.0})  # lazy cost 4
+    two = _forced(tmp_path, {"feature": 0, "threshold": 0.0, "left": {"feature": 3, "threshold": 0.5}})
+    for forced in (one, two):
+        model = _train(lgb, data, rounds=20, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=0.0, cegb_budget=1.0,
+                       forcedsplits_filename=forced)
+        assert _walk_cost(model, X) <= 1.0 * (1 + 1e-9)
+        assert model.num_trees() == 20 and sum(model.feature_importance("split")) > 0
+    capsys.readouterr()
+    _train(lgb, data, rounds=20, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=0.0, cegb_budget=1.0,
+           forcedsplits_filename=one, verbose=0)
+    assert capsys.readouterr().out.count("would take the mean per-row lazy cost over cegb_budget=1") == 1
+    # a budget that pays for the forced splits: they are made, at the root of the first tree
+    model = _train(lgb, data, rounds=20, cegb_penalty_feature_lazy=LAZY, cegb_tradeoff=0.0, cegb_budget=8.0,
+                   forcedsplits_filename=two)
+    root = _trees(model)[0]
+    assert root["split_feature"] == 0 and root["left_child"]["split_feature"] == 3
+    assert _walk_cost(model, X) <= 8.0 * (1 + 1e-9)
 
 
 @pytest.mark.parametrize(("params", "message"), [

@@ -157,3 +157,75 @@ def test_series_naming_a_feature_twice_is_refused(lgb, data, param):
     # the name:value text form was already refused in C++
     with pytest.raises(lgb.basic.LightGBMError, match="feature 'f0' is given twice"):
         _train(lgb, data, **{param: "f0:1,f0:2"})
+
+
+def _unknown_key_message(key: str, nearest: str) -> str:
+    return rf"Unknown parameter {key}: not a CEGB parameter \(did you mean {nearest}\?\)"
+
+
+@pytest.mark.parametrize(
+    "key, nearest",
+    [("cegb_penalty_feature_lazzy", "cegb_penalty_feature_lazy"),
+     ("cegb_tradof", "cegb_tradeoff"),
+     ("cegb_budgte", "cegb_budget"),
+     ("CEGB_budget", "cegb_budget"),
+     ("cegb_penalty_feature_coupeld", "cegb_penalty_feature_coupled")],
+)
+def test_misspelled_cegb_key_is_refused_with_the_nearest_name(lgb, data, key, nearest):
+    """verbose=-1 as in the quick start: upstream's "Unknown parameter" warning would not even show."""
+    X, y = data
+    params = {"objective": "l2", "verbose": -1, "cegb_tradeoff": 0.5, key: [5.0, 5.0]}
+    with pytest.raises(lgb.basic.LightGBMError, match=_unknown_key_message(key, nearest)):
+        lgb.train(params, lgb.Dataset(X, y), num_boost_round=2)
+
+
+def test_misspelled_cegb_key_is_refused_by_the_sklearn_api(lgb, data):
+    X, y = data
+    model = lgb.LGBMClassifier(n_estimators=2, verbose=-1, cegb_tradeoff=0.5,
+                               cegb_penalty_feature_lazzy=[5.0, 5.0])
+    with pytest.raises(lgb.basic.LightGBMError,
+                       match=_unknown_key_message("cegb_penalty_feature_lazzy", "cegb_penalty_feature_lazy")):
+        model.fit(X, (y > np.median(y)).astype(int))
+
+
+def test_unknown_non_cegb_keys_and_cegb_aliases_still_train(lgb, data):
+    """Only cegb_* keys are refused: other unknown keys keep upstream's warning."""
+    X, y = data
+    booster = lgb.train({"objective": "l2", "verbose": -1, "my_own_key": 3, "cegb_tradeoff": 0.5,
+                         "cegb_penalty_feature_lazy": [1.0, 1.0]}, lgb.Dataset(X, y), num_boost_round=2)
+    assert booster.num_trees() == 2
+
+
+def test_cli_config_file_refuses_a_misspelled_cegb_key(data, tmp_path):
+    exe = shutil.which("lightgbm")
+    assert exe, "the fork's lightgbm CLI must be on PATH"
+    X, y = data
+    csv = tmp_path / "train.csv"
+    np.savetxt(csv, np.column_stack([y, X]), delimiter=",", fmt="%.17g")
+    conf = tmp_path / "train.conf"
+    conf.write_text(f"task = train\ndata = {csv}\nnum_iterations = 2\nobjective = l2\nverbose = -1\n"
+                    f"cegb_tradeoff = 0.5\ncegb_penalty_feature_lazzy = 5,5\noutput_model = {tmp_path / 'm.txt'}\n")
+    cases = {("cegb_penalty_feature_lazzy", "cegb_penalty_feature_lazy"): [f"config={conf}"],
+             # a command-line key too; the first unknown key in alphabetical order is named
+             ("cegb_budgte", "cegb_budget"): [f"config={conf}", "cegb_budgte=1"]}
+    for (key, nearest), args in cases.items():
+        proc = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode > 0, out
+        assert f"Unknown parameter {key}: not a CEGB parameter (did you mean {nearest}?)" in out, out
+        assert not (tmp_path / "m.txt").exists()
+
+
+def test_cegb_with_quantized_gradients_is_refused(lgb, data):
+    """Upstream (and the fork before) could stop on "Check failed: (best_split_info.left_count) > (0)"."""
+    X, y = data
+    params = {"objective": "l2", "verbose": -1, "use_quantized_grad": True, "cegb_tradeoff": 0.5}
+    for cegb in ({"cegb_penalty_feature_lazy": [1.0, 1.0]}, {"cegb_penalty_split": 0.1},
+                 {"cegb_tradeoff": 0.0, "cegb_budget": 1.0, "cegb_penalty_feature_lazy": [1.0, 1.0]}):
+        with pytest.raises(lgb.basic.LightGBMError,
+                           match=r"^Cost-efficient gradient boosting \(cegb_\* parameters\) is not supported with "
+                                 r"use_quantized_grad=true"):
+            lgb.train({**params, **cegb}, lgb.Dataset(X, y), num_boost_round=2)
+    # CEGB off (tradeoff 0, no budget): quantized training as upstream
+    off = lgb.train({**params, "cegb_tradeoff": 0.0, "cegb_penalty_feature_lazy": [1.0, 1.0]}, lgb.Dataset(X, y), 2)
+    assert off.num_trees() == 2

@@ -187,10 +187,7 @@ def learner_params(learner: str) -> dict[str, Any]:
 @pytest.mark.parametrize("partition", ["bin", "skew"])
 @pytest.mark.parametrize("learner", ["data", "voting"])
 def test_ranks_equal_serial(lgb, data_dir, tmp_path, learner, partition):
-    cases = {"plain": {}, **CEGB}
-    if learner == "data":  # integer histograms: exact by construction (voting has no quantized path)
-        cases["quantized_lazy_coupled"] = {**CEGB["lazy_coupled_groups"], "use_quantized_grad": True,
-                                           "stochastic_rounding": False}
+    cases = {"plain": {}, **CEGB}  # CEGB with use_quantized_grad is refused (test_cegb_param_validation.py)
     configs = {name: {"params": {**BASE, **learner_params(learner), **extra}, "rounds": ROUNDS}
                for name, extra in cases.items()}
     ranks = run_pair(sys.executable, data_dir, tmp_path, partition, configs)
@@ -400,3 +397,40 @@ def test_upstream_split_penalty_uses_hessian_estimated_counts(lgb, binary_data_d
     want = splits_and_gains(lgb, serial_model(lgb, binary_data_dir, "bin", BINARY_SPLIT))
     got = splits_and_gains(lgb, ranks[0]["split"])
     assert [g[:2] for g in got] != [w[:2] for w in want]
+
+
+UNREACHABLE = """
+import sys, time, numpy as np, lightgbm as lgb
+p0, p1 = int(sys.argv[1]), int(sys.argv[2])
+X = np.random.default_rng(0).normal(size=(200, 3))
+params = {"objective": "l2", "verbose": -1, "tree_learner": "data", "num_machines": 2,
+          "machines": f"127.0.0.1:{p0},127.0.0.1:{p1}", "local_listen_port": p1, "time_out": 1,
+          "cegb_budget": 1.0, "cegb_penalty_feature_lazy": [1.0, 1.0, 1.0]}
+start = time.monotonic()
+try:
+    lgb.train(params, lgb.Dataset(X, X[:, 0]), 2)
+except lgb.basic.LightGBMError as e:
+    print(f"{time.monotonic() - start:.2f} {e}")
+"""
+
+
+def test_parameter_errors_come_before_the_network_set_up(tmp_path):
+    """Nobody listens on the machine list: the listening rank would wait time_out minutes for the
+    others (then abort the process); a CEGB parameter error is raised first, through Python and
+    the CLI."""
+    ports = free_ports(2)
+    proc = subprocess.run([sys.executable, "-c", UNREACHABLE, *map(str, ports)], capture_output=True, text=True,
+                          timeout=30)
+    seconds, message = proc.stdout.strip().split(" ", 1)
+    assert message == "cegb_budget is not supported with a distributed tree_learner (data); use tree_learner=serial"
+    assert float(seconds) < 5
+    cli = Path(sys.executable).with_name("lightgbm")
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    np.savetxt(tmp_path / "train.csv", np.column_stack([X[:, 0], X]), delimiter=",")
+    (tmp_path / "mlist.txt").write_text("".join(f"127.0.0.1 {p}\n" for p in ports))
+    proc = subprocess.run([str(cli), "task=train", f"data={tmp_path / 'train.csv'}", "tree_learner=data",
+                           "num_machines=2", f"machine_list_filename={tmp_path / 'mlist.txt'}",
+                           f"local_listen_port={ports[1]}", "time_out=1", "cegb_budget=1",
+                           "cegb_penalty_feature_lazy=1,1,1", "verbose=-1"], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode > 0 and "cegb_budget is not supported with a distributed tree_learner" in proc.stderr

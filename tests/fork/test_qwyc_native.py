@@ -47,6 +47,17 @@ def test_native_early_exit_equals_numpy(lgb, fitted, tmp_path):
     np.testing.assert_allclose(proba, expected.probabilities, rtol=1e-12)
 
 
+def test_plan_file_with_windows_line_ends(lgb, fitted, tmp_path):
+    """A QWYC model file with "\\r\\n" line ends stops every row where the "\\n" file does."""
+    _, booster, qwyc, X = fitted
+    path = tmp_path / "fast.txt"
+    qwyc.save_model(path)
+    crlf = tmp_path / "fast_crlf.txt"
+    crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    np.testing.assert_array_equal(_native(lgb, crlf, X), _native(lgb, path, X))
+    assert lgb.Booster(model_file=str(crlf)).num_trees() == booster.num_trees()
+
+
 def test_without_early_stop_the_file_predicts_the_full_ensemble(lgb, fitted, tmp_path):
     _, booster, qwyc, X = fitted
     path = tmp_path / "fast.txt"

@@ -173,3 +173,33 @@ def test_nul_byte_is_refused(lgb, tmp_path):
     path.write_bytes(text.encode()[:200] + b"\0" + text.encode()[200:])
     with pytest.raises(lgb.basic.LightGBMError, match=r"byte 200 of \d+ is a NUL character"):
         lgb.Booster(model_file=str(path))
+
+
+def test_windows_line_ends_are_read(lgb, tmp_path):
+    """A model file with "\\r\\n" line ends (a Windows checkout) loads as the "\\n" file: same trees,
+    same predictions, same parameters; by file, by string and through the CLI."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(4)
+    X = pd.DataFrame({"num_a": rng.normal(size=400), "num_b": rng.normal(size=400),
+                      "cat": pd.Categorical(rng.choice(["x", "y", "z"], size=400))})
+    y = (X["num_a"] + (X["cat"] == "y") > 0.3).astype(float)
+    booster = lgb.train({"objective": "binary", "num_leaves": 4, "verbose": -1, "seed": 1, "cegb_tradeoff": 0.1,
+                         "cegb_penalty_feature_lazy": [1.0, 2.0, 3.0]}, lgb.Dataset(X, y), num_boost_round=20)
+    text = booster.model_to_string()
+    crlf = text.replace("\n", "\r\n")
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(crlf.encode())
+    want = booster.predict(X, raw_score=True)
+    for loaded in (lgb.Booster(model_file=str(path)), lgb.Booster(model_str=crlf)):
+        assert loaded.num_trees() == 20
+        np.testing.assert_array_equal(loaded.predict(X, raw_score=True), want)
+        assert loaded.model_to_string() == text
+    exe = shutil.which("lightgbm")
+    assert exe, "the fork's lightgbm CLI must be on PATH"
+    codes = np.column_stack([X["num_a"], X["num_b"], X["cat"].cat.codes]).astype(float)
+    np.savetxt(tmp_path / "X.csv", np.column_stack([np.zeros(len(X)), codes]), delimiter=",", fmt="%.17g")
+    proc = subprocess.run([exe, "task=predict", f"data={tmp_path / 'X.csv'}", f"input_model={path}",
+                           "predict_raw_score=true", f"output_result={tmp_path / 'out.txt'}", "verbose=-1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-1000:]
+    np.testing.assert_allclose(np.loadtxt(tmp_path / "out.txt"), want, rtol=1e-12, atol=1e-12)

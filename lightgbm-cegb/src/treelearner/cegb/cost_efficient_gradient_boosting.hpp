@@ -51,11 +51,14 @@
  * and derived for the larger one by subtraction (cegb_lazy_reference_scan=true recomputes them
  * by scanning, the straightforward reference used by the tests).
  *
- * cegb_budget (a cap, not a penalty): spent_ = sum_g lazy[g] * (training rows that have paid g),
- * recounted exactly before every tree and raised by every purchase inside the tree (with bagging,
- * in-bag purchases x rows / in-bag rows); a candidate split whose purchases would take spent_
- * above cegb_budget * rows gets an infinite penalty, and after each purchase every leaf whose
- * cached best split now exceeds the cap falls back to its best cached split that does not.
+ * cegb_budget (a cap, not a penalty): spent_ = sum_g lazy[g] * (share of the training rows that
+ * have paid g), the mean per-row cost, recounted exactly before every tree and raised by every
+ * purchase inside the tree (with bagging, in-bag purchases / in-bag rows); a candidate split whose
+ * purchases would take spent_ above cegb_budget gets an infinite penalty, and after each purchase
+ * every leaf whose cached best split now exceeds the cap falls back to its best cached split that
+ * does not. Kept per row (never a total over the rows), the sums stay below twice the sum of the
+ * lazy costs, which Init checks is finite. A forced split (forcedsplits_filename) the budget cannot
+ * pay for is not applied (ForcedSplitOverBudget).
  *
  * Distributed training (tree_learner=data/voting/feature on LightGBM's Network layer; see
  * docs/distributed.md): the paid bits stay per machine over its local rows; with rows
@@ -162,6 +165,8 @@ class CostEfficientGradientBoosting {
                  "cegb_cost_file): it caps the mean per-row cost of the features rows pay for",
                  config->cegb_budget);
     }
+    if (config->cegb_budget > 0.0) CheckBudgetArithmetic();
+    CheckPenaltyArithmetic(*config);
   }
 
   /*!
@@ -192,6 +197,38 @@ class CostEfficientGradientBoosting {
       ss << "[cegb_feature_group: " << Common::Join(ids, ",") << "]\n";
     }
     return ss.str();
+  }
+
+  /*!
+   * \brief Every penalty term (cegb_tradeoff x a cost x the rows it is charged for) must be a
+   *        finite double: a product that overflows would turn "a huge penalty" into inf - inf = NaN
+   *        gains (an unpaid count of 0, a coupled refund). Refused naming the cost parameter.
+   */
+  void CheckPenaltyArithmetic(const Config& config) const {
+    const double rows = static_cast<double>(full_data_->num_data()) * std::max(1, Network::num_machines());
+    auto largest = [](const std::vector<double>& costs) {
+      double m = 0.0;
+      for (double c : costs) m = std::max(m, c);
+      return m;
+    };
+    struct Term {
+      const char* name;
+      double cost;
+      double count;
+      const char* per;
+    };
+    const Term terms[] = {
+        {"cegb_penalty_feature_lazy", largest(costs_.group_lazy), rows, " x the training rows"},
+        {"cegb_penalty_feature_coupled", largest(costs_.group_coupled), 1.0, ""},
+        {"cegb_penalty_split + cegb_penalty_feature_split", config.cegb_penalty_split + largest(costs_.split), rows,
+         " x the training rows"}};
+    for (const Term& term : terms) {
+      if (term.cost > 0.0 && !std::isfinite(config.cegb_tradeoff * term.cost * term.count)) {
+        Log::Fatal("%s: cegb_tradeoff (%g) x the largest cost (%g)%s (%.0f) overflows a double; divide the costs by "
+                   "a common factor (cegb_budget with them) or lower cegb_tradeoff", term.name, config.cegb_tradeoff,
+                   term.cost, term.per, term.count);
+      }
+    }
   }
 
   /*! \brief Voting learner: the local vote runs between SetLocalPass(true) and SetLocalPass(false). */
@@ -248,7 +285,7 @@ class CostEfficientGradientBoosting {
     if (rows_partitioned_) SyncGlobalCounts(0, -1);
     if (Budgeted()) {
       const data_size_t in_bag = tree_learner_->data_partition_->leaf_count(0);
-      bag_scale_ = in_bag > 0 ? static_cast<double>(num_rows_) / in_bag : 1.0;
+      row_share_ = 1.0 / static_cast<double>(in_bag > 0 ? in_bag : std::max<data_size_t>(1, num_rows_));
       UpdateSpent();
     }
   }
@@ -389,10 +426,26 @@ class CostEfficientGradientBoosting {
       if (Budgeted() && fresh > 0) {
         // in-bag purchases stand for all rows of their region (the out-of-bag ones pay after
         // the tree; BeforeTrain recounts exactly)
-        spent_ += costs_.group_lazy[g] * static_cast<double>(fresh) * bag_scale_;
+        spent_ += costs_.group_lazy[g] * (static_cast<double>(fresh) * row_share_);
         EnforceBudget(tree->num_leaves(), best_leaf, &best);
       }
     }
+  }
+
+  /*!
+   * \brief cegb_budget: whether a forced split (forcedsplits_filename) of `leaf` on the inner feature
+   *        `inner_feature` would buy over the budget. Forced splits skip the penalized split search,
+   *        so the learner asks before applying one; the first refusal of a Booster is a warning.
+   */
+  bool ForcedSplitOverBudget(int leaf, int inner_feature) {
+    if (!Budgeted() || !CachedSplitOverBudget(leaf, inner_feature)) return false;
+    if (!forced_budget_warned_) {
+      forced_budget_warned_ = true;
+      Log::Warning("A forced split on feature %d (forcedsplits_filename) would take the mean per-row lazy cost "
+                   "over cegb_budget=%g: it is not applied, nor the forced splits below it (said once)",
+                   full_data_->RealFeatureIndex(inner_feature), cfg().cegb_budget);
+    }
+    return true;
   }
 
   /*! \brief Called right after `left_leaf` (the split leaf's id) was split into it and `right_leaf`. */
@@ -410,25 +463,44 @@ class CostEfficientGradientBoosting {
 
   inline bool Budgeted() const { return cfg().cegb_budget > 0.0 && !paid_.empty(); }
 
-  /*! \brief spent_ = sum over groups of lazy cost x training rows that have paid it (exact). */
+  /*!
+   * \brief The budget's sums (spent_ plus one purchase, each term a lazy cost times a share of the
+   *        rows <= 1) stay below twice the sum of the lazy costs: refuse costs whose sum overflows.
+   */
+  void CheckBudgetArithmetic() const {
+    double total = 0.0;
+    double largest = 0.0;
+    for (double c : costs_.group_lazy) {
+      total += c;
+      largest = std::max(largest, c);
+    }
+    if (!std::isfinite(2.0 * total)) {
+      Log::Fatal("cegb_penalty_feature_lazy: with cegb_budget=%g the lazy costs must sum to at most %g, got a "
+                 "sum that overflows a double (largest cost %g); divide the costs and cegb_budget by a common "
+                 "factor", cfg().cegb_budget, std::numeric_limits<double>::max() / 2, largest);
+    }
+  }
+
+  /*! \brief spent_ = sum over groups of lazy cost x share of the training rows that have paid it (exact). */
   void UpdateSpent() {
+    const double n = static_cast<double>(std::max<data_size_t>(1, num_rows_));
     double spent = 0.0;
     for (int g = 0; g < costs_.num_groups; ++g) {
-      if (costs_.group_lazy[g] > 0.0) spent += costs_.group_lazy[g] * static_cast<double>(paid_rows_[g]);
+      if (costs_.group_lazy[g] > 0.0) spent += costs_.group_lazy[g] * (static_cast<double>(paid_rows_[g]) / n);
     }
     spent_ = spent;
   }
 
   /*!
    * \brief Whether `unpaid` (in-bag) rows of a leaf buying group g would take the mean per-row
-   *        cost over cegb_budget: spent + c_g * unpaid * N / in-bag > budget * N (with a relative
-   *        tolerance of 1e-12 for the rounding of the sums).
+   *        cost over cegb_budget: spent + c_g * unpaid / in-bag > budget (with a relative
+   *        tolerance of 1e-12 for the rounding of the sums). Per-row units: no product overflows.
    */
   inline bool OverBudget(int g, data_size_t unpaid) const {
     if (unpaid <= 0) return false;
-    const double cap = cfg().cegb_budget * static_cast<double>(num_rows_);
-    const double added = costs_.group_lazy[g] * static_cast<double>(unpaid) * bag_scale_;
-    return spent_ + added > cap * (1.0 + 1e-12);
+    const double budget = cfg().cegb_budget;
+    const double added = costs_.group_lazy[g] * (static_cast<double>(unpaid) * row_share_);
+    return spent_ + added > budget + budget * 1e-12;
   }
 
   /*!
@@ -808,8 +880,9 @@ class CostEfficientGradientBoosting {
   bool scale_fixed_ = false;      // first_gain: the scale of the first tree is set
   double scale_ = 1.0;            // cegb_tradeoff_scale=gain: this tree's max_f G_f / (N * lazy cost of f)
   // cegb_budget
-  double spent_ = 0.0;            // sum_g lazy[g] * (training rows that have paid g)
-  double bag_scale_ = 1.0;        // training rows / in-bag rows of the tree being grown
+  double spent_ = 0.0;            // sum_g lazy[g] * (share of the training rows that have paid g)
+  double row_share_ = 1.0;        // 1 / in-bag rows of the tree being grown (the training rows without bagging)
+  bool forced_budget_warned_ = false;
   // distributed training
   bool rows_partitioned_ = false;    // data / voting parallel: rows split over the machines
   bool splits_partitioned_ = false;  // any distributed learner: features' splits found by owners
