@@ -47,6 +47,15 @@ class Candidate:
     cost_sd : float
         Standard deviation of the per-row validation costs (``cost``'s standard error is
         ``cost_sd / sqrt(validation rows)``).
+    folds : int
+        0: scored on the validation rows. K > 0: cross-validated over the training and
+        validation rows pooled (``choose="cv"``): ``score`` is the mean of the K held-out fold
+        scores, ``cost`` the mean cost of every held-out row, ``rows`` the pooled rows.
+    score_se : float
+        Standard error of ``score`` over the folds (fold standard deviation / sqrt(K)); NaN for
+        a candidate scored on the validation rows.
+    fold_scores : tuple of float
+        The K fold scores (empty for a candidate scored on the validation rows).
     """
 
     family: str
@@ -62,6 +71,9 @@ class Candidate:
     seconds: float = 0.0
     cost_sd: float = 0.0
     decay: tuple[float, float] | None = None
+    folds: int = 0
+    score_se: float = float("nan")
+    fold_scores: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

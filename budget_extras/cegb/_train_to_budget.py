@@ -7,7 +7,7 @@ import numbers
 import os
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import lightgbm as lgb
@@ -18,6 +18,7 @@ from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
 from ..core._validation import align_columns
+from . import _cv as cv
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate
@@ -53,6 +54,8 @@ class _Options:
     max_fits: int | None
     time_limit: float | None
     search: str
+    choose: str
+    rule: str
 
 
 def _float(value: Any) -> float:
@@ -166,6 +169,14 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
             "The 'search' argument 'fast' needs the lightgbm-cegb fork (its cegb_budget parameter); "
             f"the imported lightgbm is {lgb.__version__}. Use search='full'."
         )
+    if kw["choose"] not in ("auto", "cv", "valid"):
+        raise ValueError(f"The 'choose' argument must be 'auto', 'cv' or 'valid'. Got {kw['choose']!r}.")
+    if kw["choose"] == "cv" and kw["search"] == "fast":
+        raise ValueError(
+            "The 'choose' argument 'cv' needs search='full' (the fast search chooses on the validation rows)."
+        )
+    if kw["rule"] not in ("best", "1se"):
+        raise ValueError(f"The 'rule' argument must be 'best' or '1se'. Got {kw['rule']!r}.")
     limit = kw["time_limit"]
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not _float(limit) > 0):
         raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
@@ -184,6 +195,8 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         max_fits=_int_at_least("max_fits", kw["max_fits"], 1, none_ok=True),
         time_limit=None if limit is None else _float(limit),
         search=str(kw["search"]),
+        choose=str(kw["choose"]),
+        rule=str(kw["rule"]),
     )
     return opts, Xv, yv
 
@@ -258,7 +271,7 @@ def _run_families(s: Search, o: _Options, fork: bool) -> None:
     _, rank = fam.plain_and_ranking(s)
     seen: set[frozenset[int]] = set()
     grid = o.k_grid if o.k_grid is not None else _default_k_grid(rank.by_gain.size)
-    subsets = fam.topk(s, rank, grid, seen)
+    subsets = fam.topk(s, rank, grid, seen, o.targets)
     if o.greedy and rank.by_gain.size > 1:
         subsets += fam.greedy_forward(s, rank, seen)
     knobs = fam.cegb_knobs(s, rank, fork)
@@ -359,6 +372,8 @@ def train_to_budget(
     max_fits: int | None = None,
     time_limit: float | None = None,
     search: str = "full",
+    choose: str = "auto",
+    rule: str = "best",
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
@@ -431,6 +446,22 @@ def train_to_budget(
         about two trainings per budget, or one after proxies on large training sets
         (docs/train_to_budget.md has the table); ``k_grid``, ``n_tradeoffs``, ``n_bisect``,
         ``greedy`` and ``num_leaves_grid`` are not used.
+    choose : {"auto", "cv", "valid"}, default "auto"
+        How the model is chosen among the candidates. ``"valid"``: on the validation rows.
+        ``"cv"``: the candidates (trained on the training rows, scored on the validation rows)
+        form a shortlist (at each budget the best top-k subsets and the five best by validation
+        score, and the cheapest candidate), each shortlisted configuration is trained on
+        5 stratified folds of the training and validation rows pooled and scored and costed on
+        each held-out fold, the choice is made on the fold means, and the chosen configuration
+        is refit on every pooled row (the returned model). ``"auto"``: ``"cv"`` when there are
+        at most 10,000 training and validation rows together (where one validation split
+        ranks candidates by noise), the training Dataset keeps its raw rows and has no weight,
+        init_score or group, and every class has 5 rows; else ``"valid"``. The message says
+        which was used.
+    rule : {"best", "1se"}, default "best"
+        With cross-validation: ``"best"`` takes the best mean fold score within the budget;
+        ``"1se"`` the one-standard-error rule (the cheapest candidate whose mean is within one
+        standard error of the best).
 
     Returns
     -------
@@ -442,7 +473,9 @@ def train_to_budget(
     -----
     UserWarning
         If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
-        cheapest is returned), or if a limit cut the search (``LIMIT``).
+        cheapest is returned), if a limit cut the search (``LIMIT``), or if a cross-validated
+        choice is within one standard error of the best top-k subset or of a constant model
+        (the win is noise).
 
     Notes
     -----
@@ -453,9 +486,72 @@ def train_to_budget(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
         greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
-        search=search,
+        search=search, choose=choose, rule=rule,
     )
     return _search(o, train_set, Xv, yv, costs, scoring, progress, keep_boosters)
+
+
+def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_train: int,
+               proxied: bool) -> str | None:
+    """Return why the choice is made on the validation rows (None: by cross-validation)."""
+    if o.choose == "valid" or o.search == "fast":
+        return f"{'choose' if o.choose == 'valid' else 'search'}={o.choose if o.choose == 'valid' else o.search!r}"
+    why = ("the training set is large enough for proxies" if proxied else
+           cv.pool_problem(train_set, raw, objective_kind(o.base), yv, n_train, size_limit=o.choose == "auto"))
+    if why is not None and o.choose == "cv":
+        raise ValueError(f"The 'choose' argument 'cv' cannot cross-validate these rows: {why}. "
+                         "Use choose='valid' (the validation rows decide) or 'auto'.")
+    return why
+
+
+@dataclass(frozen=True)
+class _CVChoice:
+    """The cross-validated candidates, the chosen one refit on every pooled row, and what to say."""
+
+    cands: list[Candidate]
+    chosen: int
+    booster: lgb.Booster
+    refit_cost: float
+    status: Status
+    note: str | None
+
+
+def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_name: str) -> _CVChoice | None:
+    """Cross-validate the shortlist, pick at ``o.budget``, refit; None if the rows do not pool.
+
+    A refit whose cost on the pooled rows misses the budget is replaced by the next pick (at
+    most three refits).
+    """
+    kind = objective_kind(o.base)
+    pool = cv.make_pool(root, raw, full.Xv, full.yv, kind, int(o.base["seed"]))
+    if pool is None:
+        return None
+    cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
+    left = list(range(len(cands)))
+    for _ in range(3):
+        j = cv.pick([cands[i] for i in left], o.budget, o.rule)
+        status = Status.INFEASIBLE if j is None else Status.SUCCESS
+        i = left[j] if j is not None else min(left, key=lambda x: (cands[x].cost, -cands[x].score))
+        booster, refit_cost = cv.refit(full, pool, cands[i])
+        if status == Status.INFEASIBLE or fits_budget(refit_cost, o.budget) or len(left) == 1:
+            break
+        left.remove(i)
+    if status == Status.SUCCESS and cands[i].constant:
+        status = Status.CONSTANT
+    note = cv.noise_note(cands, i, o.budget, score_name) if status == Status.SUCCESS else None
+    return _CVChoice(cands, i, booster, refit_cost, status, note)
+
+
+def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
+    c = ch.cands[ch.chosen]
+    what = (f"{c.family} ({c.folds}-fold cross-validation over {c.rows:,} training and validation rows: "
+            f"{score_name} {c.score:.6g} +- {c.score_se:.2g}, cost {c.cost:.6g}; refit on all of them, "
+            f"cost {ch.refit_cost:.6g} there)")
+    if ch.status == Status.INFEASIBLE:
+        return f"infeasible: no cross-validated candidate fits budget {budget:g}; the cheapest, {what}, is returned"
+    if ch.status == Status.CONSTANT:
+        return f"only a constant model (one prediction for every row) fits budget {budget:g}: {what}"
+    return f"{what} fits budget {budget:g}"
 
 
 def _search(
@@ -467,18 +563,23 @@ def _search(
         as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
+    raw = train_set.data  # read before construction, which may free it
     root = _construct(train_set, o.base)
     names = [str(n) for n in root.get_feature_name()]
     Xv = _align_valid(Xv, names)
     fc = as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
     idx = _proxy_indices(root.num_data(), o, int(o.base["seed"]))
+    cv_why = _cv_reason(o, train_set, raw, yv, root.num_data(), idx is not None)
     share = 1.0 if idx is None else idx.size / root.num_data()
     planned = (planned_fast_units(o.rounds, len(o.targets), share) if o.search == "fast" else
                _planned_units(o, share, idx is None and root.num_data() <= fam.CROSS_FIT_ROWS,
                               bool(np.any(np.asarray(fc.coupled) > 0)), len(names)))
+    if cv_why is None:
+        planned += cv.planned_units(len(o.targets), (root.num_data() + len(yv)) / root.num_data())
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, planned)
     full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
     proxy = None
+    choice = None
     seed = int(o.base["seed"])
     if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
         proxy = Search(o.base, root, idx, *_valid_sample(Xv, yv, idx.size, seed), fc, score_fn, o.rounds, clock)
@@ -491,16 +592,22 @@ def _search(
             _run_families(proxy or full, o, fork)
             if proxy is not None:
                 _refit_finalists(proxy, full, o)
+            if cv_why is None:
+                choice = _choose_by_cv(full, root, raw, o, score_name)
     except SearchCut:
         pass
     finally:
         seconds = clock.close()
+    if choice is not None:
+        return _cv_result(choice, full, o, score_name, fork, keep_boosters, clock.nfev, seconds)
     frontier = (proxy.frontier if proxy else []) + full.frontier
     boosters = (proxy.boosters if proxy else []) + full.boosters
     if not frontier:
         raise ValueError(f"The search was cut before its first model ({clock.cut}): raise 'max_fits' or 'time_limit'.")
     best, status = _choose(frontier, o.budget)
     msg = _message(status, frontier[best], o.budget, score_name, clock.cut)
+    if cv_why is None and clock.cut is None:
+        msg += " (chosen on the validation rows: the training and validation rows do not stack for cross-validation)"
     if clock.cut is not None:
         status = Status.LIMIT
     if status != Status.SUCCESS:
@@ -510,4 +617,23 @@ def _search(
         status=status, message=msg, booster=boosters[best], budget=o.budget, budgets=tuple(o.targets), chosen=c,
         score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name, fork=fork,
         boosters=boosters if keep_boosters else [], nfev=clock.nfev, seconds=seconds,
+    )
+
+
+def _cv_result(ch: _CVChoice, full: Search, o: _Options, score_name: str, fork: bool, keep_boosters: bool,
+               nfev: int, seconds: dict[str, float]) -> BudgetTrainResult:
+    """Assemble the result of a cross-validated choice (the search's own candidates become proxies)."""
+    msg = _cv_message(ch, o.budget, score_name)
+    if ch.status != Status.SUCCESS:
+        warnings.warn(f"train_to_budget: {msg}.", UserWarning, stacklevel=3)
+    elif ch.note is not None:
+        warnings.warn(f"train_to_budget: {ch.note}.", UserWarning, stacklevel=3)
+        msg += f"; {ch.note}"
+    frontier = [replace(c, proxy=True) for c in full.frontier] + ch.cands
+    boosters = full.boosters + [ch.booster if i == ch.chosen else None for i in range(len(ch.cands))]
+    c = ch.cands[ch.chosen]
+    return BudgetTrainResult(
+        status=ch.status, message=msg, booster=ch.booster, budget=o.budget, budgets=tuple(o.targets), chosen=c,
+        score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name, fork=fork,
+        boosters=boosters if keep_boosters else [], nfev=nfev, seconds=seconds,
     )
