@@ -28,7 +28,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
-from ._result import Candidate
+from ._result import Candidate, pick
 from ._search import Search, _decay
 
 __all__ = [
@@ -223,23 +223,6 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
         fold_scores=tuple(float(v) for v in scores), cost=float(costs.mean()), cost_sd=float(costs.std()),
         rows=int(pool.y.size), proxy=False, folds=k, seconds=float(sum(d[2] for d in done)),
     )
-
-
-def pick(cands: Sequence[Candidate], budget: float, rule: str) -> int | None:
-    """Return the index of the cross-validated candidate chosen at ``budget`` (None: none fits).
-
-    ``rule="best"``: the best mean score (ties: non-constant, then cheaper). ``rule="1se"``: the
-    one-standard-error rule (Breiman et al., CART, 1984): among the candidates whose mean is
-    within one standard error of the best one's, the cheapest.
-    """
-    fits = [i for i, c in enumerate(cands) if fits_budget(c.cost, budget)]
-    if not fits:
-        return None
-    best = max(fits, key=lambda i: (cands[i].score, not cands[i].constant, -cands[i].cost))
-    if rule != "1se":
-        return best
-    floor = cands[best].score - cands[best].score_se
-    return min((i for i in fits if cands[i].score >= floor), key=lambda i: (cands[i].cost, -cands[i].score))
 
 
 def paired_gap(a: Candidate, b: Candidate) -> tuple[float, float]:

@@ -21,7 +21,7 @@ from ..core._validation import align_columns
 from . import _cv as cv
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
-from ._result import BudgetTrainResult, Candidate
+from ._result import BudgetTrainResult, Candidate, pick
 from ._scoring import objective_kind, resolve_scoring
 from ._search import Clock, Search, SearchCut, Spec
 
@@ -506,47 +506,60 @@ def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_
 
 @dataclass(frozen=True)
 class _CVChoice:
-    """The cross-validated candidates, the chosen one refit on every pooled row, and what to say."""
+    """The cross-validated candidates, the picks refit on every pooled row, and what to say."""
 
     cands: list[Candidate]
     chosen: int
-    booster: lgb.Booster
-    refit_cost: float
+    refits: dict[int, tuple[lgb.Booster, float]]
     status: Status
     note: str | None
 
 
-def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_name: str) -> _CVChoice | None:
-    """Cross-validate the shortlist, pick at ``o.budget``, refit; None if the rows do not pool.
+def _pick_and_refit(full: Search, pool: cv.Pool, cands: list[Candidate], budget: float, rule: str,
+                    refits: dict[int, tuple[lgb.Booster, float]]) -> tuple[int, Status]:
+    """Pick at ``budget`` and refit the pick on every pooled row (at most three tries).
 
-    A refit whose cost on the pooled rows misses the budget is replaced by the next pick (at
-    most three refits).
+    A refit candidate's cost becomes the larger of its held-out cost and its refit's cost on the
+    pooled rows, so a refit that buys more than the folds did is not picked again.
     """
-    kind = objective_kind(o.base)
-    pool = cv.make_pool(root, raw, full.Xv, full.yv, kind, int(o.base["seed"]))
+    for _ in range(3):
+        i = pick(cands, budget, rule)
+        status = Status.SUCCESS if i is not None else Status.INFEASIBLE
+        if i is None:
+            i = min(range(len(cands)), key=lambda x: (cands[x].cost, -cands[x].score))
+        if i not in refits:
+            refits[i] = cv.refit(full, pool, cands[i])
+            cands[i] = replace(cands[i], cost=max(cands[i].cost, refits[i][1]))
+        if status == Status.INFEASIBLE or fits_budget(cands[i].cost, budget):
+            break
+    else:
+        i = min(refits, key=lambda x: (cands[x].cost, -cands[x].score))
+        status = Status.INFEASIBLE if not fits_budget(cands[i].cost, budget) else Status.SUCCESS
+    if status == Status.SUCCESS and cands[i].constant:
+        status = Status.CONSTANT
+    return i, status
+
+
+def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_name: str) -> _CVChoice | None:
+    """Cross-validate the shortlist, pick and refit at every budget; None if the rows do not pool."""
+    pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), int(o.base["seed"]))
     if pool is None:
         return None
     cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
-    left = list(range(len(cands)))
-    for _ in range(3):
-        j = cv.pick([cands[i] for i in left], o.budget, o.rule)
-        status = Status.INFEASIBLE if j is None else Status.SUCCESS
-        i = left[j] if j is not None else min(left, key=lambda x: (cands[x].cost, -cands[x].score))
-        booster, refit_cost = cv.refit(full, pool, cands[i])
-        if status == Status.INFEASIBLE or fits_budget(refit_cost, o.budget) or len(left) == 1:
-            break
-        left.remove(i)
-    if status == Status.SUCCESS and cands[i].constant:
-        status = Status.CONSTANT
-    note = cv.noise_note(cands, i, o.budget, score_name) if status == Status.SUCCESS else None
-    return _CVChoice(cands, i, booster, refit_cost, status, note)
+    refits: dict[int, tuple[lgb.Booster, float]] = {}
+    for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
+        i, status = _pick_and_refit(full, pool, cands, b, o.rule, refits)
+        if b == o.budget:
+            chosen, main_status = i, status
+    note = cv.noise_note(cands, chosen, o.budget, score_name) if main_status == Status.SUCCESS else None
+    return _CVChoice(cands, chosen, refits, main_status, note)
 
 
 def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
     c = ch.cands[ch.chosen]
     what = (f"{c.family} ({c.folds}-fold cross-validation over {c.rows:,} training and validation rows: "
             f"{score_name} {c.score:.6g} +- {c.score_se:.2g}, cost {c.cost:.6g}; refit on all of them, "
-            f"cost {ch.refit_cost:.6g} there)")
+            f"cost {ch.refits[ch.chosen][1]:.6g} there)")
     if ch.status == Status.INFEASIBLE:
         return f"infeasible: no cross-validated candidate fits budget {budget:g}; the cheapest, {what}, is returned"
     if ch.status == Status.CONSTANT:
@@ -630,10 +643,10 @@ def _cv_result(ch: _CVChoice, full: Search, o: _Options, score_name: str, fork: 
         warnings.warn(f"train_to_budget: {ch.note}.", UserWarning, stacklevel=3)
         msg += f"; {ch.note}"
     frontier = [replace(c, proxy=True) for c in full.frontier] + ch.cands
-    boosters = full.boosters + [ch.booster if i == ch.chosen else None for i in range(len(ch.cands))]
+    boosters = full.boosters + [ch.refits[i][0] if i in ch.refits else None for i in range(len(ch.cands))]
     c = ch.cands[ch.chosen]
     return BudgetTrainResult(
-        status=ch.status, message=msg, booster=ch.booster, budget=o.budget, budgets=tuple(o.targets), chosen=c,
-        score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name, fork=fork,
-        boosters=boosters if keep_boosters else [], nfev=nfev, seconds=seconds,
+        status=ch.status, message=msg, booster=ch.refits[ch.chosen][0], budget=o.budget, budgets=tuple(o.targets),
+        chosen=c, score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name,
+        fork=fork, boosters=boosters if keep_boosters else [], nfev=nfev, seconds=seconds, rule=o.rule,
     )
