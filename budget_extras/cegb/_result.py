@@ -53,8 +53,8 @@ class Candidate:
         0: scored on the validation rows. K > 0: cross-validated over the training and
         validation rows pooled (``choose="cv"``): ``score`` is the mean of the K held-out fold
         scores, ``cost`` the mean cost of every held-out row, ``rows`` the pooled rows.
-    score_se : float
-        Standard error of ``score`` over the folds (fold standard deviation / sqrt(K)); NaN for
+    score_se : float or None
+        Standard error of ``score`` over the folds (fold standard deviation / sqrt(K)); None for
         a candidate scored on the validation rows.
     fold_scores : tuple of float
         The K fold scores (empty for a candidate scored on the validation rows).
@@ -74,7 +74,7 @@ class Candidate:
     cost_sd: float = 0.0
     decay: tuple[float, float] | None = None
     folds: int = 0
-    score_se: float = float("nan")
+    score_se: float | None = None
     fold_scores: tuple[float, ...] = ()
 
 
@@ -89,9 +89,10 @@ def pick(cands: Sequence[Candidate], budget: float, rule: str = "best") -> int |
     if not fits:
         return None
     best = max(fits, key=lambda i: (cands[i].score, not cands[i].constant, -cands[i].cost))
-    if rule != "1se" or not math.isfinite(cands[best].score_se):
+    se = cands[best].score_se
+    if rule != "1se" or se is None or not math.isfinite(se):
         return best
-    floor = cands[best].score - cands[best].score_se
+    floor = cands[best].score - se
     return min((i for i in fits if cands[i].score >= floor), key=lambda i: (cands[i].cost, -cands[i].score))
 
 

@@ -31,6 +31,7 @@ def run(data, budget, **kw):
     kw.setdefault("costs", COSTS)
     kw.setdefault("num_boost_round", 15)
     kw.setdefault("greedy", False)  # the greedy family has its own tests below (it costs ~20 proxy fits)
+    kw.setdefault("choose", "valid")  # the search's candidates and their validation choice (CV: test_train_to_budget_cv)
     return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), progress=False, **kw)
 
 
