@@ -44,8 +44,8 @@ import frontier_data as fdata
 ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 100
 FRACTIONS = (0.2, 0.4, 0.6)
-TABLES = ["heart", "thyroid"] + [f"{n}{c}" for n in ("adult", "magic", "higgs", "letter") for c in (500, 1500, 5000)] + [
-    "adult_rare1500", "adult_rare5000"]
+TABLES = ["heart", "thyroid", "adult_rare1500", "adult_rare5000"] + [
+    f"{n}{c}" for n in ("adult", "magic", "higgs", "letter") for c in (500, 1500, 5000)]
 
 
 def load_table(data_dir: Path, table: str) -> tuple[fdata.Dataset, int]:

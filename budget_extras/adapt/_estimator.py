@@ -24,7 +24,7 @@ from ..core._fit_state import fit_in_one_step
 from ..core._report import CostReport, cost_report
 from ..core._scoring import resolve_scoring
 from ..core._status import MethodResult, Status, fits_budget
-from ..core._validation import check_array_2d, column_names, pandas_categories
+from ..core._validation import check_array_2d, check_finite_labels, column_names, pandas_categories
 from ._f0 import F0Model
 from ._heads import F1Head, make_head
 from ._paths import as_feature_costs, booster_features_used, row_cost
@@ -294,8 +294,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"The 'y' argument of AdaptGBRT.fit must be 1-D. Got shape {y.shape} instead.")
-        if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-            raise ValueError("The 'y' argument of AdaptGBRT.fit must not contain NaN or infinite labels.")
+        check_finite_labels(y, name="y", owner="AdaptGBRT.fit")
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(f"AdaptGBRT needs at least 2 classes in 'y'. Got {classes.size} instead.")
@@ -329,7 +328,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
             self.result_: AdaptTrainResult | AdaptSweepResult = self.train_result_
             return
         Xv = self._validate(X_valid, "X_valid")
-        yv = np.asarray(y_valid)
+        yv = check_finite_labels(y_valid, name="y_valid", owner="AdaptGBRT.fit")
         if yv.shape != (Xv.shape[0],):
             raise ValueError(
                 f"The 'y_valid' argument of AdaptGBRT.fit must have shape ({Xv.shape[0]},). Got {yv.shape} instead."

@@ -188,8 +188,8 @@ def _grad_hess(code, y, score, n_class, sigmoid, g, h):  # type: ignore[no-untyp
 
 @njit(cache=True)
 def _refit_kernel(  # type: ignore[no-untyped-def]
-    leaves, y, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage, bias, value,
-    start,
+    leaves, y, w, tree_class, tree_offset, is_leaf, n_class, code, sigmoid, l1, l2, max_delta, shrinkage, bias,
+    value, start,
 ):
     n_trees, n = leaves.shape
     n_nodes = value.size
@@ -222,11 +222,11 @@ def _refit_kernel(  # type: ignore[no-untyped-def]
                     for i in range(n):
                         s0[i, tree_class[tt]] -= out[leaves[tt, i]] - (bias[tree_class[tt]] if tt < n_class else 0.0)
                 _grad_hess(code, y, s0, n_class, sigmoid, gs, hs)
-        for i in range(n):
+        for i in range(n):  # LightGBM weights each row's gradient and hessian
             node = leaves[t, i]
             count[node] += 1.0
-            hess[node] += hs[k, i]
-            grad[node] += gs[k, i]
+            hess[node] += hs[k, i] * w[i]
+            grad[node] += gs[k, i] * w[i]
         for node in range(tree_offset[t], tree_offset[t + 1]):
             if not is_leaf[node]:
                 continue
@@ -312,6 +312,7 @@ class RefitSpec:
         unbalanced = str(p.get("is_unbalance", "0")).lower() in ("1", "true")
         if self.code == 0 and (unbalanced or num("scale_pos_weight", 1.0) != 1.0):
             raise ValueError("Refitting a model trained with is_unbalance or scale_pos_weight is not supported.")
+        _refuse_unrefittable(ensemble, words, num)
         self.boost_from_average = str(p.get("boost_from_average", "1")).lower() not in ("0", "false")
         self.n_class = int(ensemble.num_tree_per_iteration)
         self.shrinkage = np.asarray(ensemble.shrinkage, dtype=np.float64)
@@ -320,7 +321,38 @@ class RefitSpec:
             self.shrinkage = np.where(self.shrinkage == 1.0, lr, self.shrinkage)
 
 
-def initial_score(spec: RefitSpec, y: np.ndarray) -> np.ndarray:
+def _refuse_unrefittable(ensemble: TreeEnsemble, words: list[str], num: Any) -> None:
+    """Refuse a model whose leaf values are not one Newton step on its loss at the training labels.
+
+    Each of these options makes LightGBM's leaf values something the refit cannot reproduce, so
+    refitting even the unpruned model on its own rows would not give it back.
+    """
+    p = ensemble.parameters
+    flag = {k: str(p.get(k, "0")).strip().lower() in ("1", "true") for k in
+            ("reg_sqrt", "use_quantized_grad", "quant_train_renew_leaf")}
+    why = None
+    if "sqrt" in words[1:] or flag["reg_sqrt"]:
+        why = ("reg_sqrt=true (objective 'regression sqrt'): its leaves fit sqrt(|y|) * sign(y) and "
+               "LightGBM squares the raw score to predict")
+    elif num("path_smooth", 0.0) > 0:
+        why = (f"path_smooth={p.get('path_smooth')}: LightGBM shrinks each leaf toward its parent's "
+               "output, which a Newton step per leaf does not reproduce")
+    elif str(p.get("boosting", "gbdt")).strip().lower() == "dart":
+        why = "boosting=dart: DART rescales earlier trees whenever it drops them"
+    elif any(c.strip("+-0.") for c in str(p.get("monotone_constraints", "")).replace(",", " ").split()):
+        why = (f"monotone_constraints={p.get('monotone_constraints')}: LightGBM clips the leaf values "
+               "to the constraints")
+    elif flag["use_quantized_grad"] and not flag["quant_train_renew_leaf"]:
+        why = ("use_quantized_grad=true (without quant_train_renew_leaf): its leaf values come from "
+               "quantized gradients")
+    if why is not None:
+        raise ValueError(
+            f"FeatureDropRefit cannot refit a model trained with {why}; refitting even the unpruned "
+            "model would not give it back. Retrain without it, or prune with BudgetPrune(method='program')."
+        )
+
+
+def initial_score(spec: RefitSpec, y: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
     """LightGBM's ``boost_from_average`` initial score per class from the training labels.
 
     Parameters
@@ -330,6 +362,8 @@ def initial_score(spec: RefitSpec, y: np.ndarray) -> np.ndarray:
         ``boost_from_average``).
     y : ndarray of float64, shape (n_rows,)
         Training labels.
+    weight : ndarray of float64, shape (n_rows,), optional
+        Row weights: LightGBM's initial score is the weighted label mean (class shares).
 
     Returns
     -------
@@ -337,12 +371,14 @@ def initial_score(spec: RefitSpec, y: np.ndarray) -> np.ndarray:
     """
     if not spec.boost_from_average:
         return np.zeros(spec.n_class)
+    w = np.ones(y.size) if weight is None else np.asarray(weight, dtype=np.float64)
+    total = max(float(w.sum()), 1e-300)
     if spec.code == 0:
-        p = float(np.clip(np.mean(y), 1e-15, 1 - 1e-15))
+        p = float(np.clip(np.dot(w, y) / total, 1e-15, 1 - 1e-15))
         return np.array([math.log(p / (1 - p)) / spec.sigmoid])
     if spec.code == 1:
-        return np.array([float(np.mean(y))])
-    prior = np.bincount(y.astype(np.int64), minlength=spec.n_class) / max(y.size, 1)
+        return np.array([float(np.dot(w, y) / total)])
+    prior = np.bincount(y.astype(np.int64), weights=w, minlength=spec.n_class) / total
     return np.log(np.maximum(prior, 1e-15))
 
 
@@ -523,6 +559,7 @@ def refit_values(
     *,
     value: np.ndarray | None = None,
     start: int = 0,
+    weight: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Refit the leaf values reached by ``leaves`` in tree order (one Newton step per tree).
 
@@ -544,6 +581,9 @@ def refit_values(
         depends only on the trees before it, so a change that leaves them alone keeps them).
     start : int, default 0
         First tree to refit.
+    weight : ndarray of float64, shape (n_rows,), optional
+        Row weights (the model's training weights): each row's gradient and hessian count
+        ``weight`` times, as in LightGBM. Default 1 per row.
 
     Returns
     -------
@@ -553,8 +593,10 @@ def refit_values(
     count, hess : ndarray of float64, shape (n_nodes,)
         Training rows and summed hessians per leaf.
     """
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(y.size) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     return _refit_kernel(
-        np.ascontiguousarray(leaves), np.asarray(y, dtype=np.float64),
+        np.ascontiguousarray(leaves), y, w,
         np.asarray(ensemble.tree_class, dtype=np.int64), np.asarray(ensemble.tree_offset, dtype=np.int64),
         np.asarray(ensemble.is_leaf), spec.n_class, spec.code, spec.sigmoid, spec.l1, spec.l2, spec.max_delta,
         spec.shrinkage, np.asarray(bias, dtype=np.float64),

@@ -16,7 +16,7 @@ from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
 from ..core._report import CostReport, cost_report
 from ..core._status import Status, fits_budget
-from ..core._validation import check_booster
+from ..core._validation import check_booster, check_finite_labels
 from ._error_terms import (
     gbdt_surrogate_error,
     mean_loss,
@@ -399,7 +399,8 @@ class BudgetPrune(BaseEstimator):
         self.scoring_, self._score_fn = resolve_scoring(self.scoring, forest)
         if y_valid is not None or X_valid is None:
             rows = forest.check_X(X if X_valid is None else X_valid)
-            labels = np.asarray(y if X_valid is None else y_valid, dtype=np.float64)
+            labels = check_finite_labels(np.asarray(y if X_valid is None else y_valid, dtype=np.float64),
+                                         name="y" if X_valid is None else "y_valid", owner="BudgetPrune.fit")
             if labels.shape[0] != rows.shape[0]:
                 raise ValueError(
                     f"y_valid has {labels.shape[0]} labels but X_valid has {rows.shape[0]} rows."

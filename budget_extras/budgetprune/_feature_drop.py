@@ -121,6 +121,28 @@ def _flat(raw: np.ndarray) -> np.ndarray:
     return raw[:, 0] if raw.shape[1] == 1 else raw
 
 
+def _weights_iv(sample_weight: Any, n_rows: int) -> np.ndarray | None:
+    """Return ``sample_weight`` as float64 of ``n_rows`` finite weights >= 0 with a positive sum (None: unweighted)."""
+    if sample_weight is None:
+        return None
+    if isinstance(sample_weight, str | bytes):
+        raise TypeError(f"The 'sample_weight' argument must be an array of {n_rows} numbers. Got a string.")
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"The 'sample_weight' argument must be an array of {n_rows} numbers. Got {type(sample_weight).__name__}."
+        ) from exc
+    if w.shape != (n_rows,):
+        raise ValueError(f"The 'sample_weight' argument must have shape ({n_rows},) like y. Got {w.shape}.")
+    if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
+        raise ValueError(
+            "The 'sample_weight' argument must hold finite weights >= 0 with a positive sum. Got "
+            f"{int((~np.isfinite(w)).sum())} non-finite, {int((w < 0).sum())} negative, sum {float(np.nansum(w)):.6g}."
+        )
+    return w
+
+
 class FeatureDropRefit(BaseEstimator):
     """Make a boosted LightGBM model cheaper: drop features, refit the leaf values, meet a budget.
 
@@ -134,7 +156,9 @@ class FeatureDropRefit(BaseEstimator):
     Parameters
     ----------
     model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
-        A boosted model (binary, multiclass or l2 regression). Not modified.
+        A boosted model (binary, multiclass or l2 regression). Not modified. A model whose
+        leaves a refit cannot reproduce (``reg_sqrt``, ``path_smooth``, DART, monotone
+        constraints, quantized gradients without renewed leaves) is refused at ``fit``.
     budget : float
         Mean per-row prediction cost allowed on the validation rows (the core's accounting:
         lazy acquisition of the features on each row's paths, plus split and tree costs).
@@ -184,7 +208,9 @@ class FeatureDropRefit(BaseEstimator):
         self.scoring = scoring
         self.n_refit = n_refit
 
-    def fit(self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None) -> FeatureDropRefit:
+    def fit(
+        self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None, sample_weight: Any = None
+    ) -> FeatureDropRefit:
         """Choose the features to drop and refit the model.
 
         Parameters
@@ -197,16 +223,21 @@ class FeatureDropRefit(BaseEstimator):
             Validation rows (required): the cost the budget bounds and the scores that choose.
         y_valid : array-like of shape (n_valid,)
             Validation labels (required).
+        sample_weight : array-like of shape (n_rows,), optional
+            Weights of the training rows: the model's training weights (``lgb.Dataset(weight=...)``),
+            used in the refit as LightGBM used them (weighted gradients, hessians and initial
+            score). Default 1 per row. A model trained with weights and refit without them is
+            not the model.
 
         Returns
         -------
         self : FeatureDropRefit
         """
-        return fit_in_one_step(self, lambda work: work._fit(X, y, X_valid, y_valid))
+        return fit_in_one_step(self, lambda work: work._fit(X, y, X_valid, y_valid, sample_weight))
 
     # ------------------------------------------------------------------ fit
 
-    def _setup(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+    def _setup(self, X: Any, y: Any, X_valid: Any, y_valid: Any, sample_weight: Any = None) -> None:
 
         if self.model is None:
             raise ValueError("FeatureDropRefit needs the model: FeatureDropRefit(model, budget=..., costs=...).")
@@ -225,10 +256,12 @@ class FeatureDropRefit(BaseEstimator):
         self._ens = ens
         self._X_all = prepare_rows(ens, X, name="X")
         self._y_all = labels_iv(ens, y, n_rows=self._X_all.shape[1], name="y", x_name="X")
-        self._Xt, self._yt = self._X_all, self._y_all
+        self._w_all = _weights_iv(sample_weight, self._y_all.size)
+        self._Xt, self._yt, self._wt = self._X_all, self._y_all, self._w_all
         if self._y_all.size > SEARCH_ROWS:  # the search refits on a sample, the returned model on all rows
             rows = np.sort(np.random.default_rng(0).choice(self._y_all.size, SEARCH_ROWS, replace=False))
             self._Xt, self._yt = np.ascontiguousarray(self._X_all[:, rows]), self._y_all[rows]
+            self._wt = None if self._w_all is None else self._w_all[rows]
         self._Xv = prepare_rows(ens, X_valid, name="X_valid")
         self._yv = labels_iv(ens, y_valid, n_rows=self._Xv.shape[1], name="y_valid", x_name="X_valid")
         self.costs_: FeatureCosts = as_feature_costs(
@@ -236,7 +269,7 @@ class FeatureDropRefit(BaseEstimator):
             owner="FeatureDropRefit",
         )
         self._split = np.broadcast_to(np.asarray(self.costs_.split, dtype=np.float64), (ens.n_features,)).copy()
-        self._bias = initial_score(self._spec, self._y_all)
+        self._bias = initial_score(self._spec, self._y_all, self._w_all)
         self.scoring_, self._score_fn = resolve_scoring(self.scoring, ens)
         self.n_features_in_ = ens.n_features
         self._n_refits = 0
@@ -278,7 +311,9 @@ class FeatureDropRefit(BaseEstimator):
     def _refit_from(self, prop: _State, leaves_t: np.ndarray, *, start: int, value: np.ndarray) -> _State:
         """Refit ``prop`` on its training leaves, trees from ``start`` on (those before keep ``value``)."""
         ens = self._ens
-        value, count, hess = refit_values(ens, self._spec, leaves_t, self._yt, self._bias, value=value, start=start)
+        value, count, hess = refit_values(
+            ens, self._spec, leaves_t, self._yt, self._bias, value=value, start=start, weight=self._wt
+        )
         self._n_refits += 1
         st = self._evaluate(prop.dropped, prop.forced, value, prop.leaves_v, score=True)
         st.leaves_t, st.count, st.hess, st.refit = leaves_t, count, hess, True
@@ -288,7 +323,7 @@ class FeatureDropRefit(BaseEstimator):
         """Refit the chosen model's leaves on all training rows (the search refit them on a sample)."""
         ens = self._ens
         leaves, _ = route(ens, self._X_all, chosen.forced)
-        value, count, hess = refit_values(ens, self._spec, leaves, self._y_all, self._bias)
+        value, count, hess = refit_values(ens, self._spec, leaves, self._y_all, self._bias, weight=self._w_all)
         self._n_refits += 1
         st = self._evaluate(chosen.dropped, chosen.forced, value, chosen.leaves_v, score=True)
         st.count, st.hess, st.refit = count, hess, True
@@ -412,9 +447,9 @@ class FeatureDropRefit(BaseEstimator):
         names = self._ens.feature_names
         return tuple(names[f] if names else f"Column_{f}" for f in dropped)
 
-    def _fit(self, X: Any, y: Any, X_valid: Any, y_valid: Any) -> None:
+    def _fit(self, X: Any, y: Any, X_valid: Any, y_valid: Any, sample_weight: Any = None) -> None:
         t0 = time.perf_counter()
-        self._setup(X, y, X_valid, y_valid)
+        self._setup(X, y, X_valid, y_valid, sample_weight)
         ens, budget = self._ens, float(self.budget)  # type: ignore[arg-type]
         none = drop_forcing(ens, ())
         full = self._evaluate((), none, np.asarray(ens.value), route(ens, self._Xv, none)[0], score=True)

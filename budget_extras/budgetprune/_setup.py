@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core._costs import as_feature_costs
 from ..core._ensemble import TreeEnsemble
-from ..core._validation import check_booster
+from ..core._validation import check_booster, check_finite_labels
 from ._error_terms import (
     forest_error,
     gbdt_surrogate_error,
@@ -235,10 +235,7 @@ def labels_iv(
             f"The {name!r} argument must hold numeric labels as the model was trained on them "
             f"(0/1 or class indices). Got dtype {y.dtype} (e.g. {y[:3].tolist()!r})."
         )
-    y = y.astype(np.float64)
-    if not np.all(np.isfinite(y)):
-        i = int(np.flatnonzero(~np.isfinite(y))[0])
-        raise ValueError(f"The {name!r} argument must be finite. Got {float(y[i])!r} at position {i}.")
+    y = check_finite_labels(y.astype(np.float64), name=name)
     objective = objective_name(forest)
     if objective in ("binary", "multiclass", "multiclassova"):
         n_classes = 2 if objective == "binary" else forest.num_tree_per_iteration

@@ -91,7 +91,9 @@ def retry_over_budget(full: Search, capped: list[tuple[Candidate, float]]) -> No
 def _refit(proxy: Search, full: Search, targets: list[float], margin: float) -> list[tuple[Candidate, float]]:
     """Train the best proxy of every budget on every row (a capped one with its cap less ``margin``).
 
-    Returns the capped models trained, each with its budget.
+    Where no proxy fits any budget, the cheapest proxy is trained on every row (the proxies
+    only rank: the search returns a model trained on every row). Returns the capped models
+    trained for a budget they fit, each with its budget.
     """
     done: set[str] = set()
     capped = []
@@ -109,6 +111,9 @@ def _refit(proxy: Search, full: Search, targets: list[float], margin: float) -> 
             new = full.fit(Spec(c.family, params, c.k, c.tradeoff, decay=c.decay))
             if "cegb_budget" in params:
                 capped.append((new, b))
+    if not done and len(proxy.frontier) > 1:  # no proxy fits a budget: the cheapest, so a full-size model exists
+        c = min(proxy.frontier[1:], key=lambda z: (z.cost, -z.score))
+        full.fit(Spec(c.family, dict(c.params), c.k, c.tradeoff, decay=c.decay))
     return capped
 
 

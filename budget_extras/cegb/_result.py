@@ -39,8 +39,8 @@ class Candidate:
     rows : int
         Training rows the candidate was fitted on (fewer than the training set for a proxy).
     proxy : bool
-        True for a proxy fitted on a row subsample to rank candidates; proxies are never
-        returned while a model trained on every row fits the budget.
+        True for a proxy that only ranks candidates (fitted on a row subsample, or the fast
+        search's short ranking model); proxies are never returned.
     seconds : float
         Wall time of its training and validation measurement.
     decay : tuple of float or None
@@ -106,7 +106,7 @@ class BudgetTrainResult(MethodResult):
         ``SUCCESS``: a non-constant model fits the budget; ``CONSTANT``: only constant models
         fit (the returned model predicts one value for every row); ``INFEASIBLE``: no candidate
         fits and the cheapest one is returned; ``LIMIT``: ``max_fits`` or ``time_limit`` cut the
-        search, and the best model found so far is returned.
+        search, and the best model found so far (never a proxy) is returned.
     message : str
         One line saying what happened (for ``INFEASIBLE``, the cheapest cost found).
     booster : lightgbm.Booster

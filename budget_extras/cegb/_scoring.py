@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +14,7 @@ from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
 from ..core._scoring import Scorer
 from ..core._scoring import resolve_scoring as resolve_scoring_core
 
-__all__ = ["objective_kind", "resolve_scoring"]
+__all__ = ["OffsetError", "objective_kind", "resolve_scoring"]
 
 _OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
 _MULTICLASS = {"multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"}
@@ -35,15 +36,81 @@ def objective_kind(params: Mapping[str, Any]) -> str:
     return "regression"
 
 
-class _BoosterModel(BaseEstimator):
-    """A trained Booster seen as a fitted scikit-learn estimator (for sklearn scorers)."""
+def _output(objective: str, raw: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """LightGBM's output transform (``ObjectiveFunction::ConvertOutput``) of raw scores.
 
-    def __init__(self, booster: Any = None, kind: str = "regression") -> None:
+    ``objective`` is the model's objective line (``"binary sigmoid:1"``, ``"regression sqrt"``).
+    """
+    tokens = objective.split()
+    name = tokens[0] if tokens else ""
+    opts = dict(t.split(":", 1) for t in tokens[1:] if ":" in t)
+    if name in ("binary", "multiclassova"):
+        return np.asarray(1.0 / (1.0 + np.exp(-float(opts.get("sigmoid", 1.0)) * raw)))
+    if name == "cross_entropy":
+        return np.asarray(1.0 / (1.0 + np.exp(-raw)))
+    if name == "cross_entropy_lambda":
+        return np.asarray(np.log1p(np.exp(raw)))
+    if name == "multiclass":
+        e = np.exp(raw - raw.max(axis=1, keepdims=True))
+        return np.asarray(e / e.sum(axis=1, keepdims=True))
+    if name in ("poisson", "gamma", "tweedie"):
+        return np.asarray(np.exp(raw))
+    if name == "regression" and "sqrt" in tokens:
+        return np.asarray(np.sign(raw) * raw * raw)
+    return raw
+
+
+def _objective_line(booster: Any) -> str:
+    """Return the ``objective=`` line of a booster's model text (empty without one)."""
+    for line in booster.model_to_string(num_iteration=1).splitlines():
+        if line.startswith("objective="):
+            return line[len("objective="):].strip()
+        if line.startswith("Tree="):
+            break
+    return ""
+
+
+class OffsetError(ValueError):
+    """A validation init_score that cannot be added to a model's raw scores (names ``valid_set``)."""
+
+
+def _offset_output(booster: Any, X: Any, init_score: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Return what LightGBM's ``predict`` gives for ``X`` when the raw scores start at ``init_score``.
+
+    The output transform is checked against LightGBM's own ``predict`` without the offset, so an
+    objective whose transform is not known here is refused instead of scored wrong.
+    """
+    raw = np.asarray(booster.predict(X, raw_score=True), dtype=np.float64)
+    if init_score.shape != raw.shape:
+        raise OffsetError(
+            f"The 'valid_set' argument's init_score must have the shape of the model's raw scores {raw.shape}. "
+            f"Got {init_score.shape}."
+        )
+    objective = _objective_line(booster)
+    plain = np.asarray(booster.predict(X), dtype=np.float64)
+    if plain.shape != raw.shape or not np.allclose(_output(objective, raw), plain, rtol=1e-7, atol=1e-12):
+        raise OffsetError(
+            f"The 'valid_set' argument's init_score cannot be added for objective {objective!r}: its output "
+            "transform is not known to train_to_budget. Train without init_score or with a built-in objective."
+        )
+    return _output(objective, raw + init_score)
+
+
+class _BoosterModel(BaseEstimator):
+    """A trained Booster seen as a fitted scikit-learn estimator (for sklearn scorers).
+
+    With ``init_score``, the raw scores start at it, as LightGBM's validation scores do.
+    """
+
+    def __init__(self, booster: Any = None, kind: str = "regression", init_score: Any = None) -> None:
         self.booster = booster
         self.kind = kind
+        self.init_score = init_score
 
     def _raw(self, X: Any) -> npt.NDArray[np.float64]:
-        return np.asarray(self.booster.predict(X), dtype=np.float64)
+        if self.init_score is None:
+            return np.asarray(self.booster.predict(X), dtype=np.float64)
+        return _offset_output(self.booster, X, self.init_score)
 
 
 class _Regressor(RegressorMixin, _BoosterModel):
@@ -52,8 +119,8 @@ class _Regressor(RegressorMixin, _BoosterModel):
 
 
 class _Classifier(ClassifierMixin, _BoosterModel):
-    def __init__(self, booster: Any = None, kind: str = "binary", n_classes: int = 2) -> None:
-        super().__init__(booster, kind)
+    def __init__(self, booster: Any = None, kind: str = "binary", n_classes: int = 2, init_score: Any = None) -> None:
+        super().__init__(booster, kind, init_score)
         self.n_classes = n_classes
         self.classes_ = np.arange(n_classes)
 
@@ -65,7 +132,7 @@ class _Classifier(ClassifierMixin, _BoosterModel):
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         raw = np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
-        return raw
+        return raw if self.init_score is None else raw + self.init_score
 
     def predict(self, X: Any) -> npt.NDArray[np.int64]:
         return np.asarray(self.predict_proba(X).argmax(axis=1), dtype=np.int64)
@@ -91,40 +158,52 @@ _DEFAULTS: dict[str, tuple[str, Scorer]] = {
 
 
 def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Scorer]:
-    """Return ``(name, score(booster, X, y))`` for the ``scoring`` argument.
+    """Return ``(name, score(booster, X, y, init_score=None))`` for the ``scoring`` argument.
 
     ``None`` gives AUC for ``binary``, accuracy for multiclass objectives and minus the mean
     squared error (``"neg_l2"``) otherwise; other values are resolved by
     :func:`budget_extras.core._scoring.resolve_scoring`. A scorer receives an estimator that
     wraps the booster (``predict``; for classification also ``predict_proba``,
-    ``decision_function`` and ``classes_ = 0..n_classes-1``).
+    ``decision_function`` and ``classes_ = 0..n_classes-1``). With ``init_score`` (shaped as
+    the raw scores), the booster's raw scores start at it before the objective's output
+    transform, as in LightGBM's validation scores.
 
     Raises
     ------
     ValueError
-        If ``scoring`` is an unknown scorer name.
+        If ``scoring`` is an unknown scorer name; when scoring, if the scorer fails on the
+        predictions or returns NaN.
     TypeError
         If ``scoring`` is neither None, a string nor callable.
     """
     kind = objective_kind(params)
     n_classes = int(params.get("num_class", params.get("num_classes", 2))) if kind == "multiclass" else 2
 
-    def view(booster: Any) -> _BoosterModel:
+    def view(scored: tuple[Any, Any]) -> _BoosterModel:
+        booster, init_score = scored
         if kind == "regression":
-            return _Regressor(booster, kind)
-        return _Classifier(booster, kind, n_classes)
+            return _Regressor(booster, kind, init_score)
+        return _Classifier(booster, kind, n_classes, init_score)
 
     name, score = resolve_scoring_core(scoring, owner="train_to_budget", default=_DEFAULTS[kind], view=view)
-    if scoring is None:
-        return name, score
 
-    def named(booster: Any, X: Any, y: Any) -> float:
+    def named(booster: Any, X: Any, y: Any, init_score: Any = None) -> float:
         try:
-            return score(booster, X, y)
+            value = score((booster, init_score), X, y)
+        except OffsetError:
+            raise
         except (ValueError, TypeError) as exc:  # e.g. "accuracy" of a regression: name the argument
+            if scoring is None:
+                raise
             raise ValueError(
                 f"The 'scoring' argument {name!r} of train_to_budget failed on a {kind} model's "
                 f"validation predictions: {exc}"
             ) from exc
+        if math.isnan(value):  # NaN compares false with every score: the choice would be arbitrary
+            raise ValueError(
+                f"The 'scoring' argument {name!r} of train_to_budget must return a number. Got NaN on a "
+                f"{kind} model's validation predictions."
+            )
+        return value
 
     return name, named

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 import os
@@ -17,7 +19,7 @@ import pandas as pd
 from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
-from ..core._validation import align_columns
+from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
@@ -94,7 +96,9 @@ def _params_iv(params: Any) -> dict[str, Any]:
     return dict(params)
 
 
-def _valid_iv(valid_set: Any, kind: str) -> tuple[Any, np.ndarray]:
+def _valid_iv(valid_set: Any, kind: str) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    """Return the validation rows, their labels and their init_score (None without one)."""
+    init = None
     if isinstance(valid_set, lgb.Dataset):
         X = valid_set.data
         if X is None or isinstance(X, (str, bytes)) or hasattr(X, "__fspath__"):
@@ -103,6 +107,7 @@ def _valid_iv(valid_set: Any, kind: str) -> tuple[Any, np.ndarray]:
                 f"and not freed): pass lightgbm.Dataset(X, y) unconstructed or a tuple (X, y). Got data={X!r:.60}."
             )
         y = valid_set.label
+        init = valid_set.init_score
     elif isinstance(valid_set, tuple) and len(valid_set) == 2:
         X, y = valid_set
     else:
@@ -117,29 +122,58 @@ def _valid_iv(valid_set: Any, kind: str) -> tuple[Any, np.ndarray]:
         raise ValueError(
             f"The 'valid_set' argument must have one label per row (>= 1 row). Got {n_rows} rows, {yv.shape[0]} labels."
         )
-    if yv.dtype.kind not in "biuf" or not np.all(np.isfinite(yv.astype(np.float64))):
-        raise ValueError("The 'valid_set' argument must have finite numeric labels. Got NaN, inf or non-numbers.")
+    if yv.dtype.kind not in "biuf":
+        raise ValueError(f"The 'valid_set' argument must have numeric labels. Got dtype {yv.dtype}.")
+    check_finite_labels(yv, name="valid_set", owner="train_to_budget")
     if kind != "regression" and np.unique(yv).size < 2:
         raise ValueError(
             f"The 'valid_set' argument must hold at least two classes to score a {kind} model. "
             f"Got only the label {yv[0].item()!r}."
         )
-    return X, yv
+    return X, yv, None if init is None else _init_score_iv(init, n_rows)
 
 
-def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> tuple[_Options, Any, np.ndarray]:
+def _init_score_iv(init: Any, n_rows: int) -> np.ndarray:
+    """Return a validation init_score shaped as raw scores: (n_rows,) or (n_rows, n_classes).
+
+    A 1-D init_score of ``n_rows * k`` entries is class-major, as LightGBM reads it.
+    """
+    try:
+        arr = np.asarray(init, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"The 'valid_set' argument's init_score must hold numbers. Got {init!r:.60}.") from exc
+    if arr.ndim == 1 and arr.size % max(1, n_rows) == 0 and arr.size > n_rows:
+        arr = arr.reshape(arr.size // n_rows, n_rows).T
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim not in (1, 2) or arr.shape[0] != n_rows:
+        raise ValueError(
+            f"The 'valid_set' argument's init_score must have one entry per row ({n_rows}), per class for a "
+            f"multiclass model. Got shape {arr.shape}."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("The 'valid_set' argument's init_score must be finite. Got NaN or inf.")
+    return arr
+
+
+def _iv(
+    params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any
+) -> tuple[_Options, Any, np.ndarray, np.ndarray | None]:
     base = _params_iv(params)
     if not isinstance(train_set, lgb.Dataset):
         raise TypeError(f"The 'train_set' argument must be a lightgbm.Dataset. Got {type(train_set).__name__}.")
     if (isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not _finite(budget)
             or not float(budget) >= 0):
         raise ValueError(f"The 'budget' argument must be a finite number >= 0. Got {budget!r}.")
-    Xv, yv = _valid_iv(valid_set, objective_kind(base))
+    Xv, yv, init = _valid_iv(valid_set, objective_kind(base))
     base.setdefault("seed", kw["random_state"])
     if not param_aliases("verbosity") & set(base):
         base["verbosity"] = -1
     extra: list[float] = []
     if kw["budgets"] is not None:
+        if isinstance(kw["budgets"], (str, bytes, bytearray)):  # iterating would read '13' as budgets 1 and 3
+            raise ValueError(f"The 'budgets' argument must be a sequence of numbers >= 0, not a string. "
+                             f"Got {kw['budgets']!r}.")
         try:
             extra = [float(v) for v in kw["budgets"]]
         except (TypeError, ValueError, OverflowError) as exc:
@@ -151,7 +185,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
     ks: list[int] | None = None
     if kw["k_grid"] is not None:
         grid = kw["k_grid"]
-        if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        if isinstance(grid, (str, bytes, bytearray)) or not isinstance(grid, Iterable):
             raise TypeError(f"The 'k_grid' argument must be a sequence of integers >= 1. Got {grid!r}.")
         grid = list(grid)
         if any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in grid):
@@ -177,6 +211,7 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         )
     if kw["rule"] not in ("best", "1se"):
         raise ValueError(f"The 'rule' argument must be 'best' or '1se'. Got {kw['rule']!r}.")
+    _warn_unused(kw)
     limit = kw["time_limit"]
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not _float(limit) > 0):
         raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
@@ -198,14 +233,38 @@ def _iv(params: Any, train_set: Any, budget: Any, valid_set: Any, **kw: Any) -> 
         choose=str(kw["choose"]),
         rule=str(kw["rule"]),
     )
-    return opts, Xv, yv
+    return opts, Xv, yv, init
+
+
+#: The options only ``search="full"`` reads.
+_FULL_ONLY = ("k_grid", "n_tradeoffs", "n_bisect", "greedy", "num_leaves_grid")
+
+
+def _warn_unused(kw: Mapping[str, Any]) -> None:
+    """Warn when ``search="fast"`` meets full-search options set to other than their defaults."""
+    if kw["search"] != "fast":
+        return
+    defaults = inspect.signature(train_to_budget).parameters
+    unused = [k for k in _FULL_ONLY if not _is_default(kw[k], defaults[k].default)]
+    if unused:
+        warnings.warn(
+            f"train_to_budget: search='fast' does not use {', '.join(repr(k) for k in unused)} "
+            "(options of search='full'); they are ignored.",
+            UserWarning, stacklevel=4,
+        )
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    if default is None or isinstance(default, (bool, str)):
+        return value is default or (isinstance(value, (bool, str)) and value == default)
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value == default
 
 
 def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
     bad = f"The 'num_leaves_grid' argument must be 'auto', a sequence of int or None. Got {grid!r}."
     if grid is None:
         return []
-    if isinstance(grid, str):
+    if isinstance(grid, (str, bytes, bytearray)):
         if grid != "auto":
             raise ValueError(bad)
         user = next((params[k] for k in sorted(param_aliases("num_leaves")) if k in params), 31)
@@ -231,9 +290,21 @@ def _default_k_grid(n_used: int) -> list[int]:
 
 
 def _align_valid(Xv: Any, names: list[str]) -> Any:
-    """Return the validation columns in the training order: the package's one column rule."""
+    """Return the validation columns in the training order: the package's one column rule.
+
+    Warns when the training set names its features and ``Xv`` has no column names: its columns
+    are then read by position, which the names cannot check.
+    """
     if isinstance(Xv, pd.DataFrame):
         Xv = align_columns(Xv, names, name="valid_set")
+    if not _is_default_names(names) and column_names(Xv) is None:
+        shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+        warnings.warn(
+            f"train_to_budget: the training set names its features ({shown}) but the 'valid_set' "
+            "argument has no column names: its columns are matched by position. Pass a DataFrame "
+            "with the training names to match them by name.",
+            UserWarning, stacklevel=4,
+        )
     width = Xv.shape[1] if hasattr(Xv, "shape") and len(Xv.shape) == 2 else None
     if width is not None and width != len(names):
         raise ValueError(f"The 'valid_set' argument must have {len(names)} columns (as training). Got {width}.")
@@ -258,6 +329,14 @@ def _valid_sample(Xv: Any, yv: np.ndarray, m: int, seed: int) -> tuple[Any, np.n
     if vi is None:
         return Xv, yv
     return (Xv.iloc[vi] if isinstance(Xv, pd.DataFrame) else Xv[vi]), yv[vi]
+
+
+def _with_offset(score_fn: Any, init: np.ndarray | None, m: int | None = None, seed: int = 0) -> Any:
+    """Return ``score_fn`` scoring with the validation init_score (of the rows :func:`_valid_sample` draws)."""
+    if init is None:
+        return score_fn
+    vi = None if m is None else _rows(init.shape[0], m, seed)
+    return functools.partial(score_fn, init_score=init if vi is None else init[vi])
 
 
 def _proxy_indices(n: int, o: _Options, seed: int) -> np.ndarray | None:
@@ -311,7 +390,7 @@ def _refit_finalists(proxy: Search, full: Search, o: _Options) -> None:
 
 
 def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
-    full = [i for i, c in enumerate(frontier) if not c.proxy] or list(range(len(frontier)))
+    full = [i for i, c in enumerate(frontier) if not c.proxy]
     fits = [i for i in full if fits_budget(frontier[i].cost, budget)]
     if not fits:
         return min(full, key=lambda i: (frontier[i].cost, -frontier[i].score)), Status.INFEASIBLE
@@ -328,8 +407,7 @@ def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: 
     else:
         msg = f"{what} fits budget {budget:g}"
     if cut is not None:
-        proxy = " (trained on a row subsample: no full-size model was reached)" if c.proxy else ""
-        msg = f"search cut ({cut}): best so far{proxy}: {msg}"
+        msg = f"search cut ({cut}): best so far: {msg}"
     return msg
 
 
@@ -398,6 +476,7 @@ def train_to_budget(
     valid_set : lightgbm.Dataset with its raw rows, or tuple (X, y)
         Rows on which cost and score are measured and the model is chosen. A DataFrame's columns
         are matched to the training features by name, as :func:`budget_extras.cost_report` does.
+        A Dataset's ``init_score`` starts the raw scores (required if the training set has one).
     costs : FeatureCosts, list / array, dict, pandas.Series or path to a costs CSV
         Per-feature acquisition costs (dict / Series keyed by feature name; features not listed
         cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and
@@ -435,33 +514,24 @@ def train_to_budget(
     n_jobs : int, default 1
         Candidates trained at once (threads; each uses the ``num_threads`` of ``params``, so
         set ``num_threads`` to cores // n_jobs). The candidates equal a serial search's.
-    max_fits : int, optional
-        Largest number of LightGBM trainings (proxies and selection fits included).
-    time_limit : float, optional
-        Seconds after which no new training starts.
+    max_fits, time_limit : int or float, optional
+        Most LightGBM trainings (proxies and selection fits included); seconds after which none
+        starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
     search : {"full", "fast"}, default "full"
         ``"full"``: every family above. ``"fast"`` (the fork only): two candidates per budget on
         every row, the fork's learner budget (``cegb_budget``, a cap on the training rows' mean
         per-row cost, with a falling tradeoff) and the largest top-k subset within the budget:
         about two trainings per budget, or one after proxies on large training sets
-        (docs/train_to_budget.md has the table); ``k_grid``, ``n_tradeoffs``, ``n_bisect``,
-        ``greedy`` and ``num_leaves_grid`` are not used.
+        (docs/train_to_budget.md has the table); the full search's options are not used
+        (a UserWarning names those set to other than their defaults).
     choose : {"auto", "cv", "valid"}, default "auto"
-        How the model is chosen among the candidates. ``"valid"``: on the validation rows.
-        ``"cv"``: the candidates (trained on the training rows, scored on the validation rows)
-        form a shortlist (at each budget the best top-k subsets and the five best by validation
-        score, and the cheapest candidate), each shortlisted configuration is trained on
-        5 stratified folds of the training and validation rows pooled and scored and costed on
-        each held-out fold, the choice is made on the fold means, and the chosen configuration
-        is refit on every pooled row (the returned model). ``"auto"``: ``"cv"`` when there are
-        at most 10,000 training and validation rows together (where one validation split
-        ranks candidates by noise), the training Dataset keeps its raw rows and has no weight,
-        init_score or group, and every class has 5 rows; else ``"valid"``. The message says
-        which was used.
+        ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
+        cross-validated (5 stratified folds of the training and validation rows pooled), the
+        choice made on the fold means and refit on every pooled row. ``"auto"``: ``"cv"`` up
+        to 10,000 rows together when the rows can be pooled (docs/train_to_budget.md).
     rule : {"best", "1se"}, default "best"
-        With cross-validation: ``"best"`` takes the best mean fold score within the budget;
-        ``"1se"`` the one-standard-error rule (the cheapest candidate whose mean is within one
-        standard error of the best).
+        With cross-validation: the best mean fold score, or the cheapest within one standard
+        error of it.
 
     Returns
     -------
@@ -473,22 +543,22 @@ def train_to_budget(
     -----
     UserWarning
         If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
-        cheapest is returned), if a limit cut the search (``LIMIT``), or if a cross-validated
-        choice is within one standard error of the best top-k subset or of a constant model
-        (the win is noise).
+        cheapest is returned), if a limit cut the search (``LIMIT``), on unused options, or if
+        a cross-validated choice is within one standard error of the best top-k subset or of
+        a constant model.
 
     Notes
     -----
     With upstream LightGBM (no ``+cegb`` in ``lightgbm.__version__``) groups are not trained on
     (each member carries its group's cost), but the accounting still charges a group once per row.
     """
-    o, Xv, yv = _iv(
+    o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
         greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
         search=search, choose=choose, rule=rule,
     )
-    return _search(o, train_set, Xv, yv, costs, scoring, progress, keep_boosters)
+    return _search(o, train_set, (Xv, yv, init), costs, scoring, progress, keep_boosters)
 
 
 def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_train: int,
@@ -568,16 +638,28 @@ def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
 
 
 def _search(
-    o: _Options, train_set: lgb.Dataset, Xv: Any, yv: np.ndarray, costs: Any, scoring: Any, progress: bool,
-    keep_boosters: bool,
+    o: _Options, train_set: lgb.Dataset, valid: tuple[Any, np.ndarray, np.ndarray | None], costs: Any, scoring: Any,
+    progress: bool, keep_boosters: bool,
 ) -> BudgetTrainResult:
-    """Run the validated search: bin once, run the families (on proxies first if large), choose."""
+    """Run the validated search: bin once, run the families (on proxies first if large), choose.
+
+    ``valid``: the validation rows, labels and init_score (None without one).
+    """
+    Xv, yv, init = valid
     if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
         as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
     raw = train_set.data  # read before construction, which may free it
+    if train_set.label is not None:  # before binning: LightGBM reads NaN labels as 0 and inf as 1e38
+        check_finite_labels(train_set.label, name="train_set", owner="train_to_budget")
     root = _construct(train_set, o.base)
+    if init is None and root.get_init_score() is not None:
+        raise ValueError(
+            "The 'valid_set' argument has no init_score but the training set has one: the models start from "
+            "it, so validation scores without it are wrong. Pass valid_set=lightgbm.Dataset(X, y, init_score=...) "
+            "(zeros if the validation rows have no offset)."
+        )
     names = [str(n) for n in root.get_feature_name()]
     Xv = _align_valid(Xv, names)
     fc = as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
@@ -590,16 +672,18 @@ def _search(
     if cv_why is None:
         planned += cv.planned_units(len(o.targets), (root.num_data() + len(yv)) / root.num_data())
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, planned)
-    full = Search(o.base, root, None, Xv, yv, fc, score_fn, o.rounds, clock)
+    full = Search(o.base, root, None, Xv, yv, fc, _with_offset(score_fn, init), o.rounds, clock)
     proxy = None
     choice = None
     seed = int(o.base["seed"])
     if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
-        proxy = Search(o.base, root, idx, *_valid_sample(Xv, yv, idx.size, seed), fc, score_fn, o.rounds, clock)
+        proxy = Search(o.base, root, idx, *_valid_sample(Xv, yv, idx.size, seed), fc,
+                       _with_offset(score_fn, init, idx.size, seed), o.rounds, clock)
     try:
         if o.search == "fast":  # without proxies, the ranking model: every row, few rounds, 5,000 validation rows
-            proxy = proxy or Search(o.base, root, None, *_valid_sample(Xv, yv, 5000, seed), fc, score_fn,
-                                    min(RANK_ROUNDS, o.rounds), clock, proxy=True)
+            proxy = proxy or Search(o.base, root, None, *_valid_sample(Xv, yv, 5000, seed), fc,
+                                    _with_offset(score_fn, init, 5000, seed), min(RANK_ROUNDS, o.rounds), clock,
+                                    proxy=True)
             run_fast(proxy, full, lambda s, rank: fam.cegb_knobs(s, rank, fork), o.targets)
         else:
             _run_families(proxy or full, o, fork)
@@ -615,8 +699,11 @@ def _search(
         return _cv_result(choice, full, o, score_name, fork, keep_boosters, clock.nfev, seconds)
     frontier = (proxy.frontier if proxy else []) + full.frontier
     boosters = (proxy.boosters if proxy else []) + full.boosters
-    if not frontier:
-        raise ValueError(f"The search was cut before its first model ({clock.cut}): raise 'max_fits' or 'time_limit'.")
+    if not full.frontier:  # proxies only rank: a model on fewer rows or rounds is never returned
+        raise ValueError(
+            f"The search was cut before its first model trained on every row ({clock.cut}): raise 'max_fits' or "
+            "'time_limit'."
+        )
     best, status = _choose(frontier, o.budget)
     msg = _message(status, frontier[best], o.budget, score_name, clock.cut)
     if cv_why is None and clock.cut is None:

@@ -27,11 +27,13 @@ __all__ = [
     "AtomicOutputs",
     "CLIError",
     "check_paths",
+    "costs_source",
     "load_booster",
     "read_costs",
     "read_csv",
     "read_ensemble",
     "read_model_text",
+    "recorded_costs",
     "select_features",
     "write_table",
 ]
@@ -104,40 +106,64 @@ class AtomicOutputs:
     """
 
     def __init__(self) -> None:
-        self._pending: list[tuple[str, str]] = []
+        self._pending: list[tuple[str, str, str]] = []
 
-    def path(self, final: str | os.PathLike[str]) -> str:
+    def path(self, final: str | os.PathLike[str], option: str = "output") -> str:
         """Return a temporary path in ``final``'s directory to write ``final``'s content to.
 
         Parameters
         ----------
         final : str or os.PathLike
             The output file that :class:`AtomicOutputs` moves into place on success.
+        option : str, default "output"
+            The command-line option that named ``final``: errors name it and ``final``, never
+            the temporary file.
+
+        Raises
+        ------
+        CLIError
+            If no file can be created in ``final``'s directory.
         """
         final = os.fspath(final)
         directory = os.path.dirname(os.path.abspath(final))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(final)}.", suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(final)}.", suffix=".tmp")
+        except OSError as exc:
+            raise CLIError(f"{option} {final!r}: cannot write in {directory!r}: {_describe_os(exc)}") from exc
         os.close(fd)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
-        self._pending.append((tmp, final))
+        self._pending.append((tmp, final, option))
         return tmp
 
     def commit(self) -> None:
         """Rename every temporary file onto its final path."""
         pending, self._pending = self._pending, []
-        for tmp, final in pending:
-            os.replace(tmp, final)
+        for i, (tmp, final, option) in enumerate(pending):
+            try:
+                os.replace(tmp, final)
+            except OSError as exc:
+                self._pending = pending[i:]  # discarded by __exit__
+                raise CLIError(f"{option} {final!r}: cannot write: {_describe_os(exc)}") from exc
 
     def discard(self) -> None:
         """Remove every temporary file not yet committed."""
         pending, self._pending = self._pending, []
-        for tmp, _ in pending:
+        for tmp, _, _ in pending:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+    def _named(self, exc: BaseException) -> CLIError | None:
+        """Return ``exc`` as a CLIError naming the option and the path given, if it is about a temporary file."""
+        if not isinstance(exc, OSError):
+            return None
+        for tmp, final, option in self._pending:
+            if exc.filename is not None and os.fspath(exc.filename) == tmp:
+                return CLIError(f"{option} {final!r}: cannot write: {_describe_os(exc)}")
+        return None
 
     def __enter__(self) -> AtomicOutputs:
         return self
@@ -153,12 +179,85 @@ class AtomicOutputs:
                 self.commit()
             finally:
                 self.discard()
-        else:
-            self.discard()
+            return
+        named = None if exc is None else self._named(exc)
+        self.discard()
+        if named is not None:
+            raise named from exc
 
 
-def read_costs(path: PathArg, feature_names: Sequence[str]) -> Any:
-    """Return the costs CSV ``path`` read for ``feature_names``, or every feature at cost 1 when ``path`` is None.
+def _describe_os(exc: OSError) -> str:
+    """Return an OSError's reason without the file name (the caller names the path the user gave)."""
+    return exc.strerror or type(exc).__name__
+
+
+def recorded_costs(ensemble: Any) -> Any:
+    """Return the feature costs a model file records (its ``cegb_penalty_*`` parameters), or None.
+
+    A model trained with CEGB costs records them in its ``parameters:`` section:
+    ``cegb_penalty_feature_lazy`` (a grouped feature carries its group's cost),
+    ``cegb_penalty_feature_coupled``, ``cegb_penalty_feature_split`` (added to the uniform
+    ``cegb_penalty_split``) and ``cegb_feature_group``. A model trained without them records
+    empty lists and a zero ``cegb_penalty_split``: None.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model (its ``parameters`` and ``feature_names``).
+
+    Returns
+    -------
+    FeatureCosts or None
+
+    Raises
+    ------
+    ValueError
+        If a recorded list does not hold one number per feature.
+    """
+    from ..core._costs import FeatureCosts
+
+    p, n = ensemble.parameters, ensemble.n_features
+
+    def vector(key: str) -> list[float] | None:
+        text = p.get(key, "").strip().strip("[]").strip()
+        if not text:
+            return None
+        try:
+            values = [float(v) for v in text.split(",")]
+        except ValueError:
+            raise ValueError(f"the model file records {key} as {text[:60]!r}; expected numbers") from None
+        if len(values) != n:
+            raise ValueError(
+                f"the model file records {key} with {len(values)} values; the model has {n} features"
+            )
+        return values
+
+    lazy, coupled = vector("cegb_penalty_feature_lazy"), vector("cegb_penalty_feature_coupled")
+    split, group = vector("cegb_penalty_feature_split"), vector("cegb_feature_group")
+    try:
+        uniform_split = float(p.get("cegb_penalty_split", "0") or 0)
+    except ValueError:
+        raise ValueError(
+            f"the model file records cegb_penalty_split as {p.get('cegb_penalty_split')!r}; expected a number"
+        ) from None
+    if lazy is None and coupled is None and split is None and uniform_split == 0:
+        return None
+    return FeatureCosts(
+        lazy if lazy is not None else [0.0] * n,
+        coupled=coupled,
+        groups=None if group is None else [int(g) if g >= 0 else None for g in group],
+        split=[uniform_split + v for v in (split or [0.0] * n)],
+        feature_names=ensemble.feature_names or None,
+        n_features=n,
+    )
+
+
+def read_costs(path: PathArg, feature_names: Sequence[str], *, ensemble: Any = None) -> Any:
+    """Return the costs CSV ``path`` read for ``feature_names``; without ``path``, the default costs.
+
+    The default, the same for every subcommand that reads a saved model: the costs the model
+    records (:func:`recorded_costs`, when ``ensemble`` is given and records some), else every
+    feature at cost 1. :func:`costs_source` says which one was used.
 
     Parameters
     ----------
@@ -166,6 +265,8 @@ def read_costs(path: PathArg, feature_names: Sequence[str]) -> Any:
         The ``--costs`` file (``FeatureCosts.from_csv``).
     feature_names : sequence of str
         The features, in the model's order.
+    ensemble : TreeEnsemble, optional
+        The saved model whose recorded costs are the default.
 
     Returns
     -------
@@ -173,9 +274,33 @@ def read_costs(path: PathArg, feature_names: Sequence[str]) -> Any:
     """
     from ..core._costs import FeatureCosts
 
-    if path is None:
-        return FeatureCosts.uniform(len(feature_names), feature_names=feature_names)
-    return FeatureCosts.from_csv(path, feature_names=feature_names)
+    if path is not None:
+        return FeatureCosts.from_csv(path, feature_names=feature_names)
+    saved = None if ensemble is None else recorded_costs(ensemble)
+    if saved is not None:
+        return saved
+    return FeatureCosts.uniform(len(feature_names), feature_names=feature_names)
+
+
+def costs_source(path: PathArg, ensemble: Any = None) -> str:
+    """Say where :func:`read_costs` took the costs from (one line for the command's output).
+
+    Parameters
+    ----------
+    path : str or os.PathLike, optional
+        The ``--costs`` file.
+    ensemble : TreeEnsemble, optional
+        The saved model.
+
+    Returns
+    -------
+    str
+    """
+    if path is not None:
+        return f"--costs {os.fspath(path)!r}"
+    if ensemble is not None and recorded_costs(ensemble) is not None:
+        return "the costs recorded in the model file (its cegb_penalty_* parameters; --costs overrides them)"
+    return "every feature costs 1 (no --costs given and the model file records no costs)"
 
 
 def write_table(table: Any, output: PathArg, **kwargs: Any) -> None:

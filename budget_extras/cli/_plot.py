@@ -61,5 +61,15 @@ def new_figure(n_axes: int = 1, *, figsize: tuple[float, float] = (7.0, 4.5)) ->
 
 
 def save_figure(fig: Any, path: Path, out: AtomicOutputs) -> None:
-    """Write ``fig`` to ``path`` through ``out`` (renamed into place with the command's other outputs)."""
-    fig.savefig(out.path(path), format=path.suffix.lstrip(".").lower(), dpi=120)
+    """Write ``fig`` to ``path`` through ``out`` (renamed into place with the command's other outputs).
+
+    Raises
+    ------
+    CLIError
+        Naming ``--plot`` and ``path`` (never the temporary file) if the image cannot be written.
+    """
+    tmp = out.path(path, "--plot")
+    try:
+        fig.savefig(tmp, format=path.suffix.lstrip(".").lower(), dpi=120)
+    except OSError as exc:
+        raise CLIError(f"--plot {str(path)!r}: cannot write the image: {exc.strerror or type(exc).__name__}") from exc

@@ -12,7 +12,7 @@ import pandas as pd
 from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
 from ._args import add_costs, add_data, add_model
-from ._io import AtomicOutputs, check_paths, read_costs, read_csv, read_ensemble
+from ._io import AtomicOutputs, check_paths, costs_source, read_costs, read_csv, read_ensemble
 from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["load_data", "register", "report_dict", "run"]
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
         note="extra columns are ignored; text columns are used as pandas categoricals when the model was "
         "trained on a DataFrame",
     )
-    add_costs(p)
+    add_costs(p, default="the costs recorded in a model trained with CEGB costs, else every feature costs 1")
     p.add_argument(
         "--json", action="store_true", help="print JSON (summary and feature usage) instead of tables"
     )
@@ -89,28 +89,32 @@ def load_data(path: str | Path, ens: TreeEnsemble) -> pd.DataFrame:
     return X
 
 
-def report_dict(rep: CostReport) -> dict[str, Any]:
-    """JSON-ready dict of a report: summary and per-feature usage.
+def report_dict(rep: CostReport, costs: str | None = None) -> dict[str, Any]:
+    """JSON-ready dict of a report: summary and per-feature usage (and where the costs came from).
 
     Parameters
     ----------
     rep : CostReport
         The report.
+    costs : str, optional
+        Where the costs came from (:func:`costs_source`); a ``"costs"`` entry when given.
     """
     usage = rep.feature_usage()
     return {
+        **({} if costs is None else {"costs": costs}),
         "summary": rep.summary(),
         "feature_usage": {str(name): {k: float(v) for k, v in row.items()} for name, row in usage.iterrows()},
     }
 
 
-def _text(rep: CostReport, ens: TreeEnsemble, model: str | Path) -> str:
+def _text(rep: CostReport, ens: TreeEnsemble, model: str | Path, costs: str) -> str:
     s = rep.summary()
     rows = {k: v for k, v in s.items() if isinstance(v, dict)}
     table = pd.DataFrame(rows).T
     usage = rep.feature_usage()
     lines = [
         f"model: {Path(model).name} ({ens.n_trees} trees, {ens.n_features} features)   rows: {s['n_rows']}",
+        f"costs: {costs}",
         f"coupled cost (one-time, per model): {s['coupled_cost']:.6g}",
         "",
         "per-row cost:",
@@ -136,14 +140,15 @@ def run(args: argparse.Namespace) -> int:
     )
     check_plot(args.plot)
     ens = read_ensemble(args.model, "--model")
-    costs = read_costs(args.costs, ens.feature_names)
+    costs = read_costs(args.costs, ens.feature_names, ensemble=ens)
+    source = costs_source(args.costs, ens)
     X = load_data(args.data, ens)
     if args.n_trees is not None and not 0 <= args.n_trees <= ens.n_trees:
         raise ValueError(f"--n-trees must be in [0, {ens.n_trees}]; got {args.n_trees}")
     rep = cost_report(ens, X, costs, n_trees=args.n_trees)
     with AtomicOutputs() as out:
         if args.per_row is not None:
-            rep.to_frame().to_csv(out.path(args.per_row))
+            rep.to_frame().to_csv(out.path(args.per_row, "--per-row"))
         if args.plot is not None:
             from ..plotting import plot_cost_report
 
@@ -151,8 +156,8 @@ def run(args: argparse.Namespace) -> int:
             plot_cost_report(rep, axes)
             save_figure(fig, args.plot, out)
     if args.json:
-        print(json.dumps(report_dict(rep), indent=2))
+        print(json.dumps(report_dict(rep, source), indent=2))
     else:
-        print(_text(rep, ens, args.model))
+        print(_text(rep, ens, args.model, source))
     return 0
 

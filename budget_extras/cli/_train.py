@@ -14,6 +14,7 @@ import pandas as pd
 from .._compat import param_aliases
 from ..cegb import train_to_budget
 from ..core._costs import FeatureCosts
+from ..core._status import Status, fits_budget
 from ._args import add_costs, add_output, add_quiet, add_valid
 from ._io import AtomicOutputs, check_paths, read_csv
 from ._plot import add_plot, check_plot, new_figure, save_figure
@@ -238,9 +239,9 @@ def run(args: argparse.Namespace) -> int:
             ],
         }
     with AtomicOutputs() as out:
-        booster.save_model(out.path(args.output))
+        booster.save_model(out.path(args.output, "-o/--output"))
         if rep is not None:
-            Path(out.path(args.json)).write_text(json.dumps(rep, indent=1))
+            Path(out.path(args.json, "--json")).write_text(json.dumps(rep, indent=1))
         if args.plot is not None:
             from ..plotting import plot_frontier
 
@@ -249,4 +250,15 @@ def run(args: argparse.Namespace) -> int:
             save_figure(fig, args.plot, out)
     print(r.message)
     print(f"family={r.chosen.family} k={r.chosen.k} tradeoff={r.chosen.tradeoff} status={r.status}")
-    return 0 if r.success else 1
+    return _exit_status(r)
+
+
+def _exit_status(r: Any) -> int:
+    """0 when the saved model meets the budget (a warning for a constant model or a cut search), else 1."""
+    meets = r.status != Status.INFEASIBLE and fits_budget(r.cost, r.budget)
+    if meets and r.status == Status.CONSTANT:
+        print("budget-extras train: warning: the saved model is constant (one prediction for every row): "
+              "only a constant model fits the budget")
+    elif meets and r.status != Status.SUCCESS:
+        print(f"budget-extras train: warning: status {r.status.name}: {r.message}")
+    return 0 if meets else 1

@@ -18,11 +18,20 @@ __all__ = ["BudgetScorer", "make_budget_scorer"]
 _PENALTIES = ("worst",)
 
 
+def _is_pipeline(estimator: Any) -> bool:
+    return hasattr(estimator, "steps") and hasattr(estimator, "__getitem__")
+
+
 def _model_and_rows(estimator: Any, X: Any) -> tuple[Any, Any]:
     """Return the LightGBM model a scorer received and the rows it sees (a Pipeline: last step, X transformed)."""
-    if hasattr(estimator, "steps") and hasattr(estimator, "__getitem__"):  # sklearn Pipeline
+    if _is_pipeline(estimator):
         return estimator[-1], estimator[:-1].transform(X) if len(estimator.steps) > 1 else X
     return estimator, X
+
+
+def _is_estimator(model: Any) -> bool:
+    """Tell whether ``model`` is a scikit-learn estimator (what scikit-learn's named scorers call), not a Booster."""
+    return hasattr(model, "get_params") and hasattr(model, "fit")
 
 
 class BudgetScorer:
@@ -102,7 +111,21 @@ class BudgetScorer:
         Returns
         -------
         float
+
+        Raises
+        ------
+        TypeError
+            If ``metric`` is a scorer name and the model is not a scikit-learn estimator (a
+            ``lightgbm.Booster``, say): a Booster needs a callable ``metric``.
         """
+        model = estimator[-1] if _is_pipeline(estimator) else estimator
+        if not callable(self.metric) and not _is_estimator(model):
+            raise TypeError(
+                f"make_budget_scorer({self.metric!r}, ...) was called on a {type(model).__name__}: a scikit-learn "
+                "scorer name needs a fitted scikit-learn estimator (LGBMClassifier / LGBMRegressor); a "
+                "lightgbm.Booster needs a callable metric(estimator, X, y), e.g. "
+                "lambda b, X, y: roc_auc_score(y, b.predict(X))."
+            )
         cost = self.cost(estimator, X)
         self.last_cost_ = cost
         if not fits_budget(cost, float(self.budget)):
@@ -141,9 +164,10 @@ def make_budget_scorer(
         Rows to measure the cost on instead of the scored rows (the same rows for every fold,
         e.g. the rows the model will serve).
     penalty : "worst" or float, default "worst"
-        Score of a model over budget. ``"worst"`` is ``-inf``: such a model ranks below every
-        model within the budget, in every fold where it is over budget, and GridSearchCV warns
-        "One or more of the test scores are non-finite" naming the over-budget candidates
+        Score of a model over budget: a finite number, or ``"worst"``, which is ``-inf``: such a
+        model ranks below every model within the budget, in every fold where it is over budget,
+        and GridSearchCV warns "One or more of the test scores are non-finite" naming the
+        over-budget candidates
         (their ``mean_test_score`` is ``-inf``, ``std_test_score`` NaN). If every candidate is
         over budget, all rank first and ``best_params_`` is the first candidate: check
         ``best_score_ > -inf``. A float (e.g. a value below the metric's range, such as -1 for
@@ -159,7 +183,7 @@ def make_budget_scorer(
     ------
     ValueError
         If ``budget`` is not a finite number >= 0, ``penalty`` is neither ``"worst"`` nor a
-        number, or ``metric`` names no scikit-learn scorer.
+        finite number, or ``metric`` names no scikit-learn scorer.
     TypeError
         If ``metric`` is neither a string nor a callable.
 
@@ -175,9 +199,13 @@ def make_budget_scorer(
         raise ValueError(
             f"The 'budget' parameter of make_budget_scorer must be a finite number >= 0. Got {_describe(budget)}."
         )
-    if not (penalty in _PENALTIES or (isinstance(penalty, int | float) and not isinstance(penalty, bool))):
+    if not (
+        penalty in _PENALTIES
+        or (isinstance(penalty, int | float) and not isinstance(penalty, bool) and math.isfinite(penalty))
+    ):
         raise ValueError(
-            f"The 'penalty' parameter of make_budget_scorer must be 'worst' or a number. Got {penalty!r} instead."
+            "The 'penalty' parameter of make_budget_scorer must be 'worst' (-inf) or a finite number (an "
+            f"over-budget model's score; +inf or NaN would rank it first). Got {penalty!r} instead."
         )
     if isinstance(metric, str):
         from sklearn.metrics import get_scorer

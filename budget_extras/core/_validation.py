@@ -20,6 +20,7 @@ __all__ = [
     "check_array_2d",
     "check_bool_matrix",
     "check_booster",
+    "check_finite_labels",
     "check_finite_nonnegative",
     "check_index_array",
     "check_mask_or_indices",
@@ -380,6 +381,50 @@ def check_finite_nonnegative(x: Any, *, name: str, length: int | None = None) ->
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"The {name!r} parameter must contain finite numbers >= 0. Got {float(arr[i])!r} at position {i}."
+        )
+    return arr
+
+
+def check_finite_labels(y: Any, *, name: str, owner: str | None = None) -> npt.NDArray[Any]:
+    """Return labels ``y`` as an array after checking that numeric labels are all finite.
+
+    The one label check of every fit: a NaN or infinite label is refused with the argument's
+    name and how many there are (a NaN label would train or score silently on garbage). Labels
+    that are not numbers (class names) are returned unchecked.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels given.
+    name : str
+        The argument's name, used in error messages.
+    owner : str, optional
+        Function or class name for the message ("The 'y' argument of CSTC.fit ...").
+
+    Returns
+    -------
+    numpy.ndarray
+        ``numpy.asarray(y)``.
+
+    Raises
+    ------
+    ValueError
+        If a numeric label is NaN or infinite.
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind not in "biufO":
+        return arr
+    try:
+        values = arr.astype(np.float64)
+    except (TypeError, ValueError):  # class names in an object array
+        return arr
+    bad = ~np.isfinite(values)
+    if bad.any():
+        what = f"The {name!r} argument" + (f" of {owner}" if owner else "")
+        n_nan = int(np.isnan(values).sum())
+        raise ValueError(
+            f"{what} must hold finite labels. Got {n_nan} NaN and {int(bad.sum()) - n_nan} infinite "
+            f"of {values.size} labels (the first at position {int(np.flatnonzero(bad.ravel())[0])})."
         )
     return arr
 

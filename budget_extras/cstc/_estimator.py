@@ -31,7 +31,7 @@ from ..core._fit_state import fit_in_one_step
 from ..core._report import CostReport, features_used
 from ..core._scoring import resolve_scoring
 from ..core._status import MethodResult, Status, fits_budget
-from ..core._validation import check_array_2d, column_names, pandas_categories
+from ..core._validation import check_array_2d, check_finite_labels, column_names, pandas_categories
 from ._features import (
     _CostModel,
     _costs_iv,
@@ -418,7 +418,7 @@ class CSTC(BaseEstimator):
         self._pandas_categorical = cats
         Xa, _ = _check_X(X, "X", n_model, names_x, cats)
         names = None if names_x is None else list(names_x)
-        ya_raw = np.asarray(y).reshape(-1)
+        ya_raw = check_finite_labels(y, name="y", owner="CSTC.fit").reshape(-1)
         if ya_raw.shape[0] != Xa.shape[0]:
             raise ValueError(
                 f"The 'y' argument of CSTC.fit must have one entry per row of X ({Xa.shape[0]}). "
@@ -430,7 +430,8 @@ class CSTC(BaseEstimator):
             if y_valid is None:
                 raise ValueError("The 'y_valid' argument of CSTC.fit is required with 'X_valid'. Got None.")
             Xv, _ = _check_X(X_valid, "X_valid", Xa.shape[1], names_x, cats)
-            yv = self._encode_y(np.asarray(y_valid).reshape(-1), fitting=False)[1]
+            yv = self._encode_y(check_finite_labels(y_valid, name="y_valid", owner="CSTC.fit").reshape(-1),
+                                fitting=False)[1]
             if yv.shape[0] != Xv.shape[0]:
                 raise ValueError(
                     f"The 'y_valid' argument of CSTC.fit must have {Xv.shape[0]} entries. Got {yv.shape[0]}."

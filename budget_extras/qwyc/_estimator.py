@@ -21,7 +21,7 @@ from ..core._validation import check_booster, check_model_text
 from . import _kernels as core
 from . import _multiclass as multi
 from . import _scores
-from ._format import QWYCPlan, original_model_text, read_qwyc_plan, write_qwyc_plan
+from ._format import QWYCPlan, lf_lines, original_model_text, read_qwyc_plan, write_qwyc_plan
 from ._plans import critical, exit_labels, full_labels
 from ._results import QWYCPrediction, QWYCResult
 
@@ -132,7 +132,8 @@ class QWYC(BaseEstimator):
         Disagreement budget of the base thresholds fit on the order rows (default:
         ``alpha``). The held-out correction then targets ``alpha``.
     n_folds : int, default=5
-        Folds of ``holdout="crossfit"`` (at least 2; unused otherwise).
+        Folds of ``holdout="crossfit"`` (an integer >= 2, checked with ``holdout="crossfit"``
+        only; unused and not checked otherwise).
     shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
         Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
         ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
@@ -277,7 +278,7 @@ class QWYC(BaseEstimator):
         return self._per_leaf(self.ensemble_.depth)
 
     def _load(self, model: Any) -> str:
-        text = check_model_text(model)
+        text = lf_lines(check_model_text(model))
         if read_qwyc_plan(text) is not None:
             text = original_model_text(text)
         if "average_output" in text.split("Tree=", 1)[0].split("\n"):
@@ -344,8 +345,13 @@ class QWYC(BaseEstimator):
                 f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
                 f"scales. Got {self.shift!r} instead."
             )
-        if isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2:
-            raise ValueError(f"The 'n_folds' parameter of QWYC must be an integer >= 2. Got {self.n_folds!r} instead.")
+        if self.holdout == _CROSSFIT and (
+            isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2
+        ):  # only the cross-fitted correction uses n_folds
+            raise ValueError(
+                f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={_CROSSFIT!r}. "
+                f"Got {self.n_folds!r} instead."
+            )
         if self.scores not in _SCORES:
             raise ValueError(f"The 'scores' parameter of QWYC must be one of {_SCORES}. Got {self.scores!r} instead.")
 
@@ -829,6 +835,7 @@ class QWYC(BaseEstimator):
         -------
         QWYC
         """
+        text = lf_lines(text)
         plan = read_qwyc_plan(text)
         if plan is None:
             raise ValueError("The model text has no QWYC plan (no 'qwyc_version' line in its header).")

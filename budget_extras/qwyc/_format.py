@@ -19,12 +19,31 @@ import numpy.typing as npt
 
 from ..core._parse import ModelParseError
 
-__all__ = ["QWYCPlan", "ScoreMaps", "read_qwyc_plan", "validate_plan", "write_qwyc_plan"]
+__all__ = ["QWYCPlan", "ScoreMaps", "lf_lines", "read_qwyc_plan", "validate_plan", "write_qwyc_plan"]
 
 FORMAT_VERSION = 1  # version 2 = version 1 + per-position score maps (binary modes)
 MAPS_VERSION = 2
 MODES = ("binary_two_sided", "binary_negative_only", "multiclass_margin")
 _TREE_LINE = re.compile(r"^Tree=\d+$", re.MULTILINE)
+
+
+def lf_lines(text: str) -> str:
+    """Return model text with Windows (CRLF) and old Mac (CR) line ends made LF, as LightGBM writes them.
+
+    The QWYC readers (:func:`read_qwyc_plan`, :func:`split_model_text`, ``QWYC``) call it where
+    the text comes in, so a file saved after a Windows checkout (git converts the line ends,
+    not the ``tree_sizes``) reads as the file LightGBM wrote.
+
+    Parameters
+    ----------
+    text : str
+        LightGBM model text.
+
+    Returns
+    -------
+    str
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,7 @@ def _fmt(values: npt.ArrayLike) -> str:
 
 def split_model_text(text: str) -> tuple[list[str], list[str], str]:
     """Split model text into header lines, tree blocks (each from ``Tree=``) and the tail."""
+    text = lf_lines(text)
     m = _TREE_LINE.search(text)
     if m is None:
         raise ValueError("The model text contains no 'Tree=' line; expected a LightGBM model text.")
@@ -375,6 +395,7 @@ def read_qwyc_plan(model_text: str) -> QWYCPlan | None:
     ModelParseError
         A ``ValueError`` naming the ``qwyc_*`` key of an ill-formed plan.
     """
+    model_text = lf_lines(model_text)
     m = _TREE_LINE.search(model_text)
     header = (model_text[: m.start()] if m else model_text).split("\n")
     kv = _header_values(header)

@@ -102,6 +102,9 @@ def test_pickles(thyroid, metric):
         ({"budget": float("nan")}, ValueError, "'budget' parameter"),
         ({"budget": True}, ValueError, "'budget' parameter"),
         ({"budget": 1.0, "penalty": "lowest"}, ValueError, "'penalty' parameter of make_budget_scorer"),
+        ({"budget": 1.0, "penalty": float("inf")}, ValueError, "'penalty' parameter .* finite number"),
+        ({"budget": 1.0, "penalty": float("nan")}, ValueError, "'penalty' parameter .* finite number"),
+        ({"budget": 1.0, "penalty": -np.inf}, ValueError, "'penalty' parameter .* finite number"),
         ({"budget": 1.0, "metric": "no_such_metric"}, ValueError, "names no scikit-learn scorer"),
         ({"budget": 1.0, "metric": 3}, TypeError, "'metric' parameter of make_budget_scorer"),
     ],
@@ -111,3 +114,14 @@ def test_refuses_bad_arguments(kwargs, exc, match):
     metric = kw.pop("metric")
     with pytest.raises(exc, match=match):
         make_budget_scorer(metric, [1.0, 2.0], **kw)
+
+
+def test_named_metric_on_a_booster_says_a_booster_needs_a_callable(thyroid):
+    """A scorer name on a Booster is a TypeError naming the fix, not scikit-learn's internal AttributeError."""
+    X, y, costs = thyroid
+    b = _est(costs).fit(X.iloc[:500], y[:500]).booster_
+    scorer = make_budget_scorer("roc_auc", costs, budget=1e9)
+    with pytest.raises(TypeError, match=r"called on a Booster.*needs a callable metric"):
+        scorer(b, X.iloc[500:], y[500:])
+    with pytest.raises(TypeError, match="needs a callable metric"):  # over budget too: the same answer
+        make_budget_scorer("roc_auc", costs, budget=0.0)(b, X.iloc[500:], y[500:])

@@ -38,7 +38,7 @@ def test_json_equals_library(files, capsys):
     assert main(["report", "--model", str(model), "--data", str(data), "--costs", str(costs), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     rep = cost_report(ens, X, FeatureCosts.from_csv(costs, feature_names=ens.feature_names))
-    assert out == json.loads(json.dumps(report_dict(rep)))
+    assert out == json.loads(json.dumps(report_dict(rep, f"--costs {str(costs)!r}")))
     assert out["summary"]["acquisition_cost"]["mean"] == pytest.approx(rep.acquisition_cost.mean())
 
 
@@ -74,6 +74,43 @@ def test_uniform_costs_and_n_trees(files, capsys):
     rep = cost_report(ens, X, FeatureCosts.uniform(ens.n_features), n_trees=3)
     assert out["summary"]["total_cost"]["mean"] == pytest.approx(rep.total_cost.mean())
     assert out["summary"]["trees_evaluated"]["max"] == 3
+    assert out["costs"].startswith("every feature costs 1")  # the model records no costs: the note says so
+
+
+def test_report_defaults_to_the_costs_recorded_in_the_model(tmp_path, capsys):
+    """Without --costs, a model trained with CEGB costs is charged its recorded costs, and the output says so."""
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(4)
+    names = ["a", "b", "c", "d"]
+    df = pd.DataFrame(rng.normal(size=(400, 4)), columns=names)
+    y = (df.a + df.b + df.c > 0).astype(int)
+    costs = FeatureCosts({"a": 5, "b": 1, "c": 2, "d": 3}, groups={"b": "lab", "c": "lab"}, coupled={"d": 4},
+                         split={"a": 0.5, "b": 0.25, "c": 0.25, "d": 0.5}, feature_names=names)
+    params = {"objective": "binary", "verbose": -1, "num_leaves": 7, "cegb_cost_file": costs,
+              "cegb_tradeoff": 0.001, "cegb_penalty_split": 0.125}
+    lgb.train(params, lgb.Dataset(df, y), 6).save_model(str(tmp_path / "m.txt"))
+    df.to_csv(tmp_path / "d.csv", index=False)
+    ens = TreeEnsemble.from_model_file(tmp_path / "m.txt")
+    charged = FeatureCosts({"a": 5, "b": 1, "c": 2, "d": 3}, groups={"b": "lab", "c": "lab"}, coupled={"d": 4},
+                           split={"a": 0.625, "b": 0.375, "c": 0.375, "d": 0.625}, feature_names=names)
+    want = cost_report(ens, df, charged)
+    assert want.total_cost.mean() != pytest.approx(cost_report(ens, df, None).total_cost.mean())
+    argv = ["report", "--model", str(tmp_path / "m.txt"), "--data", str(tmp_path / "d.csv")]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["costs"].startswith("the costs recorded in the model file")
+    assert out["summary"]["total_cost"]["mean"] == pytest.approx(want.total_cost.mean())
+    assert out["summary"]["coupled_cost"] == pytest.approx(want.summary()["coupled_cost"])
+    assert main(argv) == 0
+    assert "costs: the costs recorded in the model file" in capsys.readouterr().out
+    (tmp_path / "c.csv").write_text("feature,cost\na,1\n")  # --costs overrides the recorded costs
+    assert main([*argv, "--costs", str(tmp_path / "c.csv"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["costs"].startswith("--costs")
+    assert out["summary"]["total_cost"]["mean"] == pytest.approx(
+        cost_report(ens, df, FeatureCosts({"a": 1}, feature_names=names)).total_cost.mean()
+    )
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ def problem() -> dict[str, Any]:
         (lambda y: y + 1, r"'y' argument must hold the model's classes 0\.\.1 .*Got 2\.0"),
         (
             lambda y: np.where(np.arange(y.size) == 3, np.nan, y),
-            r"'y' argument must be finite\. Got nan at position 3",
+            r"'y' argument must hold finite labels\. Got 1 NaN and 0 infinite of 200 labels \(the first at position 3",
         ),
         (lambda y: np.where(y == 1, "yes", "no"), r"'y' argument must hold numeric labels"),
         (lambda y: y[:-1], r"'y' argument must have one label per row of X \(200\)\. Got 199"),

@@ -262,3 +262,104 @@ def test_search_on_a_sample_of_training_rows_returns_a_model_refit_on_all_rows(c
     expect = forced_ensemble(ens, forced, value).predict_raw(X[2250:])
     np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-9)
     assert est.score_ == pytest.approx(roc_auc_score(y[1500:2250], est.predict_raw(X[1500:2250])))
+
+
+#: Models whose leaves a refit reproduces: (objective, training parameters, weighted).
+REFITTABLE = {
+    "binary": ("binary", {}, False),
+    "binary, boost_from_average=false": ("binary", {"boost_from_average": False}, False),
+    "binary, weights": ("binary", {}, True),
+    "binary, sigmoid, l1, l2, max_delta_step": (
+        "binary", {"sigmoid": 2.0, "lambda_l1": 0.5, "lambda_l2": 2.0, "max_delta_step": 0.3}, False),
+    "regression": ("regression", {}, False),
+    "regression, boost_from_average=false": ("regression", {"boost_from_average": False}, False),
+    "regression, weights": ("regression", {}, True),
+    "multiclass": ("multiclass", {}, False),
+    "multiclass, boost_from_average=false, weights": ("multiclass", {"boost_from_average": False}, True),
+    "quantized gradients with renewed leaves": (
+        "binary", {"use_quantized_grad": True, "quant_train_renew_leaf": True}, False),
+}
+
+
+@pytest.mark.parametrize("kind", list(REFITTABLE))
+def test_refit_of_the_unpruned_model_on_its_own_rows_gives_it_back(rng, kind):
+    """Every accepted kind of model: the refit with nothing dropped returns its leaves to 1e-8
+    (LightGBM sums gradients in float32), with the model's training weights passed as sample_weight."""
+    objective, extra, weighted = REFITTABLE[kind]
+    X, y = _data(rng, n=1200, objective=objective)
+    w = rng.uniform(0.2, 3.0, size=y.size) if weighted else None
+    params = {"objective": objective, "verbose": -1, "num_leaves": 8, "learning_rate": 0.1, "num_threads": 1,
+              "seed": 0, **extra, **({"num_class": 3} if objective == "multiclass" else {})}
+    ens = TreeEnsemble.from_booster(lgb.train(params, lgb.Dataset(X, y, weight=w), num_boost_round=25))
+    spec = RefitSpec(ens)
+    leaves, _ = route(ens, prepare_rows(ens, X), drop_forcing(ens, []))
+    value, _, _ = refit_values(ens, spec, leaves, y, initial_score(spec, y, w), weight=w)
+    np.testing.assert_allclose(value[ens.is_leaf], np.asarray(ens.value)[ens.is_leaf], rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("objective", ["binary", "regression"])
+def test_a_weighted_fit_refits_with_the_weights_and_predicts_as_its_saved_model(rng, objective):
+    """fit(sample_weight=w): the returned leaves are the weighted refit of the chosen forcing, and
+    predict / predict_raw equal LightGBM's predictions from the saved model."""
+    X, y = _data(rng, n=2000, objective=objective)
+    w = rng.uniform(0.2, 3.0, size=2000)
+    booster = lgb.train({"objective": objective, "verbose": -1, "num_leaves": 8, "num_threads": 1, "seed": 0},
+                        lgb.Dataset(X[:1200], y[:1200], weight=w[:1200]), num_boost_round=25)
+    costs = [1.0, 2.0, 2.0, 3.0, 1.0]
+    budget = 0.7 * cost_report(TreeEnsemble.from_booster(booster), X[1200:1600], costs).total_cost.mean()
+    est = FeatureDropRefit(booster, budget=budget, costs=costs).fit(
+        X[:1200], y[:1200], X_valid=X[1200:1600], y_valid=y[1200:1600], sample_weight=w[:1200])
+    assert est.dropped_features_
+    ens = TreeEnsemble.from_booster(booster)
+    spec = RefitSpec(ens)
+    forced = drop_forcing(ens, [int(f.split("_")[1]) for f in est.dropped_features_])
+    leaves, _ = route(ens, prepare_rows(ens, X[:1200]), forced)
+    value, _, _ = refit_values(ens, spec, leaves, y[:1200], initial_score(spec, y[:1200], w[:1200]), weight=w[:1200])
+    Xt = X[1600:]
+    np.testing.assert_allclose(est.predict_raw(Xt), forced_ensemble(ens, forced, value).predict_raw(Xt), atol=1e-9)
+    saved = lgb.Booster(model_str=est.model_string_)
+    np.testing.assert_allclose(est.predict_raw(Xt), saved.predict(Xt, raw_score=True), rtol=0, atol=1e-9)
+    if objective == "regression":
+        np.testing.assert_allclose(est.predict(Xt), saved.predict(Xt), rtol=0, atol=1e-9)
+    else:
+        np.testing.assert_allclose(est.predict_proba(Xt)[:, 1], saved.predict(Xt), rtol=0, atol=1e-12)
+    plain, _, _ = refit_values(ens, spec, leaves, y[:1200], initial_score(spec, y[:1200]))  # the weights matter
+    assert np.abs(forced_ensemble(ens, forced, plain).predict_raw(Xt) - est.predict_raw(Xt)).max() > 1e-3
+
+
+#: Models whose leaves a refit cannot reproduce: (objective, training parameters, what the error names).
+UNREFITTABLE = {
+    "reg_sqrt": ("regression", {"reg_sqrt": True}, r"reg_sqrt=true \(objective 'regression sqrt'\)"),
+    "path_smooth": ("regression", {"path_smooth": 0.5}, r"path_smooth=0\.5"),
+    "dart": ("binary", {"boosting": "dart"}, "boosting=dart"),
+    "monotone": ("regression", {"monotone_constraints": [1, 0, 0, 0, 0]}, r"monotone_constraints=1,0,0,0,0"),
+    "quantized": ("binary", {"use_quantized_grad": True}, "use_quantized_grad=true"),
+    "linear trees": ("regression", {"linear_tree": True}, "linear tree"),
+}
+
+
+@pytest.mark.parametrize("kind", list(UNREFITTABLE))
+def test_models_whose_leaves_a_refit_cannot_reproduce_are_refused_naming_the_option(rng, kind):
+    objective, extra, match = UNREFITTABLE[kind]
+    X, y = _data(rng, n=800, objective=objective)
+    booster = _train(X, y, objective, rounds=10, **extra)
+    with pytest.raises(ValueError, match=match):
+        FeatureDropRefit(booster, budget=1.0).fit(X[:400], y[:400], X_valid=X[400:], y_valid=y[400:])
+
+
+@pytest.mark.parametrize(
+    "weight, exc, match",
+    [
+        ("abc", TypeError, "'sample_weight' argument must be an array of 400 numbers"),
+        (np.ones(399), ValueError, r"shape \(400,\) like y. Got \(399,\)"),
+        (np.r_[np.ones(399), np.nan], ValueError, "1 non-finite"),
+        (np.r_[np.ones(399), -1.0], ValueError, "1 negative"),
+        (np.zeros(400), ValueError, "positive sum"),
+    ],
+)
+def test_bad_sample_weights_are_refused(rng, weight, exc, match):
+    X, y = _data(rng, n=800)
+    booster = _train(X, y, rounds=5)
+    with pytest.raises(exc, match=match):
+        FeatureDropRefit(booster, budget=1.0).fit(X[:400], y[:400], X_valid=X[400:], y_valid=y[400:],
+                                                  sample_weight=weight)

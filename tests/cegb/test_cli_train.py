@@ -141,3 +141,19 @@ def test_cli_weight_and_ignore_columns_as_lightgbm_cli(files, capsys):
     )
     rep = json.loads((d / "r.json").read_text())
     assert rep["score"] == pytest.approx(r.score) and rep["cost"] == pytest.approx(r.cost)
+
+
+def test_exit_status_is_0_with_a_warning_when_a_constant_model_meets_the_budget(files, capsys):
+    """A constant model within the budget is saved with exit 0 and a warning; 1 is for a model over the budget."""
+    d, _ = files
+    argv = ["train", "--config", str(d / "train.conf"), "--valid", str(d / "valid.csv"), "--costs",
+            str(d / "costs.csv"), "-o", str(d / "m.txt"), "--json", str(d / "r.json"), "--quiet"]
+    assert main([*argv, "--budget", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the saved model is constant" in out
+    rep = json.loads((d / "r.json").read_text())
+    assert rep["status"] == 1 and rep["cost"] <= 0  # CONSTANT, within the budget
+    assert (d / "m.txt").exists()
+    (d / "costs.csv").write_text("feature,cost,tree\na,3,1\nb,1,1\nc,2,1\nd,1,1\n")  # every model costs >= 1
+    assert main([*argv, "--budget", "0.5"]) == 1
+    assert json.loads((d / "r.json").read_text())["status"] == 2  # INFEASIBLE: the cheapest model is saved

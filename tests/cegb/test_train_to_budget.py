@@ -31,7 +31,7 @@ def run(data, budget, **kw):
     kw.setdefault("costs", COSTS)
     kw.setdefault("num_boost_round", 15)
     kw.setdefault("greedy", False)  # the greedy family has its own tests below (it costs ~20 proxy fits)
-    kw.setdefault("choose", "valid")  # the search's candidates and their validation choice (CV: test_train_to_budget_cv)
+    kw.setdefault("choose", "valid")  # the candidates and their validation choice (CV: test_train_to_budget_cv)
     return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), progress=False, **kw)
 
 
@@ -119,6 +119,16 @@ def test_scoring_names_and_callables(data):
     assert r2.score < 0 and r2.scoring == "neg_log_loss"
 
 
+def test_a_scorer_that_returns_nan_is_refused(data):
+    """NaN compares false with every score: the choice among candidates would be arbitrary."""
+    def nan_for_constant(est, X, y):
+        return float("nan") if np.ptp(est.predict(X)) == 0 else 0.5
+
+    for scorer in (lambda est, X, y: float("nan"), nan_for_constant):
+        with pytest.raises(ValueError, match=r"'scoring' argument .* must return a number\. Got NaN"):
+            run(data, 1.5, scoring=scorer, n_bisect=0)
+
+
 def test_upstream_knobs_only(data, monkeypatch):
     monkeypatch.setattr(ttb, "is_fork", lambda: False)
     seen = []
@@ -187,6 +197,58 @@ def test_errors_name_the_argument(data, change, exc, match):
     params, train_set = kw.pop("params"), kw.pop("train_set")
     with pytest.raises(exc, match=match):
         train_to_budget(params, train_set, **kw)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_training_labels_are_refused_with_their_count(data, bad):
+    Xt, yt, Xv, yv = data
+    y = yt.astype(float)
+    y[::10] = bad  # 40 of 400
+    kind = "NaN and 0 infinite" if np.isnan(bad) else "NaN and 40 infinite"
+    with pytest.raises(ValueError, match=rf"'train_set' argument of train_to_budget must hold finite labels\. "
+                                         rf"Got {0 if np.isinf(bad) else 40} {kind} of 400 labels"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, y), budget=3.0, valid_set=(Xv, yv), costs=COSTS, progress=False)
+
+
+def _offset_data(data):
+    """Regression rows whose targets carry an offset of about 100 that the init_score holds."""
+    Xt, _, Xv, _ = data
+    rng = np.random.default_rng(1)
+    off_t, off_v = 100 + 5 * rng.normal(size=len(Xt)), 100 + 5 * rng.normal(size=len(Xv))
+    yt = off_t + Xt[:, 0] + 0.5 * Xt[:, 1] + 0.1 * rng.normal(size=len(Xt))
+    yv = off_v + Xv[:, 0] + 0.5 * Xv[:, 1] + 0.1 * rng.normal(size=len(Xv))
+    return Xt, yt, off_t, Xv, yv, off_v
+
+
+def test_init_score_offsets_every_validation_score(data):
+    """As lgb.train(valid_sets=...) does: the validation init_score is added to the raw scores."""
+    Xt, yt, off_t, Xv, yv, off_v = _offset_data(data)
+    params = {"objective": "regression", "num_leaves": 7, "num_threads": 1}
+    r = train_to_budget(params, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=off_v), costs=COSTS, num_boost_round=10,
+                        progress=False, greedy=False, n_bisect=0, proxy_rows=150, keep_boosters=True)
+    assert r.score == pytest.approx(-np.mean((yv - off_v - r.booster.predict(Xv)) ** 2), rel=1e-12)
+    assert r.score > -1.0  # the model's own score, not the offset's (about -1e4)
+    sample = ttb._rows(len(yv), 150, 0)  # proxies are scored on as many validation rows as they train on
+    for c, b in zip(r.frontier, r.boosters, strict=True):
+        rows = sample if c.proxy else np.arange(len(yv))
+        real = -np.mean((yv[rows] - off_v[rows] - b.predict(Xv[rows])) ** 2)
+        assert c.score == pytest.approx(real, rel=1e-12)
+
+
+def test_a_training_init_score_needs_one_on_the_validation_rows(data):
+    Xt, yt, off_t, Xv, yv, _ = _offset_data(data)
+    with pytest.raises(ValueError, match="'valid_set' argument has no init_score but the training set has one"):
+        train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
+                        valid_set=(Xv, yv), costs=COSTS, num_boost_round=3, progress=False)
+    with pytest.raises(ValueError, match=r"'valid_set' argument's init_score must have one entry per row \(200\)"
+                                         r".*Got shape \(150,\)"):
+        train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt, init_score=off_t), budget=2.0,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=off_t[:150]), costs=COSTS, num_boost_round=3,
+                        progress=False)
+    with pytest.raises(ValueError, match=r"'valid_set' argument's init_score must have one entry per row"):
+        train_to_budget({"objective": "regression"}, lgb.Dataset(Xt, yt), budget=2.0, costs=COSTS,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=np.float64(100.0)), progress=False)
 
 
 def test_does_not_modify_inputs(data):
@@ -261,6 +323,14 @@ def test_upstream_fallback_keeps_greedy(data, monkeypatch):
 def test_budgets_errors(data, bad):
     with pytest.raises(ValueError, match="'budgets'"):
         run(data, 3.0, budgets=bad)
+
+
+@pytest.mark.parametrize(("arg", "text"), [("budgets", "13"), ("budgets", b"13"), ("num_leaves_grid", b"13"),
+                                           ("k_grid", "13"), ("k_grid", b"13")])
+def test_a_string_is_not_a_sequence_argument(data, arg, text):
+    """A string would be read character by character ('13': the budgets 1 and 3)."""
+    with pytest.raises((ValueError, TypeError), match=f"'{arg}'"):
+        run(data, 3.0, **{arg: text})
 
 
 # ---------------------------------------------------------------- smaller-trees refits
@@ -345,6 +415,21 @@ def test_dataframe_valid_columns_matched_by_name(data):
     assert [(x.score, x.cost) for x in c.frontier] == [(x.score, x.cost) for x in a.frontier]
 
 
+def test_a_named_training_set_with_an_unnamed_valid_set_warns(data):
+    """Columns without names are read by position: a shuffled array would score silently wrong."""
+    Xt, yt, Xv, yv = data
+    names = [f"f{i}" for i in range(6)]
+    kw = dict(budget=3.0, costs=COSTS, num_boost_round=5, progress=False, greedy=False, n_bisect=0)
+    for unnamed in (Xv[:, ::-1], pd.DataFrame(Xv)):
+        with pytest.warns(UserWarning, match="'valid_set' argument has no column names.*by position"):
+            train_to_budget(PARAMS, lgb.Dataset(pd.DataFrame(Xt, columns=names), yt), valid_set=(unnamed, yv), **kw)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*no column names")  # names on both sides, or on neither
+        train_to_budget(PARAMS, lgb.Dataset(pd.DataFrame(Xt, columns=names), yt),
+                        valid_set=(pd.DataFrame(Xv, columns=names), yv), **kw)
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), valid_set=(Xv, yv), **kw)
+
+
 def test_n_jobs_gives_the_serial_candidates(data):
     kw = dict(n_bisect=1, k_grid=[1, 2, 3], greedy=True)
     serial, par = run(data, 3.0, **kw), run(data, 3.0, n_jobs=3, **kw)
@@ -361,6 +446,11 @@ def test_max_fits_and_time_limit_cut_with_a_status(data):
     with pytest.warns(UserWarning, match="time_limit"):
         t = run(data, 3.0, time_limit=1e-9)
     assert t.status == Status.LIMIT and len(t.frontier) == 1  # a fit is never cut half-way
+
+
+def test_a_search_cut_among_its_proxies_returns_no_proxy(data):
+    with pytest.raises(ValueError, match="cut before its first model trained on every row"):
+        run(data, 3.0, proxy_rows=150, max_fits=3)
 
 
 def test_proxies_rank_and_only_full_size_models_are_returned(data):
@@ -418,3 +508,15 @@ def test_greedy_first_step_weighs_gain_by_cost():
                             costs=[10, 1, 1, 3, 1, 1], num_boost_round=15, progress=False, k_grid=[5])
     greedy = [c.params["interaction_constraints"][0] for c in r.frontier if c.family == "greedy"]
     assert greedy and greedy[0] == [1]  # feature 0 scores best alone but costs 10x feature 1
+
+
+def test_an_init_score_on_an_objective_of_unknown_output_is_refused(data, monkeypatch):
+    """The output transform is checked against LightGBM's predict: one it does not match is refused."""
+    import budget_extras.cegb._scoring as scoring
+
+    monkeypatch.setattr(scoring, "_output", lambda objective, raw: raw)  # as if 'binary' were not known
+    Xt, yt, Xv, yv = data
+    with pytest.raises(ValueError, match="'valid_set' argument's init_score cannot be added for objective 'binary"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt, init_score=np.zeros(len(yt))), budget=2.0,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=np.zeros(len(yv))), costs=COSTS,
+                        num_boost_round=3, progress=False)

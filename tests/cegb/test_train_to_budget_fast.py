@@ -128,3 +128,57 @@ def test_proxies_rank_and_only_the_best_is_trained_on_every_row(data):
     for b in budgets:
         assert r.best_at(b) is not None and r.best_at(b).cost <= b + 1e-9
     assert not r.chosen.proxy and r.chosen.rows == 1000
+
+
+def test_options_of_the_full_search_warn_that_fast_ignores_them(data):
+    with pytest.warns(UserWarning, match="does not use 'k_grid', 'greedy', 'num_leaves_grid'"):
+        run(data, 1.6, k_grid=[1, 2], greedy=False, num_leaves_grid=None)
+    with pytest.warns(UserWarning, match="does not use 'n_tradeoffs', 'n_bisect'"):
+        run(data, 1.6, n_tradeoffs=2, n_bisect=0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*does not use")  # the defaults, given or not, are silent
+        run(data, 1.6, n_tradeoffs=6, n_bisect=3, greedy=True, num_leaves_grid="auto", k_grid=None)
+
+
+@pytest.mark.parametrize("limit", [{"max_fits": 1}, {"time_limit": 1e-9}])
+def test_a_search_cut_before_a_full_model_returns_no_ranking_model(data, limit):
+    """The ranking model (40 rounds, scored on a validation sample) only ranks: never returned."""
+    with pytest.raises(ValueError, match=r"cut before its first model trained on every row .*'max_fits' or"):
+        run(data, 1.5, num_boost_round=60, **limit)
+
+
+def test_a_cut_search_returns_a_full_model_scored_on_every_validation_row(data):
+    from sklearn.metrics import roc_auc_score
+
+    with pytest.warns(UserWarning, match="search cut"):
+        r = run(data, 1.5, num_boost_round=60, max_fits=2)
+    assert r.status == Status.LIMIT and not r.chosen.proxy and r.booster.num_trees() == 60
+    assert r.score == roc_auc_score(data[3], r.booster.predict(data[2]))
+    assert "subsample" not in r.message
+
+
+def test_proxies_that_fit_no_budget_still_return_a_full_model(data):
+    costs = FeatureCosts(COSTS, tree=1.0)  # every model pays >= 1 per row
+    with pytest.warns(UserWarning, match="infeasible"):
+        r = train_to_budget(PARAMS, lgb.Dataset(data[0], data[1]), budget=0.5, valid_set=(data[2], data[3]),
+                            costs=costs, progress=False, search="fast", proxy_rows=400, num_boost_round=30)
+    assert r.status == Status.INFEASIBLE and not r.chosen.proxy and r.chosen.rows == 1000
+    assert r.cost == min(c.cost for c in r.frontier if not c.proxy)
+
+
+def test_init_score_offsets_the_validation_scores(data):
+    from sklearn.metrics import roc_auc_score
+
+    Xt, yt, Xv, yv = data
+    rng = np.random.default_rng(2)
+    off_t, off_v = 2 * rng.normal(size=len(Xt)), 2 * rng.normal(size=len(Xv))
+    r = train_to_budget(PARAMS, lgb.Dataset(Xt, yt, init_score=off_t), budget=1.6,
+                        valid_set=lgb.Dataset(Xv, yv, init_score=off_v), costs=COSTS, progress=False, search="fast",
+                        num_boost_round=30, keep_boosters=True)
+    for c, b in zip(r.frontier, r.boosters, strict=True):  # AUC of the offset raw scores: the offset reorders rows
+        assert c.score == pytest.approx(roc_auc_score(yv, b.predict(Xv, raw_score=True) + off_v), rel=1e-12)
+    assert r.score == pytest.approx(roc_auc_score(yv, r.booster.predict(Xv, raw_score=True) + off_v), rel=1e-12)
+    with pytest.raises(ValueError, match="'valid_set' argument has no init_score"):
+        train_to_budget(
+            PARAMS, lgb.Dataset(Xt, yt, init_score=off_t), budget=1.6, valid_set=(Xv, yv), costs=COSTS,
+            progress=False, search="fast")

@@ -114,3 +114,39 @@ def test_train_plot(files, figures, capsys):
     np.testing.assert_allclose(np.sort(pts, axis=0), np.sort(want, axis=0))
     (chosen,) = [c for c in ax.collections if c.get_gid() == "chosen"]
     np.testing.assert_allclose(chosen.get_offsets(), [[rep["cost"], rep["score"]]])
+
+
+def _report_argv(d, plot):
+    return ["report", "--model", str(d / "model.txt"), "--data", str(d / "valid.csv"), "--plot", str(plot)]
+
+
+def test_plot_into_an_unwritable_directory_names_plot_and_the_path(files, capsys, monkeypatch):
+    """A directory where no file can be created (read-only, /proc, ...) is named with --plot, not a temporary file."""
+    d, _ = files
+    import budget_extras.cli._io as cli_io
+
+    def refuse(dir=None, prefix="", suffix=""):  # what a read-only directory answers, as for a root user
+        raise PermissionError(13, "Permission denied", f"{dir}/{prefix}abcd{suffix}")
+
+    monkeypatch.setattr(cli_io.tempfile, "mkstemp", refuse)
+    assert main(_report_argv(d, d / "cost.png")) == 2
+    err = capsys.readouterr().err
+    assert f"--plot {str(d / 'cost.png')!r}" in err and "Permission denied" in err
+    assert ".tmp" not in err
+
+
+def test_plot_that_cannot_be_written_names_plot_and_the_path(files, capsys, monkeypatch):
+    """A failed image write (a full disk) names --plot and the path given, and leaves no file behind."""
+    d, _ = files
+    from matplotlib.figure import Figure
+
+    def full(self, fname, **kwargs):
+        raise OSError(28, "No space left on device", fname)
+
+    monkeypatch.setattr(Figure, "savefig", full)
+    assert main(_report_argv(d, d / "cost.png")) == 2
+    err = capsys.readouterr().err
+    assert f"--plot {str(d / 'cost.png')!r}: cannot write the image: No space left on device" in err
+    assert ".tmp" not in err
+    assert not (d / "cost.png").exists()
+    assert not [p.name for p in d.iterdir() if p.name.endswith(".tmp")]

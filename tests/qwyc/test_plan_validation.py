@@ -228,3 +228,34 @@ def test_valid_variants_are_accepted_by_both(texts, fork_verdicts, name):
     plan = read_qwyc_plan(_mutant(texts, name))
     assert plan is not None and plan.n_positions == R
     assert fork_verdicts[name] == "accepted"
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "calibrated"])
+def test_windows_line_ends_read_as_the_model_lightgbm_wrote(texts, kind, tmp_path):
+    """A QWYC model with CRLF (or CR) line ends, as after a Windows checkout, reads as the LF file.
+
+    The plan, the model text and the predictions are those of the file LightGBM wrote, whether
+    the model comes as text or as a file.
+    """
+    from budget_extras import TreeEnsemble
+
+    lf = texts[kind]
+    X = np.random.default_rng(9).normal(size=(50, 4))
+    want_plan = read_qwyc_plan(lf)
+    want = QWYC.from_model_string(lf)
+    for ends in ("\r\n", "\r"):
+        text = lf.replace("\n", ends)
+        plan = read_qwyc_plan(text)
+        assert plan is not None and want_plan is not None
+        for field in ("order", "eps_neg", "eps_pos", "eps_margin"):
+            np.testing.assert_array_equal(getattr(plan, field), getattr(want_plan, field))
+        assert plan.mode == want_plan.mode and (plan.score_maps is None) == (want_plan.score_maps is None)
+        q = QWYC.from_model_string(text)
+        assert q.to_model_string() == want.to_model_string()
+        np.testing.assert_array_equal(q.decision_function(X), want.decision_function(X))
+        np.testing.assert_array_equal(q.predict(X).labels, want.predict(X).labels)
+        ens = TreeEnsemble.from_model_string(text)
+        np.testing.assert_array_equal(ens.predict_raw(X), TreeEnsemble.from_model_string(lf).predict_raw(X))
+        path = tmp_path / f"{kind}.txt"
+        path.write_bytes(text.encode())
+        assert QWYC.from_model_file(path).to_model_string() == want.to_model_string()

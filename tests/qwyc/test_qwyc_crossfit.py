@@ -102,7 +102,20 @@ def test_crossfit_multiclass_and_errors(model):
     q = QWYC(mb, alpha=0.05, n_folds=3).fit(X[700:1200])
     assert q.result_.success and q.holdout_disagreement_ <= 0.05
     b, Xc, _ = model
-    with pytest.raises(ValueError, match=r"'n_folds' parameter of QWYC must be an integer >= 2\. Got 1"):
+    with pytest.raises(ValueError, match=r"'n_folds' parameter of QWYC must be an integer >= 2 with holdout=.*Got 1"):
         QWYC(b, n_folds=1).fit(Xc[:100])
     with pytest.raises(ValueError, match=r"needs at least n_folds=5 rows\. Got 3"):
         QWYC(b).fit(Xc[:3])
+
+
+@pytest.mark.parametrize("n_folds", [0, 1, -3, 2.5, True, None])
+def test_n_folds_is_checked_only_where_the_crossfit_uses_it(model, n_folds):
+    """A holdout fraction or no holdout ignores n_folds (it is accepted); the cross-fit refuses a bad one."""
+    b, Xc, _ = model
+    ref = QWYC(b, alpha=0.02, holdout=0.3).fit(Xc[:400])
+    q = QWYC(b, alpha=0.02, holdout=0.3, n_folds=n_folds).fit(Xc[:400])
+    np.testing.assert_array_equal(q.plan_.order, ref.plan_.order)
+    assert q.lambda_ == ref.lambda_
+    QWYC(b, holdout=None, n_folds=n_folds).fit(Xc[:100])
+    with pytest.raises(ValueError, match=r"'n_folds' parameter of QWYC must be an integer >= 2 with holdout="):
+        QWYC(b, holdout="crossfit", n_folds=n_folds).fit(Xc[:100])
