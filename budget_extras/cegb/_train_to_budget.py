@@ -455,14 +455,11 @@ def train_to_budget(
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains candidates of several families (plain LightGBM, top-k feature subsets, greedy
-    forward selection scored on held-out training rows, CEGB lazy costs over a tradeoff grid
-    with bisection of every budget crossing, CEGB inside a subset, smaller trees; see
-    docs/train_to_budget.md) and returns the one with the best validation score among those
-    whose mean per-row validation cost, by :func:`budget_extras.cost_report`, fits ``budget``
-    (:func:`budget_extras.core.fits_budget`). On a large training set (``proxy_rows``) every
-    family runs on a row subsample first and only the best proxy at each budget is refit on
-    every row.
+    Trains candidates of several families (plain, top-k subsets, greedy forward selection,
+    CEGB lazy costs, CEGB inside a subset, smaller trees; docs/train_to_budget.md) and returns
+    the best whose mean per-row cost (:func:`budget_extras.cost_report`) fits ``budget``
+    (:func:`budget_extras.core.fits_budget`), chosen on the validation rows or by
+    cross-validation (``choose``). Large training sets run on proxies first (``proxy_rows``).
 
     Parameters
     ----------
@@ -482,8 +479,7 @@ def train_to_budget(
         cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and
         evaluation costs.
     num_boost_round : int, default 200
-        Rounds of every candidate (the returned model is the candidate itself, so its
-        measured validation cost is exact).
+        Rounds of every candidate.
     scoring : None, str or callable
         None: AUC for ``binary``, accuracy for multiclass objectives, minus the mean squared
         error otherwise. A string is an sklearn scorer name, a callable an sklearn-style scorer
@@ -491,8 +487,7 @@ def train_to_budget(
     random_state : int, default 0
         LightGBM ``seed`` unless ``params`` sets one; also draws the proxy and greedy rows.
     progress : bool, default True
-        Show a progress bar counted in trainings on every row (its total is the expected
-        search cost, so the bar reads the search's cost as a multiple of one training).
+        Show a progress bar counted in trainings on every row.
     k_grid : sequence of int, optional
         Subset sizes (default: up to 5 geometric sizes below the number of used features).
     n_tradeoffs, n_bisect : int
@@ -503,8 +498,7 @@ def train_to_budget(
         Further budgets the search also refines, so that ``result.best_at(b)`` serves each of
         them; the returned model is still the one for ``budget``.
     keep_boosters : bool, default False
-        Keep every candidate's booster in ``result.boosters`` (aligned with ``frontier``;
-        ``result.booster_at(b)`` reads one off).
+        Keep every candidate's booster in ``result.boosters`` (aligned with ``frontier``).
     num_leaves_grid : "auto", sequence of int or None, default "auto"
         Tree sizes for the smaller-trees refits. ``"auto"``: half and a quarter of the
         ``num_leaves`` in ``params`` (default 31: 15 and 7); None or empty: no refits.
@@ -512,26 +506,21 @@ def train_to_budget(
         Rows of the proxy subsample. ``"auto"``: ``max(10000, n // 40)`` when the training set
         has more than 50,000 rows, else no proxies; None: never.
     n_jobs : int, default 1
-        Candidates trained at once (threads; each uses the ``num_threads`` of ``params``, so
-        set ``num_threads`` to cores // n_jobs). The candidates equal a serial search's.
+        Candidates trained at once (threads, each with the ``num_threads`` of ``params``).
     max_fits, time_limit : int or float, optional
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
     search : {"full", "fast"}, default "full"
-        ``"full"``: every family above. ``"fast"`` (the fork only): two candidates per budget on
-        every row, the fork's learner budget (``cegb_budget``, a cap on the training rows' mean
-        per-row cost, with a falling tradeoff) and the largest top-k subset within the budget:
-        about two trainings per budget, or one after proxies on large training sets
-        (docs/train_to_budget.md has the table); the full search's options are not used
-        (a UserWarning names those set to other than their defaults).
+        ``"full"``: every family above. ``"fast"`` (the fork only): about two trainings per
+        budget, the fork's learner budget ``cegb_budget`` and the largest top-k subset within
+        the budget; the full search's options are not used (a UserWarning names those set).
     choose : {"auto", "cv", "valid"}, default "auto"
         ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
         cross-validated (5 stratified folds of the training and validation rows pooled), the
         choice made on the fold means and refit on every pooled row. ``"auto"``: ``"cv"`` up
         to 10,000 rows together when the rows can be pooled (docs/train_to_budget.md).
     rule : {"best", "1se"}, default "best"
-        With cross-validation: the best mean fold score, or the cheapest within one standard
-        error of it.
+        With cross-validation: the best mean fold score, or the cheapest within one SE of it.
 
     Returns
     -------
@@ -549,8 +538,7 @@ def train_to_budget(
 
     Notes
     -----
-    With upstream LightGBM (no ``+cegb`` in ``lightgbm.__version__``) groups are not trained on
-    (each member carries its group's cost), but the accounting still charges a group once per row.
+    With upstream LightGBM groups are not trained on, but a group is still charged once per row.
     """
     o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
