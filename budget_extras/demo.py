@@ -12,7 +12,9 @@ training and validation rows (2:1, stratified), and compares the models on the t
   mean per-patient VALIDATION cost fits the budget;
 * ``train_to_budget``: the most accurate of its candidates (plain, top-k subsets, greedy
   forward selection, CEGB's lazy costs, smaller trees) whose mean validation cost fits the
-  budget. Its top-k grid holds every k, so the top-k choice above is one of its candidates;
+  budget, chosen on the same validation rows as the top-k pick (``choose="valid"``; by default
+  a table this size is chosen by cross-validation). Its top-k grid holds every k, so the top-k
+  choice above is one of its candidates;
 * with the fork, ``train_to_budget(search="fast")``: the fork's learner budget (``cegb_budget``)
   and the largest top-k subset within the budget, about two trainings.
 
@@ -178,6 +180,7 @@ def _search(train: Any, valid: tuple[Any, Any], costs: Any, budget: float, round
     """Return ``train_to_budget``'s result on the demo's rows (``options``: its keyword arguments)."""
     from .cegb import train_to_budget
 
+    options.setdefault("choose", "valid")  # on the top-k pick's validation rows, so the columns compare
     return train_to_budget(PARAMS, train, budget=budget, valid_set=valid, costs=costs, num_boost_round=rounds,
                            progress=False, **options)
 

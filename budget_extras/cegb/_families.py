@@ -91,17 +91,37 @@ def plain_and_ranking(s: Search) -> tuple[Candidate, Ranking]:
     return c0, rank
 
 
-def topk(s: Search, rank: Ranking, grid: list[int], seen: set[frozenset[int]]) -> list[Subset]:
-    """Top-k features by gain and by gain / cost, for k in ``grid`` (``interaction_constraints=[subset]``)."""
+def _packed(fc: FeatureCosts, order: np.ndarray, budget: float) -> list[int]:
+    """Return the features of ``order`` taken in turn, each one the budget can still buy for every row."""
+    sub: list[int] = []
+    for f in order:
+        if fits_budget(_set_cost(fc, [*sub, int(f)]), budget):
+            sub.append(int(f))
+    return sorted(sub)
+
+
+def topk(
+    s: Search, rank: Ranking, grid: list[int], seen: set[frozenset[int]], targets: list[float] | None = None
+) -> list[Subset]:
+    """Top-k features by gain and by gain / cost, for k in ``grid`` (``interaction_constraints=[subset]``).
+
+    With ``targets``, also at each budget and in each order the packed subset: the features
+    taken in turn, each one the budget can still buy for every row (unaffordable ones skipped).
+    """
     n_used = rank.by_gain.size
     todo: list[tuple[int, list[int], Spec]] = []
+
+    def add(family: str, sub: list[int]) -> None:
+        if 0 < len(sub) < n_used and frozenset(sub) not in seen:
+            seen.add(frozenset(sub))
+            todo.append((len(sub), sub, Spec(family, {"interaction_constraints": [sub]}, len(sub))))
+
     for family, order in (("topk_gain", rank.by_gain), ("topk_gain_cost", rank.by_gain_cost)):
         for k in grid:
-            sub = sorted(int(i) for i in order[:k])
-            if k >= n_used or frozenset(sub) in seen:
-                continue
-            seen.add(frozenset(sub))
-            todo.append((k, sub, Spec(family, {"interaction_constraints": [sub]}, k)))
+            if k < n_used:
+                add(family, sorted(int(i) for i in order[:k]))
+        for b in targets or []:
+            add(family, _packed(s.fc, order, b))
     cands = s.fit_many([t[2] for t in todo])
     return [Subset(k, sub, c) for (k, sub, _), c in zip(todo, cands, strict=True)]
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core._status import MethodResult, fits_budget
 
-__all__ = ["BudgetTrainResult", "Candidate"]
+__all__ = ["BudgetTrainResult", "Candidate", "pick"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,15 @@ class Candidate:
     cost_sd : float
         Standard deviation of the per-row validation costs (``cost``'s standard error is
         ``cost_sd / sqrt(validation rows)``).
+    folds : int
+        0: scored on the validation rows. K > 0: cross-validated over the training and
+        validation rows pooled (``choose="cv"``): ``score`` is the mean of the K held-out fold
+        scores, ``cost`` the mean cost of every held-out row, ``rows`` the pooled rows.
+    score_se : float or None
+        Standard error of ``score`` over the folds (fold standard deviation / sqrt(K)); None for
+        a candidate scored on the validation rows.
+    fold_scores : tuple of float
+        The K fold scores (empty for a candidate scored on the validation rows).
     """
 
     family: str
@@ -62,6 +73,27 @@ class Candidate:
     seconds: float = 0.0
     cost_sd: float = 0.0
     decay: tuple[float, float] | None = None
+    folds: int = 0
+    score_se: float | None = None
+    fold_scores: tuple[float, ...] = ()
+
+
+def pick(cands: Sequence[Candidate], budget: float, rule: str = "best") -> int | None:
+    """Return the index of the candidate chosen at ``budget`` (None: none fits).
+
+    ``rule="best"``: the best score (ties: non-constant, then cheaper). ``rule="1se"``: the
+    one-standard-error rule (Breiman et al., CART, 1984): among the candidates whose score is
+    within one standard error (``score_se``) of the best one's, the cheapest.
+    """
+    fits = [i for i, c in enumerate(cands) if fits_budget(c.cost, budget)]
+    if not fits:
+        return None
+    best = max(fits, key=lambda i: (cands[i].score, not cands[i].constant, -cands[i].cost))
+    se = cands[best].score_se
+    if rule != "1se" or se is None or not math.isfinite(se):
+        return best
+    floor = cands[best].score - se
+    return min((i for i in fits if cands[i].score >= floor), key=lambda i: (cands[i].cost, -cands[i].score))
 
 
 @dataclass(frozen=True)
@@ -102,6 +134,9 @@ class BudgetTrainResult(MethodResult):
         Number of LightGBM trainings run (proxies included).
     seconds : dict of str to float
         Wall time spent per family (``"proxy:<family>"`` for proxies), plus ``"total"``.
+    rule : str
+        How a budget's model is picked among the candidates: ``"best"`` score, or ``"1se"``
+        (the cheapest within one standard error of the best cross-validated score).
     """
 
     booster: Any
@@ -117,9 +152,14 @@ class BudgetTrainResult(MethodResult):
     boosters: list[Any] = field(default_factory=list)
     nfev: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    rule: str = "best"
 
     def best_at(self, budget: float) -> Candidate | None:
-        """Best-scoring candidate trained on every row whose validation cost fits ``budget``.
+        """Return the candidate picked at ``budget`` among those not marked ``proxy``, by :attr:`rule`.
+
+        After a cross-validated choice these are the cross-validated candidates (score: mean
+        held-out fold score; cost: mean held-out cost); else the candidates trained on every
+        training row, scored on the validation rows.
 
         Parameters
         ----------
@@ -132,10 +172,9 @@ class BudgetTrainResult(MethodResult):
         Candidate or None
             None if no candidate fits. Ties in score go to the cheaper candidate.
         """
-        fits = [c for c in self.frontier if not c.proxy and fits_budget(c.cost, budget)]
-        if not fits:
-            return None
-        return max(fits, key=lambda c: (c.score, not c.constant, -c.cost))
+        cands = [c for c in self.frontier if not c.proxy]
+        i = pick(cands, budget, self.rule)
+        return None if i is None else cands[i]
 
     def booster_at(self, budget: float) -> Any:
         """Return the booster of :meth:`best_at` (needs ``keep_boosters=True``).
@@ -153,12 +192,21 @@ class BudgetTrainResult(MethodResult):
         Raises
         ------
         ValueError
-            If the boosters were not kept.
+            If the boosters were not kept, or if the candidate picked at ``budget`` was
+            cross-validated but not refit (only the picks at ``budgets=`` are).
         """
         if len(self.boosters) != len(self.frontier):
             raise ValueError("booster_at needs train_to_budget(..., keep_boosters=True).")
         c = self.best_at(budget)
-        return None if c is None else self.boosters[self.frontier.index(c)]
+        if c is None:
+            return None
+        b = self.boosters[self.frontier.index(c)]
+        if b is None:
+            raise ValueError(
+                f"The 'budget' argument {budget:g} picks a cross-validated candidate that was not refit: only "
+                f"the picks at the search's budgets {list(self.budgets)} are; pass it in train_to_budget's budgets=."
+            )
+        return b
 
     def pareto(self) -> list[Candidate]:
         """Candidates trained on every row that no other one beats on both score and cost, by cost.

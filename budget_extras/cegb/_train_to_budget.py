@@ -9,7 +9,7 @@ import numbers
 import os
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import lightgbm as lgb
@@ -20,9 +20,10 @@ from .._compat import construct_dataset, param_aliases
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
+from . import _cv as cv
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
-from ._result import BudgetTrainResult, Candidate
+from ._result import BudgetTrainResult, Candidate, pick
 from ._scoring import objective_kind, resolve_scoring
 from ._search import Clock, Search, SearchCut, Spec
 
@@ -55,6 +56,8 @@ class _Options:
     max_fits: int | None
     time_limit: float | None
     search: str
+    choose: str
+    rule: str
 
 
 def _float(value: Any) -> float:
@@ -200,6 +203,14 @@ def _iv(
             "The 'search' argument 'fast' needs the lightgbm-cegb fork (its cegb_budget parameter); "
             f"the imported lightgbm is {lgb.__version__}. Use search='full'."
         )
+    if kw["choose"] not in ("auto", "cv", "valid"):
+        raise ValueError(f"The 'choose' argument must be 'auto', 'cv' or 'valid'. Got {kw['choose']!r}.")
+    if kw["choose"] == "cv" and kw["search"] == "fast":
+        raise ValueError(
+            "The 'choose' argument 'cv' needs search='full' (the fast search chooses on the validation rows)."
+        )
+    if kw["rule"] not in ("best", "1se"):
+        raise ValueError(f"The 'rule' argument must be 'best' or '1se'. Got {kw['rule']!r}.")
     _warn_unused(kw)
     limit = kw["time_limit"]
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not _float(limit) > 0):
@@ -219,6 +230,8 @@ def _iv(
         max_fits=_int_at_least("max_fits", kw["max_fits"], 1, none_ok=True),
         time_limit=None if limit is None else _float(limit),
         search=str(kw["search"]),
+        choose=str(kw["choose"]),
+        rule=str(kw["rule"]),
     )
     return opts, Xv, yv, init
 
@@ -337,7 +350,7 @@ def _run_families(s: Search, o: _Options, fork: bool) -> None:
     _, rank = fam.plain_and_ranking(s)
     seen: set[frozenset[int]] = set()
     grid = o.k_grid if o.k_grid is not None else _default_k_grid(rank.by_gain.size)
-    subsets = fam.topk(s, rank, grid, seen)
+    subsets = fam.topk(s, rank, grid, seen, o.targets)
     if o.greedy and rank.by_gain.size > 1:
         subsets += fam.greedy_forward(s, rank, seen)
     knobs = fam.cegb_knobs(s, rank, fork)
@@ -437,17 +450,16 @@ def train_to_budget(
     max_fits: int | None = None,
     time_limit: float | None = None,
     search: str = "full",
+    choose: str = "auto",
+    rule: str = "best",
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains candidates of several families (plain LightGBM, top-k feature subsets, greedy
-    forward selection scored on held-out training rows, CEGB lazy costs over a tradeoff grid
-    with bisection of every budget crossing, CEGB inside a subset, smaller trees; see
-    docs/train_to_budget.md) and returns the one with the best validation score among those
-    whose mean per-row validation cost, by :func:`budget_extras.cost_report`, fits ``budget``
-    (:func:`budget_extras.core.fits_budget`). On a large training set (``proxy_rows``) every
-    family runs on a row subsample first and only the best proxy at each budget is refit on
-    every row.
+    Trains candidates of several families (plain, top-k subsets, greedy forward selection,
+    CEGB lazy costs, CEGB inside a subset, smaller trees; docs/train_to_budget.md) and returns
+    the best whose mean per-row cost (:func:`budget_extras.cost_report`) fits ``budget``
+    (:func:`budget_extras.core.fits_budget`), chosen on the validation rows or by
+    cross-validation (``choose``). Large training sets run on proxies first (``proxy_rows``).
 
     Parameters
     ----------
@@ -467,8 +479,7 @@ def train_to_budget(
         cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and
         evaluation costs.
     num_boost_round : int, default 200
-        Rounds of every candidate (the returned model is the candidate itself, so its
-        measured validation cost is exact).
+        Rounds of every candidate.
     scoring : None, str or callable
         None: AUC for ``binary``, accuracy for multiclass objectives, minus the mean squared
         error otherwise. A string is an sklearn scorer name, a callable an sklearn-style scorer
@@ -476,8 +487,7 @@ def train_to_budget(
     random_state : int, default 0
         LightGBM ``seed`` unless ``params`` sets one; also draws the proxy and greedy rows.
     progress : bool, default True
-        Show a progress bar counted in trainings on every row (its total is the expected
-        search cost, so the bar reads the search's cost as a multiple of one training).
+        Show a progress bar counted in trainings on every row.
     k_grid : sequence of int, optional
         Subset sizes (default: up to 5 geometric sizes below the number of used features).
     n_tradeoffs, n_bisect : int
@@ -488,8 +498,7 @@ def train_to_budget(
         Further budgets the search also refines, so that ``result.best_at(b)`` serves each of
         them; the returned model is still the one for ``budget``.
     keep_boosters : bool, default False
-        Keep every candidate's booster in ``result.boosters`` (aligned with ``frontier``;
-        ``result.booster_at(b)`` reads one off).
+        Keep every candidate's booster in ``result.boosters`` (aligned with ``frontier``).
     num_leaves_grid : "auto", sequence of int or None, default "auto"
         Tree sizes for the smaller-trees refits. ``"auto"``: half and a quarter of the
         ``num_leaves`` in ``params`` (default 31: 15 and 7); None or empty: no refits.
@@ -497,18 +506,21 @@ def train_to_budget(
         Rows of the proxy subsample. ``"auto"``: ``max(10000, n // 40)`` when the training set
         has more than 50,000 rows, else no proxies; None: never.
     n_jobs : int, default 1
-        Candidates trained at once (threads; each uses the ``num_threads`` of ``params``, so
-        set ``num_threads`` to cores // n_jobs). The candidates equal a serial search's.
+        Candidates trained at once (threads, each with the ``num_threads`` of ``params``).
     max_fits, time_limit : int or float, optional
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
     search : {"full", "fast"}, default "full"
-        ``"full"``: every family above. ``"fast"`` (the fork only): two candidates per budget on
-        every row, the fork's learner budget (``cegb_budget``, a cap on the training rows' mean
-        per-row cost, with a falling tradeoff) and the largest top-k subset within the budget:
-        about two trainings per budget, or one after proxies on large training sets
-        (docs/train_to_budget.md has the table); the full search's options are not used
-        (a UserWarning names those set to other than their defaults).
+        ``"full"``: every family above. ``"fast"`` (the fork only): about two trainings per
+        budget, the fork's learner budget ``cegb_budget`` and the largest top-k subset within
+        the budget; the full search's options are not used (a UserWarning names those set).
+    choose : {"auto", "cv", "valid"}, default "auto"
+        ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
+        cross-validated (5 stratified folds of the training and validation rows pooled), the
+        choice made on the fold means and refit on every pooled row. ``"auto"``: ``"cv"`` up
+        to 10,000 rows together when the rows can be pooled (docs/train_to_budget.md).
+    rule : {"best", "1se"}, default "best"
+        With cross-validation: the best mean fold score, or the cheapest within one SE of it.
 
     Returns
     -------
@@ -520,20 +532,97 @@ def train_to_budget(
     -----
     UserWarning
         If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
-        cheapest is returned), if a limit cut the search (``LIMIT``), or on unused options.
+        cheapest is returned), if a limit cut the search (``LIMIT``), on unused options, or if
+        a cross-validated choice is within one standard error of the best top-k subset or of
+        a constant model.
 
     Notes
     -----
-    With upstream LightGBM (no ``+cegb`` in ``lightgbm.__version__``) groups are not trained on
-    (each member carries its group's cost), but the accounting still charges a group once per row.
+    With upstream LightGBM groups are not trained on, but a group is still charged once per row.
     """
     o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
         greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
-        search=search,
+        search=search, choose=choose, rule=rule,
     )
     return _search(o, train_set, (Xv, yv, init), costs, scoring, progress, keep_boosters)
+
+
+def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_train: int,
+               proxied: bool) -> str | None:
+    """Return why the choice is made on the validation rows (None: by cross-validation)."""
+    if o.choose == "valid" or o.search == "fast":
+        return f"{'choose' if o.choose == 'valid' else 'search'}={o.choose if o.choose == 'valid' else o.search!r}"
+    why = ("the training set is large enough for proxies" if proxied else
+           cv.pool_problem(train_set, raw, objective_kind(o.base), yv, n_train, size_limit=o.choose == "auto"))
+    if why is not None and o.choose == "cv":
+        raise ValueError(f"The 'choose' argument 'cv' cannot cross-validate these rows: {why}. "
+                         "Use choose='valid' (the validation rows decide) or 'auto'.")
+    return why
+
+
+@dataclass(frozen=True)
+class _CVChoice:
+    """The cross-validated candidates, the picks refit on every pooled row, and what to say."""
+
+    cands: list[Candidate]
+    chosen: int
+    refits: dict[int, tuple[lgb.Booster, float]]
+    status: Status
+    note: str | None
+
+
+def _pick_and_refit(full: Search, pool: cv.Pool, cands: list[Candidate], budget: float, rule: str,
+                    refits: dict[int, tuple[lgb.Booster, float]]) -> tuple[int, Status]:
+    """Pick at ``budget`` and refit the pick on every pooled row (at most three tries).
+
+    A refit candidate's cost becomes the larger of its held-out cost and its refit's cost on the
+    pooled rows, so a refit that buys more than the folds did is not picked again.
+    """
+    for _ in range(3):
+        i = pick(cands, budget, rule)
+        status = Status.SUCCESS if i is not None else Status.INFEASIBLE
+        if i is None:
+            i = min(range(len(cands)), key=lambda x: (cands[x].cost, -cands[x].score))
+        if i not in refits:
+            refits[i] = cv.refit(full, pool, cands[i])
+            cands[i] = replace(cands[i], cost=max(cands[i].cost, refits[i][1]))
+        if status == Status.INFEASIBLE or fits_budget(cands[i].cost, budget):
+            break
+    else:
+        i = min(refits, key=lambda x: (cands[x].cost, -cands[x].score))
+        status = Status.INFEASIBLE if not fits_budget(cands[i].cost, budget) else Status.SUCCESS
+    if status == Status.SUCCESS and cands[i].constant:
+        status = Status.CONSTANT
+    return i, status
+
+
+def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_name: str) -> _CVChoice | None:
+    """Cross-validate the shortlist, pick and refit at every budget; None if the rows do not pool."""
+    pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), int(o.base["seed"]))
+    if pool is None:
+        return None
+    cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
+    refits: dict[int, tuple[lgb.Booster, float]] = {}
+    for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
+        i, status = _pick_and_refit(full, pool, cands, b, o.rule, refits)
+        if b == o.budget:
+            chosen, main_status = i, status
+    note = cv.noise_note(cands, chosen, o.budget, score_name) if main_status == Status.SUCCESS else None
+    return _CVChoice(cands, chosen, refits, main_status, note)
+
+
+def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
+    c = ch.cands[ch.chosen]
+    what = (f"{c.family} ({c.folds}-fold cross-validation over {c.rows:,} training and validation rows: "
+            f"{score_name} {c.score:.6g} +- {c.score_se:.2g}, cost {c.cost:.6g}; refit on all of them, "
+            f"cost {ch.refits[ch.chosen][1]:.6g} there)")
+    if ch.status == Status.INFEASIBLE:
+        return f"infeasible: no cross-validated candidate fits budget {budget:g}; the cheapest, {what}, is returned"
+    if ch.status == Status.CONSTANT:
+        return f"only a constant model (one prediction for every row) fits budget {budget:g}: {what}"
+    return f"{what} fits budget {budget:g}"
 
 
 def _search(
@@ -549,6 +638,7 @@ def _search(
         as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
+    raw = train_set.data  # read before construction, which may free it
     if train_set.label is not None:  # before binning: LightGBM reads NaN labels as 0 and inf as 1e38
         check_finite_labels(train_set.label, name="train_set", owner="train_to_budget")
     root = _construct(train_set, o.base)
@@ -562,13 +652,17 @@ def _search(
     Xv = _align_valid(Xv, names)
     fc = as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
     idx = _proxy_indices(root.num_data(), o, int(o.base["seed"]))
+    cv_why = _cv_reason(o, train_set, raw, yv, root.num_data(), idx is not None)
     share = 1.0 if idx is None else idx.size / root.num_data()
     planned = (planned_fast_units(o.rounds, len(o.targets), share) if o.search == "fast" else
                _planned_units(o, share, idx is None and root.num_data() <= fam.CROSS_FIT_ROWS,
                               bool(np.any(np.asarray(fc.coupled) > 0)), len(names)))
+    if cv_why is None:
+        planned += cv.planned_units(len(o.targets), (root.num_data() + len(yv)) / root.num_data())
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, planned)
     full = Search(o.base, root, None, Xv, yv, fc, _with_offset(score_fn, init), o.rounds, clock)
     proxy = None
+    choice = None
     seed = int(o.base["seed"])
     if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
         proxy = Search(o.base, root, idx, *_valid_sample(Xv, yv, idx.size, seed), fc,
@@ -583,10 +677,14 @@ def _search(
             _run_families(proxy or full, o, fork)
             if proxy is not None:
                 _refit_finalists(proxy, full, o)
+            if cv_why is None:
+                choice = _choose_by_cv(full, root, raw, o, score_name)
     except SearchCut:
         pass
     finally:
         seconds = clock.close()
+    if choice is not None:
+        return _cv_result(choice, full, o, score_name, fork, keep_boosters, clock.nfev, seconds)
     frontier = (proxy.frontier if proxy else []) + full.frontier
     boosters = (proxy.boosters if proxy else []) + full.boosters
     if not full.frontier:  # proxies only rank: a model on fewer rows or rounds is never returned
@@ -596,6 +694,8 @@ def _search(
         )
     best, status = _choose(frontier, o.budget)
     msg = _message(status, frontier[best], o.budget, score_name, clock.cut)
+    if cv_why is None and clock.cut is None:
+        msg += " (chosen on the validation rows: the training and validation rows do not stack for cross-validation)"
     if clock.cut is not None:
         status = Status.LIMIT
     if status != Status.SUCCESS:
@@ -605,4 +705,23 @@ def _search(
         status=status, message=msg, booster=boosters[best], budget=o.budget, budgets=tuple(o.targets), chosen=c,
         score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name, fork=fork,
         boosters=boosters if keep_boosters else [], nfev=clock.nfev, seconds=seconds,
+    )
+
+
+def _cv_result(ch: _CVChoice, full: Search, o: _Options, score_name: str, fork: bool, keep_boosters: bool,
+               nfev: int, seconds: dict[str, float]) -> BudgetTrainResult:
+    """Assemble the result of a cross-validated choice (the search's own candidates become proxies)."""
+    msg = _cv_message(ch, o.budget, score_name)
+    if ch.status != Status.SUCCESS:
+        warnings.warn(f"train_to_budget: {msg}.", UserWarning, stacklevel=3)
+    elif ch.note is not None:
+        warnings.warn(f"train_to_budget: {ch.note}.", UserWarning, stacklevel=3)
+        msg += f"; {ch.note}"
+    frontier = [replace(c, proxy=True) for c in full.frontier] + ch.cands
+    boosters = full.boosters + [ch.refits[i][0] if i in ch.refits else None for i in range(len(ch.cands))]
+    c = ch.cands[ch.chosen]
+    return BudgetTrainResult(
+        status=ch.status, message=msg, booster=ch.refits[ch.chosen][0], budget=o.budget, budgets=tuple(o.targets),
+        chosen=c, score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name,
+        fork=fork, boosters=boosters if keep_boosters else [], nfev=nfev, seconds=seconds, rule=o.rule,
     )

@@ -59,6 +59,11 @@ def register(subparsers: Any) -> None:
     add_costs(p, required=True)
     add_output(p, "model text file to write")
     p.add_argument("--num-boost-round", type=int, default=None, help="rounds (default: the config's or 200)")
+    p.add_argument("--choose", choices=("auto", "cv", "valid"), default="auto",
+                   help="choose on 5-fold cross-validation over the training and validation rows ('cv'), on the "
+                        "validation rows ('valid'), or 'cv' up to 10,000 rows ('auto', default)")
+    p.add_argument("--rule", choices=("best", "1se"), default="best",
+                   help="with cross-validation: the best mean score (default) or the cheapest within one SE of it")
     p.add_argument("--json", type=Path, default=None, help="also write the search report as JSON")
     add_plot(p, "every candidate's validation cost and score, the Pareto front and the chosen model")
     add_quiet(p)
@@ -201,6 +206,8 @@ def run(args: argparse.Namespace) -> int:
             costs=costs,
             num_boost_round=rounds,
             progress=not args.quiet,
+            choose=args.choose,
+            rule=args.rule,
         )
     for w in caught:
         print(f"budget-extras train: warning: {w.message}")
@@ -222,8 +229,11 @@ def run(args: argparse.Namespace) -> int:
                     "k": c.k,
                     "tradeoff": c.tradeoff,
                     "score": c.score,
+                    "score_se": c.score_se,
+                    "folds": c.folds,
                     "cost": c.cost,
                     "constant": c.constant,
+                    "proxy": c.proxy,
                 }
                 for c in r.frontier
             ],

@@ -20,6 +20,8 @@ FRONTIER_COLUMNS = (
     "tradeoff",
     "num_leaves",
     "score",
+    "score_se",
+    "folds",
     "cost",
     "coupled_cost",
     "constant",
@@ -75,11 +77,14 @@ def frontier_frame(result: Any) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``family``, ``k``, ``tradeoff``, ``num_leaves`` (the candidate's own
-        ``num_leaves`` parameter, None when it kept the user's), ``score`` (validation),
-        ``cost`` (mean per-row validation cost), ``coupled_cost``, ``constant``, ``chosen``
-        (the returned model's candidate), ``pareto`` (on the validation Pareto front) and
-        ``proxy`` (fitted on a row subsample to rank candidates, never on the front; False for
-        candidates without the attribute), in search order.
+        ``num_leaves`` parameter, None when it kept the user's), ``score`` (validation, or the
+        mean held-out fold score of a cross-validated candidate), ``score_se`` (its standard
+        error over the folds; NaN for a validation score), ``folds`` (0: scored on the
+        validation rows; K: cross-validated), ``cost`` (mean per-row validation or held-out
+        cost), ``coupled_cost``, ``constant``, ``chosen`` (the returned model's candidate),
+        ``pareto`` (on the Pareto front) and ``proxy`` (only ranks others: fitted on a row
+        subsample, or scored on the validation rows before a cross-validated choice; never on
+        the front; False for candidates without the attribute), in search order.
 
     Raises
     ------
@@ -102,6 +107,8 @@ def frontier_frame(result: Any) -> pd.DataFrame:
             "tradeoff": c.tradeoff,
             "num_leaves": (c.params or {}).get("num_leaves"),
             "score": float(c.score),
+            "score_se": float("nan") if getattr(c, "score_se", None) is None else float(c.score_se),
+            "folds": int(getattr(c, "folds", 0)),
             "cost": float(c.cost),
             "coupled_cost": float(c.coupled_cost),
             "constant": bool(c.constant),

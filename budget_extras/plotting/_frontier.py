@@ -94,10 +94,15 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
             for fam in dict.fromkeys(x.family for x in full):
                 c = np.array([[x.cost, x.score] for x in full if x.family == fam], dtype=float)
                 ax.scatter(c[:, 0], c[:, 1], s=16, alpha=0.7, label=fam, gid=f"candidates:{fam}")
+        cv = [x for x in full if getattr(x, "folds", 0) > 0]
+        if cv:  # cross-validated candidates: one standard error of the mean fold score
+            ax.errorbar([x.cost for x in cv], [x.score for x in cv], yerr=[x.score_se for x in cv], fmt="none",
+                        ecolor=color or "grey", alpha=0.6, lw=1, gid=f"score_se{suffix}")
         if proxies:
             c = np.array([[x.cost, x.score] for x in proxies], dtype=float)
+            what = "validation score (ranks only)" if cv else "proxy (row subsample)"
             ax.scatter(c[:, 0], c[:, 1], s=10, marker="x", alpha=0.4, color=color or "grey",
-                       label=None if several else "proxy (row subsample)", gid=f"proxies{suffix}")
+                       label=None if several else what, gid=f"proxies{suffix}")
         front = _front(r)
         if front:
             ax.step(

@@ -8,7 +8,8 @@ labels, costs of the wrong length, negative, NaN, keyed by unknown names or read
 CSV, and junk grids, limits, scorers and search modes. Properties: the call raises ValueError or
 TypeError whose message names the junk argument, or returns a result whose ``status`` is a
 ``Status``, whose ``cost`` equals an independent ``cost_report`` of the returned booster on the
-validation rows, and which fits the budget when the status is SUCCESS or CONSTANT; the inputs
+validation rows (or, after a cross-validated choice, bounds its cost on the pooled rows), and
+which fits the budget when the status is SUCCESS or CONSTANT; the inputs
 are not mutated.
 """
 
@@ -251,9 +252,14 @@ def run_call(target: str | None, kw: dict, objective: str, tmp_path) -> None:
     vs = kw["valid_set"]
     X_v = vs.data if isinstance(vs, lgb.Dataset) else vs[0]
     fc = _cost_of(kw["costs"], kw["costs"]) if target != "costs" else None
-    if fc is not None:
+    if fc is not None and res.chosen.folds == 0:  # chosen on the validation rows: its cost there
         got = cost_report(TreeEnsemble.from_booster(res.booster), X_v, fc).total_cost.mean()
         assert math.isclose(got, res.cost, rel_tol=1e-9, abs_tol=1e-12), (got, res.cost)
+    elif fc is not None:  # cross-validated and refit on every pooled row: its cost there is at most res.cost
+        X_pool = (pd.concat([pd.DataFrame(X_TRAIN, columns=NAMES), X_v[NAMES]]) if isinstance(X_v, pd.DataFrame)
+                  else np.vstack([X_TRAIN, X_v]))
+        got = cost_report(TreeEnsemble.from_booster(res.booster), X_pool, fc).total_cost.mean()
+        assert got <= res.cost + 1e-9 * max(1.0, res.cost), (got, res.cost)
     if res.status in (Status.SUCCESS, Status.CONSTANT):
         assert fits_budget(res.cost, float(kw["budget"]))
 

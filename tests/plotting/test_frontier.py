@@ -48,8 +48,8 @@ def result():
 def test_frontier_frame_one_row_per_candidate(result):
     df = frontier_frame(result)
     assert list(df.columns) == [
-        "family", "k", "tradeoff", "num_leaves", "score", "cost", "coupled_cost", "constant", "chosen", "pareto",
-        "proxy",
+        "family", "k", "tradeoff", "num_leaves", "score", "score_se", "folds", "cost", "coupled_cost", "constant",
+        "chosen", "pareto", "proxy",
     ]
     assert len(df) == len(result.frontier)
     np.testing.assert_array_equal(df["cost"], [c.cost for c in result.frontier])

@@ -1,0 +1,266 @@
+"""Choosing :func:`train_to_budget`'s model by K-fold cross-validation on small tables.
+
+On a few thousand rows one validation split ranks the candidates by noise: the standard error
+of an AUC on 1,000 rows with 70 positives is 0.02-0.03, far above the differences between the
+best candidates, and the best of 40 noisy scores is a lucky one. With cross-validation the
+search's candidates (trained on the training rows, scored on the validation rows) form a
+shortlist; every shortlisted configuration is trained once per fold over the training and
+validation rows pooled (stratified folds), scored and costed on its held-out fold; the choice
+at each budget is made on the fold means (see :func:`pick`), and the chosen configuration is
+refit on every pooled row, its cost checked there.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from ..core._ensemble import TreeEnsemble
+from ..core._leaf_cost import row_costs_from_leaves
+from ..core._status import fits_budget
+from ._result import Candidate, pick
+from ._search import Search, _decay
+
+__all__ = [
+    "CV_ROWS", "N_FOLDS", "Pool", "cross_validate", "make_pool", "noise_note", "pick", "planned_units", "pool_problem",
+    "refit", "shortlist",
+]
+
+#: Pooled training + validation rows up to which ``choose="auto"`` chooses by cross-validation.
+CV_ROWS = 10_000
+
+#: Folds of the cross-validation.
+N_FOLDS = 5
+
+#: Shortlisted candidates per budget, by validation score (the best top-k subsets come on top).
+TOP_PER_BUDGET = 5
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The training and validation rows pooled, binned with the training set's bins, and the folds.
+
+    Attributes
+    ----------
+    data : lightgbm.Dataset
+        Every pooled row, constructed with the training set as reference (the same bins).
+    X : array-like
+        The pooled raw rows (training rows first).
+    y : numpy.ndarray
+        Their labels.
+    folds : list of (numpy.ndarray, numpy.ndarray)
+        ``(fit rows, held-out rows)`` of each fold, indices into the pool.
+    """
+
+    data: lgb.Dataset
+    X: Any
+    y: np.ndarray
+    folds: list[tuple[np.ndarray, np.ndarray]]
+
+
+def _take(X: Any, rows: np.ndarray) -> Any:
+    return X.iloc[rows] if isinstance(X, pd.DataFrame) else X[rows]
+
+
+def _stack(Xt: Any, Xv: Any) -> Any | None:
+    """Return the training rows followed by the validation rows (None: types that do not stack)."""
+    if isinstance(Xt, pd.DataFrame) and isinstance(Xv, pd.DataFrame):
+        return pd.concat([Xt, Xv.set_axis(Xt.columns, axis=1)], ignore_index=True)
+    if isinstance(Xt, np.ndarray) and isinstance(Xv, np.ndarray) and Xt.ndim == Xv.ndim == 2:
+        return np.vstack([Xt, Xv])
+    if sp.issparse(Xt) and sp.issparse(Xv):
+        return sp.vstack([Xt, Xv]).tocsr()
+    return None
+
+
+def pool_problem(
+    train_set: lgb.Dataset, raw: Any, kind: str, yv: np.ndarray, n_train: int, size_limit: bool = True
+) -> str | None:
+    """Return why the rows cannot be cross-validated, or None if they can.
+
+    Parameters
+    ----------
+    train_set : lightgbm.Dataset
+        The user's training set (constructed).
+    raw : array-like or None
+        Its raw rows, read before construction (None when freed or a file).
+    kind : str
+        ``"binary"``, ``"multiclass"`` or ``"regression"``.
+    yv : numpy.ndarray
+        The validation labels.
+    n_train : int
+        Training rows.
+    size_limit : bool, default True
+        Refuse more than :data:`CV_ROWS` rows.
+
+    Returns
+    -------
+    str or None
+        A reason a user can act on, or None.
+    """
+    if raw is None or isinstance(raw, (str, bytes)) or hasattr(raw, "__fspath__"):
+        return ("the training Dataset keeps no raw rows (pass lightgbm.Dataset(X, y) unconstructed, "
+                "or free_raw_data=False)")
+    for name in ("weight", "init_score", "group", "position"):
+        if getattr(train_set, name, None) is not None:
+            return f"the training Dataset has a {name}"
+    if size_limit and n_train + len(yv) > CV_ROWS:
+        return f"more than {CV_ROWS:,} training and validation rows"
+    if kind != "regression":
+        y = np.concatenate([np.asarray(train_set.get_label()), yv])
+        if np.unique(y, return_counts=True)[1].min() < N_FOLDS:
+            return f"a class has fewer than {N_FOLDS} rows"
+    return None
+
+
+def make_pool(root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, seed: int) -> Pool | None:
+    """Pool the training rows ``raw`` (binned as ``root``) with the validation rows; draw the folds.
+
+    Returns None when the two row sets do not stack (different types).
+    """
+    X = _stack(raw, Xv)
+    if X is None:
+        return None
+    y = np.concatenate([np.asarray(root.get_label(), dtype=np.float64), np.asarray(yv, dtype=np.float64)])
+    data = lgb.Dataset(X, y, reference=root, feature_name=root.get_feature_name(), free_raw_data=False,
+                       params=root.get_params()).construct()
+    split = (StratifiedKFold if kind != "regression" else KFold)(N_FOLDS, shuffle=True,
+                                                                   random_state=seed & 0x7FFFFFFF)
+    folds = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
+    return Pool(data, X, y, folds)
+
+
+def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[Candidate]:
+    """Return the candidates worth cross-validating, each configuration once.
+
+    At every budget: the best top-k subset of each order and the :data:`TOP_PER_BUDGET` best
+    candidates by validation score among those whose validation cost is within 10% of the
+    budget (a refit on more rows may buy less); and the cheapest candidate overall.
+    """
+    seen: set[str] = set()
+    out: list[Candidate] = []
+
+    def add(c: Candidate) -> None:
+        key = repr(sorted(c.params.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+
+    pool = [c for c in frontier if not c.proxy]
+    for b in targets:
+        near = sorted((c for c in pool if c.cost <= 1.1 * b + 1e-9), key=lambda c: (-c.score, c.cost))
+        for fam in ("topk_gain", "topk_gain_cost"):
+            best = next((c for c in near if c.family == fam and fits_budget(c.cost, b)), None)
+            if best is not None:
+                add(best)
+        for c in near[:TOP_PER_BUDGET]:
+            add(c)
+    if pool:
+        add(min(pool, key=lambda c: (c.cost, -c.score)))
+    return out
+
+
+def planned_units(n_targets: int, pooled_share: float) -> float:
+    """Return the expected cost of the cross-validation in trainings on the training rows.
+
+    About three candidates per budget plus the cheapest, each trained on ``N_FOLDS`` folds of
+    the pooled rows (``pooled_share`` times the training rows), and one refit.
+    """
+    per_fit = pooled_share * (N_FOLDS - 1) / N_FOLDS
+    return (1 + 3 * n_targets) * N_FOLDS * per_fit + pooled_share
+
+
+def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np.ndarray, float]:
+    fit, hold = pool.folds[fold]
+    t0 = time.perf_counter()
+    callbacks = [] if c.decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*c.decay, s.rounds))]
+    b = lgb.train(s.params_for(c.params), pool.data.subset(fit.tolist()), num_boost_round=s.rounds,
+                  callbacks=callbacks)
+    Xh, yh = _take(pool.X, hold), pool.y[hold]
+    cost = row_costs_from_leaves(TreeEnsemble.from_booster(b), b.predict(Xh, pred_leaf=True), s.fc)
+    return float(s.score_fn(b, Xh, yh)), cost, time.perf_counter() - t0
+
+
+def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
+    """Train ``c``'s configuration on every fold; return it scored on the held-out folds.
+
+    The returned candidate's ``score`` is the mean fold score, ``score_se`` its standard error
+    (fold standard deviation / sqrt(folds)), ``fold_scores`` the scores in fold order, ``cost``
+    the mean cost of every held-out row and ``folds`` the number of folds.
+
+    Raises
+    ------
+    SearchCut
+        Before a fold that ``max_fits`` or ``time_limit`` does not allow.
+    """
+    k = len(pool.folds)
+    done: list[tuple[float, np.ndarray, float]] = []
+    step = max(1, s.clock.n_jobs)
+    for i in range(0, k, step):
+        batch = list(range(i, min(k, i + step)))
+        s.clock.allow(len(batch))
+        if len(batch) == 1:
+            done.append(_fit_fold(s, pool, c, batch[0]))
+        else:
+            with ThreadPoolExecutor(max_workers=len(batch)) as ex:
+                done.extend(ex.map(lambda f: _fit_fold(s, pool, c, f), batch))
+        for f, (_, _, sec) in zip(batch, done[i:], strict=True):
+            s.clock.record_raw("cv:" + c.family, sec, pool.folds[f][0].size)
+    scores = np.array([d[0] for d in done])
+    costs = np.concatenate([d[1] for d in done])
+    return replace(
+        c, score=float(scores.mean()), score_se=float(scores.std(ddof=1) / math.sqrt(k)),
+        fold_scores=tuple(float(v) for v in scores), cost=float(costs.mean()), cost_sd=float(costs.std()),
+        rows=int(pool.y.size), proxy=False, folds=k, seconds=float(sum(d[2] for d in done)),
+    )
+
+
+def paired_gap(a: Candidate, b: Candidate) -> tuple[float, float]:
+    """Return the mean and standard error of ``a``'s fold scores minus ``b``'s (same folds)."""
+    d = np.asarray(a.fold_scores) - np.asarray(b.fold_scores)
+    return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
+
+
+def noise_note(cands: Sequence[Candidate], chosen: int, budget: float, score_name: str) -> str | None:
+    """Say when the chosen model's cross-validated score is within noise of a simpler choice.
+
+    The simpler choices: the best top-k subset within ``budget`` and the cheapest candidate.
+    """
+    c = cands[chosen]
+    rivals = [x for x in cands if x is not c and fits_budget(x.cost, budget) and x.family.startswith("topk")]
+    notes = []
+    if rivals and not c.family.startswith("topk"):
+        r = max(rivals, key=lambda x: x.score)
+        gap, se = paired_gap(c, r)
+        if gap < se:
+            notes.append(f"the best top-k subset (k={r.k}, {score_name} {r.score:.4g}, cost {r.cost:.4g}): "
+                         f"difference {gap:+.4g} +- {se:.2g}")
+    cheap = min(cands, key=lambda x: (x.cost, -x.score))
+    if cheap is not c and (cheap.constant or cheap.cost == 0):
+        gap, se = paired_gap(c, cheap)
+        if gap < se:
+            notes.append(f"a constant model ({score_name} {cheap.score:.4g}): difference {gap:+.4g} +- {se:.2g}")
+    if not notes:
+        return None
+    return f"the chosen model's cross-validated score is within one standard error of {'; and of '.join(notes)}"
+
+
+def refit(s: Search, pool: Pool, c: Candidate) -> tuple[lgb.Booster, float]:
+    """Train ``c``'s configuration on every pooled row; return it and its mean cost on those rows."""
+    t0 = time.perf_counter()
+    s.clock.allow(1)
+    callbacks = [] if c.decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*c.decay, s.rounds))]
+    b = lgb.train(s.params_for(c.params), pool.data, num_boost_round=s.rounds, callbacks=callbacks)
+    cost = row_costs_from_leaves(TreeEnsemble.from_booster(b), b.predict(pool.X, pred_leaf=True), s.fc)
+    s.clock.record_raw("cv_refit", time.perf_counter() - t0, pool.y.size)
+    return b, float(cost.mean())

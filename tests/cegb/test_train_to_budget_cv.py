@@ -1,0 +1,180 @@
+"""train_to_budget's cross-validated choice: fold scores recomputed independently, the refit, the rules."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+
+import budget_extras.cegb._cv as cv
+from budget_extras import FeatureCosts, Status, TreeEnsemble, cost_report
+from budget_extras.cegb import train_to_budget
+from budget_extras.cegb._result import Candidate, pick
+
+PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
+COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
+ROUNDS = 15
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 6))
+    y = (X[:, 0] + 0.6 * X[:, 1] + 0.4 * X[:, 3] + 0.5 * rng.normal(size=600) > 0).astype(int)
+    return X[:400], y[:400], X[400:], y[400:]
+
+
+def run(data, budget=3.0, train=None, **kw):
+    Xt, yt, Xv, yv = data
+    kw.setdefault("greedy", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_to_budget(PARAMS, train if train is not None else lgb.Dataset(Xt, yt), budget=budget,
+                               valid_set=(Xv, yv), costs=COSTS, num_boost_round=ROUNDS, progress=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def chosen_by_cv(data):
+    return run(data, 3.0, budgets=[1.5], keep_boosters=True)
+
+
+def _oracle_fold_fit(data, extra):
+    """The candidate's configuration trained on 5 stratified folds of the pooled rows, with plain LightGBM."""
+    Xt, yt, Xv, yv = data
+    X, y = np.vstack([Xt, Xv]), np.concatenate([yt, yv]).astype(float)
+    params = {**PARAMS, "verbosity": -1, "seed": 0, **extra}
+    root = lgb.Dataset(Xt, yt.astype(float), params={**PARAMS, "verbosity": -1, "seed": 0}).construct()
+    scores, costs = [], []
+    for fit, hold in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
+        ds = lgb.Dataset(X[np.sort(fit)], y[np.sort(fit)], reference=root)
+        b = lgb.train(params, ds, num_boost_round=ROUNDS)
+        hold = np.sort(hold)
+        scores.append(roc_auc_score(y[hold], b.predict(X[hold])))
+        costs.append(cost_report(TreeEnsemble.from_booster(b), X[hold], FeatureCosts(COSTS)).total_cost)
+    return np.array(scores), np.concatenate(costs)
+
+
+def test_default_chooses_by_cross_validation_on_few_rows(chosen_by_cv):
+    r = chosen_by_cv
+    assert r.status == Status.SUCCESS and "5-fold cross-validation over 600" in r.message
+    assert r.chosen.folds == 5 and r.chosen.rows == 600 and math.isfinite(r.chosen.score_se)
+    searched = [c for c in r.frontier if c.folds == 0]
+    assert searched and all(c.proxy for c in searched)  # the search's own candidates only rank
+    assert r.chosen == r.best_at(3.0)
+
+
+def test_fold_scores_equal_independent_fold_fits(data, chosen_by_cv):
+    for c in [x for x in chosen_by_cv.frontier if x.folds > 0][:3]:
+        scores, costs = _oracle_fold_fit(data, c.params)
+        np.testing.assert_allclose(c.fold_scores, scores, rtol=0, atol=1e-12)
+        assert c.score == pytest.approx(scores.mean(), abs=1e-12)
+        assert c.score_se == pytest.approx(scores.std(ddof=1) / math.sqrt(5), abs=1e-12)
+        assert c.cost >= costs.mean() - 1e-9  # the mean held-out cost (or a refit's, if larger)
+
+
+def test_returned_model_is_the_pick_refit_on_every_pooled_row(data, chosen_by_cv):
+    Xt, yt, Xv, yv = data
+    r = chosen_by_cv
+    root = lgb.Dataset(Xt, yt.astype(float), params={**PARAMS, "verbosity": -1, "seed": 0}).construct()
+    pooled = lgb.Dataset(np.vstack([Xt, Xv]), np.concatenate([yt, yv]).astype(float), reference=root)
+    b = lgb.train({**PARAMS, "verbosity": -1, "seed": 0, **r.chosen.params}, pooled, num_boost_round=ROUNDS)
+    np.testing.assert_array_equal(b.predict(Xv), r.booster.predict(Xv))
+    for budget in (1.5, 3.0):  # every budget's pick is refit and fits
+        bst = r.booster_at(budget)
+        pooled_cost = cost_report(TreeEnsemble.from_booster(bst), np.vstack([Xt, Xv]), FeatureCosts(COSTS))
+        assert pooled_cost.total_cost.mean() <= budget + 1e-9
+
+
+def test_one_se_rule_takes_the_cheapest_within_one_standard_error(data):
+    r = run(data, 3.0, rule="1se")
+    cands = [c for c in r.frontier if c.folds > 0]
+    fits = [c for c in cands if c.cost <= 3.0 + 1e-9]
+    best = max(fits, key=lambda c: c.score)
+    within = [c for c in fits if c.score >= best.score - best.score_se]
+    assert r.chosen.cost == min(c.cost for c in within)
+    assert r.rule == "1se" and r.best_at(3.0) == r.chosen
+
+
+def _cand(score, se, cost, folds=(), family="lazy", constant=False, k=None):
+    return Candidate(family=family, params={"x": score}, k=k, tradeoff=None, score=score, cost=cost, coupled_cost=0.0,
+                     constant=constant, folds=5, score_se=se, fold_scores=tuple(folds))
+
+
+def test_pick_rules_on_known_candidates():
+    cands = [_cand(0.80, 0.02, 5.0), _cand(0.79, 0.01, 2.0), _cand(0.75, 0.01, 1.0), _cand(0.9, 0.01, 9.0)]
+    assert pick(cands, 6.0, "best") == 0
+    assert pick(cands, 6.0, "1se") == 1  # 0.79 >= 0.80 - 0.02, and cheaper
+    assert pick(cands, 0.5, "best") is None
+
+
+def test_noise_note_says_when_the_win_is_within_one_standard_error():
+    topk = _cand(0.70, 0.01, 2.0, folds=[0.70, 0.72, 0.68, 0.71, 0.69], family="topk_gain", k=2)
+    const = _cand(0.5, 0.0, 0.0, folds=[0.5] * 5, family="lazy", constant=True)
+    close = _cand(0.701, 0.01, 3.0, folds=[0.69, 0.73, 0.67, 0.72, 0.695])
+    clear = _cand(0.75, 0.01, 3.0, folds=[0.75, 0.77, 0.73, 0.76, 0.74])
+    assert "best top-k subset (k=2" in cv.noise_note([topk, const, close], 2, 5.0, "roc_auc")
+    assert cv.noise_note([topk, const, clear], 2, 5.0, "roc_auc") is None
+    flat = _cand(0.52, 0.05, 3.0, folds=[0.40, 0.62, 0.45, 0.60, 0.53])
+    assert "a constant model" in cv.noise_note([const, flat], 1, 5.0, "roc_auc")
+
+
+def test_noise_warning_reaches_the_user(data, monkeypatch):
+    monkeypatch.setattr(cv, "noise_note", lambda *a: "the chosen model's score is within noise")
+    with pytest.warns(UserWarning, match="within noise"):
+        train_to_budget(PARAMS, lgb.Dataset(data[0], data[1]), budget=3.0, valid_set=(data[2], data[3]), costs=COSTS,
+                        num_boost_round=ROUNDS, progress=False, greedy=False)
+
+
+def test_auto_chooses_on_validation_above_the_row_limit_and_valid_keeps_the_split(data, monkeypatch):
+    r = run(data, 3.0, choose="valid")
+    assert all(c.folds == 0 and not c.proxy for c in r.frontier) and "cross-validation" not in r.message
+    monkeypatch.setattr(cv, "CV_ROWS", 500)
+    a = run(data, 3.0)
+    assert [(c.family, c.score, c.cost) for c in a.frontier] == [(c.family, c.score, c.cost) for c in r.frontier]
+    assert (a.chosen.family, a.chosen.params, a.chosen.score) == (r.chosen.family, r.chosen.params, r.chosen.score)
+
+
+def test_cv_falls_back_or_refuses_where_rows_cannot_be_pooled(data, tmp_path):
+    Xt, yt, _, _ = data
+    weighted = lgb.Dataset(Xt, yt, weight=np.linspace(0.5, 1.5, len(yt)))
+    auto = run(data, 3.0, train=weighted)
+    assert all(c.folds == 0 for c in auto.frontier)
+    with pytest.raises(ValueError, match=r"'choose' argument 'cv' cannot cross-validate.*weight"):
+        run(data, 3.0, train=lgb.Dataset(Xt, yt, weight=np.linspace(0.5, 1.5, len(yt))), choose="cv")
+    lgb.Dataset(Xt, yt, params={**PARAMS, "verbosity": -1}).save_binary(tmp_path / "train.bin")
+    with pytest.raises(ValueError, match="no raw rows"):  # a file holds bins, not rows
+        run(data, 3.0, train=lgb.Dataset(str(tmp_path / "train.bin")), choose="cv")
+
+
+@pytest.mark.parametrize(("kw", "match"), [
+    ({"choose": "folds"}, "'choose' argument must be 'auto', 'cv' or 'valid'"),
+    ({"rule": "2se"}, "'rule' argument must be 'best' or '1se'"),
+    ({"choose": "cv", "search": "fast"}, "'choose' argument 'cv' needs search='full'"),
+])
+def test_choice_arguments_are_checked(data, kw, match):
+    with pytest.raises(ValueError, match=match):
+        run(data, 3.0, **kw)
+
+
+def test_frame_reports_mean_and_standard_error(chosen_by_cv):
+    df = chosen_by_cv.to_frame()
+    row = df[df["chosen"]].iloc[0]
+    assert row["folds"] == 5 and row["score_se"] == pytest.approx(chosen_by_cv.chosen.score_se)
+    assert df.loc[df["folds"] == 0, "score_se"].isna().all()
+
+
+def test_booster_at_an_unrefit_pick_says_which_budgets_are_refit(chosen_by_cv):
+    r = chosen_by_cv
+    refit = {id(c) for c, b in zip(r.frontier, r.boosters, strict=True) if c.folds > 0 and b is not None}
+    for budget in np.linspace(0.5, 8.0, 31):
+        c = r.best_at(budget)
+        if c is not None and id(c) not in refit:
+            with pytest.raises(ValueError, match="not refit"):
+                r.booster_at(budget)
+            return
+    pytest.skip("every pick on this grid was refit")
