@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from .core._params import is_integer, is_real
+
 __all__ = ["main", "run_demo"]
 
 DEFAULT_PLOT = "thyroid_frontier.png"
@@ -220,9 +222,9 @@ def run_demo(
 
     from .datasets import load_thyroid
 
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not np.isfinite(budget) or budget <= 0:
+    if not is_real(budget) or not np.isfinite(budget) or budget <= 0:
         raise ValueError(f"The 'budget' argument must be a positive finite number. Got {budget!r}.")
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+    if not is_integer(rounds) or rounds < 1:
         raise ValueError(f"The 'rounds' argument must be a positive integer. Got {rounds!r}.")
     plot_path = _check_plot_path(plot)
     if plot_path is not None:

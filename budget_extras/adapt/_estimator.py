@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import numbers
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import lightgbm as lgb
 import numpy as np
@@ -21,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
+from ..core._params import Interval, Options
 from ..core._report import CostReport, cost_report
 from ..core._scoring import resolve_scoring
 from ..core._status import MethodResult, Status, fits_budget
@@ -86,24 +88,6 @@ def pareto_mask(cost: np.ndarray, acc: np.ndarray) -> np.ndarray:
         & ((cost[None, :] < cost[:, None]) | (acc[None, :] > acc[:, None]))
     )
     return np.asarray(~dominated.any(axis=1))
-
-
-def _adapt_iv(est: AdaptGBRT) -> None:
-    pf = est.p_full
-    if not (isinstance(pf, (int, float, np.floating)) and 0.0 <= float(pf) <= 1.0):
-        raise ValueError(f"The 'p_full' parameter of AdaptGBRT must be a number in [0, 1]. Got {pf!r} instead.")
-    gm = est.gamma
-    if not (isinstance(gm, (int, float, np.floating)) and np.isfinite(gm) and gm >= 0):
-        raise ValueError(f"The 'gamma' parameter of AdaptGBRT must be a finite number >= 0. Got {gm!r} instead.")
-    b = est.budget
-    if b is not None and not (isinstance(b, (int, float, np.floating)) and np.isfinite(b) and b > 0):
-        raise ValueError(
-            f"The 'budget' parameter of AdaptGBRT must be a positive finite number or None. Got {b!r} instead."
-        )
-    for name in ("n_trees", "max_em_iter"):
-        v = getattr(est, name)
-        if not (isinstance(v, (int, np.integer)) and v >= 1):
-            raise ValueError(f"The '{name}' parameter of AdaptGBRT must be an integer >= 1. Got {v!r} instead.")
 
 
 class AdaptGBRT(ClassifierMixin, BaseEstimator):
@@ -201,6 +185,28 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
     _fitted_private = ("_leaf_cache", "_feature_names", "_pandas_categorical")
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "f0": ["no_validation"],
+        "p_full": [Interval(numbers.Real, 0, 1, closed="both")],
+        "gamma": [Interval(numbers.Real, 0, None, closed="left")],
+        "costs": ["no_validation"],
+        "budget": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "p_full_grid": ["array-like", None],
+        "gamma_grid": ["array-like", None],
+        "n_trees": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_em_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "q_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "accu_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "q_equality": ["boolean"],
+        "lgb_params": [dict, None],
+        "f0_features": [Options(("auto", "all")), "array-like", "callable"],
+        "gate_threshold": [Interval(numbers.Real, None, None, closed="neither")],
+        "progress": ["boolean"],
+        "init": [Options(("auto", "greedy"))],
+        "scoring": ["no_validation"],
+        "trivial_tol": [Interval(numbers.Real, 0, None, closed="left")],
+    }
     train_result_: AdaptTrainResult
 
     def __init__(
@@ -284,11 +290,6 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         """Fit this private copy (the body of :meth:`fit`)."""
         if self.f0 is None:
             raise ValueError("AdaptGBRT needs the fitted expensive model: AdaptGBRT(f0, ...).")
-        _adapt_iv(self)
-        if self.init not in ("auto", "greedy"):
-            raise ValueError(
-                f"The 'init' parameter of AdaptGBRT must be 'auto' or 'greedy'. Got {self.init!r} instead."
-            )
         if self.budget is not None and (X_valid is None or y_valid is None):
             raise ValueError("AdaptGBRT with 'budget' needs validation data: pass X_valid and y_valid to fit.")
         y = np.asarray(y)

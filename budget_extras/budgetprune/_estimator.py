@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -14,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..core._costs import as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
+from ..core._params import Interval, Options
 from ..core._report import CostReport, cost_report
 from ..core._status import Status, fits_budget
 from ..core._validation import check_booster, check_finite_labels
@@ -26,7 +28,7 @@ from ._feature_drop import FeatureDropRefit
 from ._leaves import leaf_nodes, pruned_leaf_map, raw_from_leaves
 from ._problem import PruneProblem
 from ._scoring import constant_raw, resolve_scoring
-from ._setup import BudgetPruneSetup, Progress, prepare
+from ._setup import ERROR_SOURCES, BudgetPruneSetup, Progress, prepare
 from ._solver import PruneResult, solve_primal_dual
 
 __all__ = ["BudgetPrune"]
@@ -135,6 +137,25 @@ class BudgetPrune(BaseEstimator):
     """
 
     _best: tuple[tuple[float, float, float], PruneResult] | None
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "model": ["no_validation"],
+        "lam": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "budget": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "costs": ["no_validation"],
+        "error_source": [Options(ERROR_SOURCES)],
+        "error": [Options(("misclassification", "loss"))],
+        "eval_cost": ["boolean"],
+        "gap_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "bisect_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "progress": ["boolean", None],
+        "scoring": ["no_validation"],
+        "min_score": [Options(("auto",)), Interval(numbers.Real, None, None, closed="neither"), None],
+        "relinearize": [Interval(numbers.Integral, 0, None, closed="left")],
+        "method": [Options(("auto", "program", "drop_refit"))],
+    }
 
     def __init__(
         self,
@@ -174,6 +195,10 @@ class BudgetPrune(BaseEstimator):
         self.method = method
 
     def _params_iv(self) -> None:
+        """Refuse a missing model and a fit with both or neither of lam and budget.
+
+        The parameter table checks each parameter alone before any work.
+        """
         if self.model is None:
             raise ValueError(
                 "BudgetPrune needs the LightGBM model to prune: BudgetPrune(model, lam=... or budget=...)."
@@ -182,16 +207,6 @@ class BudgetPrune(BaseEstimator):
             raise ValueError(
                 "BudgetPrune needs exactly one of 'lam' and 'budget'. "
                 f"Got lam={self.lam!r}, budget={self.budget!r}."
-            )
-        for name, value in (("lam", self.lam), ("budget", self.budget)):
-            if value is not None and not _finite_nonneg(value):
-                raise ValueError(
-                    f"The {name!r} parameter of BudgetPrune must be a finite number >= 0. "
-                    f"Got {value!r} instead."
-                )
-        if not (isinstance(self.bisect_steps, int) and self.bisect_steps >= 1):
-            raise ValueError(
-                f"The 'bisect_steps' parameter must be an integer >= 1. Got {self.bisect_steps!r} instead."
             )
 
     def fit(self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None) -> BudgetPrune:
@@ -222,10 +237,6 @@ class BudgetPrune(BaseEstimator):
 
     def _resolve_method(self, y_valid: Any) -> str:
         """``"program"`` or ``"drop_refit"`` (see the ``method`` parameter)."""
-        if self.method not in ("auto", "program", "drop_refit"):
-            raise ValueError(
-                f"The 'method' parameter must be 'auto', 'program' or 'drop_refit'. Got {self.method!r} instead."
-            )
         if self.method == "program":
             return "program"
         boosted = not TreeEnsemble.from_booster(check_booster(self.model, owner="BudgetPrune.fit")).average_output
@@ -619,7 +630,3 @@ class BudgetPrune(BaseEstimator):
             out[:, c] = votes[:, forest.tree_class == c].mean(axis=1)
         return out / np.maximum(out.sum(axis=1, keepdims=True), 1e-300)
 
-
-def _finite_nonneg(value: Any) -> bool:
-    numeric = isinstance(value, int | float | np.integer | np.floating)
-    return numeric and bool(np.isfinite(value) and value >= 0)

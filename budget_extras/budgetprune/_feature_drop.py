@@ -20,10 +20,11 @@ little from the sample refit's that chose it).
 
 from __future__ import annotations
 
+import numbers
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -32,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
+from ..core._params import Interval
 from ..core._report import CostReport, cost_report
 from ..core._status import MethodResult, Status, fits_budget
 from ..core._validation import check_booster
@@ -198,6 +200,15 @@ class FeatureDropRefit(BaseEstimator):
         Seconds the fit took.
     """
 
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "model": ["no_validation"],
+        "budget": [Interval(numbers.Real, 0, None, closed="left")],
+        "costs": ["no_validation"],
+        "scoring": ["no_validation"],
+        "n_refit": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
     def __init__(
         self, model: Any = None, *, budget: float | None = None, costs: Any = None, scoring: Any = None,
         n_refit: int = 3,
@@ -241,11 +252,6 @@ class FeatureDropRefit(BaseEstimator):
 
         if self.model is None:
             raise ValueError("FeatureDropRefit needs the model: FeatureDropRefit(model, budget=..., costs=...).")
-        b = self.budget
-        if not (isinstance(b, int | float | np.integer | np.floating) and np.isfinite(b) and b >= 0):
-            raise ValueError(f"The 'budget' parameter must be a finite number >= 0. Got {b!r} instead.")
-        if not (isinstance(self.n_refit, int | np.integer) and self.n_refit >= 1):
-            raise ValueError(f"The 'n_refit' parameter must be an integer >= 1. Got {self.n_refit!r} instead.")
         if y is None or X_valid is None or y_valid is None:
             raise ValueError(
                 "FeatureDropRefit.fit needs training rows and labels (X, y: the refit) and held-out "

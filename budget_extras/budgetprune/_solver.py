@@ -35,6 +35,7 @@ The passes over the triples are compiled (``_budgetprune_kernels``, numba).
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from ..core._params import Interval, check_scalar
 from ..core._status import MethodResult, Status
 from ._problem import PruneProblem
 
@@ -185,16 +187,11 @@ class _Forest:
 
 
 def _solve_iv(lam: float, gap_tol: float, max_iter: int, time_limit: float | None) -> None:
-    if not (isinstance(lam, int | float | np.floating | np.integer) and np.isfinite(lam) and lam >= 0):
-        raise ValueError(f"The 'lam' parameter must be a finite number >= 0. Got {lam!r} instead.")
-    if not (np.isfinite(gap_tol) and gap_tol >= 0):
-        raise ValueError(f"The 'gap_tol' parameter must be a finite number >= 0. Got {gap_tol!r} instead.")
-    if not (isinstance(max_iter, int | np.integer) and max_iter >= 1):
-        raise ValueError(f"The 'max_iter' parameter must be an integer >= 1. Got {max_iter!r} instead.")
-    if time_limit is not None and not (np.isfinite(time_limit) and time_limit > 0):
-        raise ValueError(
-            f"The 'time_limit' parameter must be a positive number or None. Got {time_limit!r} instead."
-        )
+    nonneg = [Interval(numbers.Real, 0, None, closed="left")]
+    check_scalar(lam, "lam", nonneg)
+    check_scalar(gap_tol, "gap_tol", nonneg)
+    check_scalar(max_iter, "max_iter", [Interval(numbers.Integral, 1, None, closed="left")])
+    check_scalar(time_limit, "time_limit", [Interval(numbers.Real, 0, None, closed="neither"), None])
 
 
 def solve_primal_dual(

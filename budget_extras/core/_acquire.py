@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from ._costs import FeatureCosts
 from ._ensemble import TreeEnsemble
+from ._params import is_integer
 from ._predict import K_ZERO_THRESHOLD, go_left, n_iterations
 from ._report import _costs_iv, path_feature_counts
 from ._validation import check_n_trees, check_tree_order
@@ -124,7 +125,7 @@ def predict_acquiring(
         raise TypeError(
             f"The 'fetch' argument must be callable fetch(rows, feature). Got {type(fetch).__name__}."
         )
-    if isinstance(n_rows, bool) or not isinstance(n_rows, int | np.integer) or n_rows < 0:
+    if not is_integer(n_rows) or n_rows < 0:
         raise ValueError(f"The 'n_rows' argument must be an int >= 0. Got {n_rows!r}.")
     n = int(n_rows)
     c = _costs_iv(ensemble, costs)

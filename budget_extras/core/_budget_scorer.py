@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from ._ensemble import TreeEnsemble
+from ._params import is_real
 from ._report import cost_report
 from ._scoring import SCORING_ALIASES
 from ._status import fits_budget
@@ -193,16 +192,13 @@ def make_budget_scorer(
     >>> scorer = make_budget_scorer("roc_auc", costs, budget=20.0)  # doctest: +SKIP
     >>> GridSearchCV(lgb.LGBMClassifier(), {"cegb_tradeoff": [0, 1, 10]}, scoring=scorer)  # doctest: +SKIP
     """
-    if isinstance(budget, bool) or not isinstance(budget, int | float | np.integer | np.floating) or not (
+    if not is_real(budget) or not (
         math.isfinite(float(budget)) and float(budget) >= 0
     ):
         raise ValueError(
             f"The 'budget' parameter of make_budget_scorer must be a finite number >= 0. Got {_describe(budget)}."
         )
-    if not (
-        penalty in _PENALTIES
-        or (isinstance(penalty, int | float) and not isinstance(penalty, bool) and math.isfinite(penalty))
-    ):
+    if not (penalty in _PENALTIES or (is_real(penalty) and math.isfinite(float(penalty)))):
         raise ValueError(
             "The 'penalty' parameter of make_budget_scorer must be 'worst' (-inf) or a finite number (an "
             f"over-budget model's score; +inf or NaN would rank it first). Got {penalty!r} instead."

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from ._params import is_integer
 from ._representation import readonly_copy
 from ._validation import (
     check_bool_matrix,
@@ -322,7 +323,7 @@ class FeatureCosts:
         if names is not None:
             candidates.append(("feature_names", len(names)))
         if n_features is not None:
-            if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 0:
+            if not is_integer(n_features) or n_features < 0:
                 raise ValueError(f"The 'n_features' parameter must be an int >= 0. Got {n_features!r}.")
             candidates.append(("n_features", int(n_features)))
         if lazy is not None and not _is_named(lazy) and np.ndim(lazy) == 1:

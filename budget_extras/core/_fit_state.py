@@ -15,6 +15,8 @@ import copy
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ._params import check_params
+
 __all__ = ["fit_in_one_step", "fitted_state"]
 
 E = TypeVar("E")
@@ -47,8 +49,9 @@ def fitted_state(est: Any) -> dict[str, Any]:
 def fit_in_one_step(est: E, fit: Callable[[E], object], *, from_fitted: bool = False) -> E:
     """Run ``fit`` on a private copy of ``est``; on success replace ``est``'s fitted state by the copy's.
 
-    If ``fit`` raises, ``est`` is untouched: an earlier fit stays usable, an unfitted estimator
-    stays unfitted.
+    The parameters of ``est`` are checked first against its class's ``_parameter_constraints``
+    (:func:`~budget_extras.core._params.check_params`). If that or ``fit`` raises, ``est`` is
+    untouched: an earlier fit stays usable, an unfitted estimator stays unfitted.
 
     Parameters
     ----------
@@ -66,6 +69,7 @@ def fit_in_one_step(est: E, fit: Callable[[E], object], *, from_fitted: bool = F
     est
         The same object, with the new fitted state.
     """
+    check_params(est)
     if from_fitted:
         work = copy.copy(est)
     else:

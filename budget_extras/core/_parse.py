@@ -551,9 +551,23 @@ def _need(d: Mapping[str, Any], key: str, tree: int, where: str) -> Any:
     return d[key]
 
 
-#: Bound on the nodes of one dumped tree that states no ``num_leaves`` (LightGBM's limit is 2**31 leaves,
-#: but a walk this long means a malformed, self-referencing dump).
-_MAX_DUMP_NODES = 1 << 24
+def _dump_size(root: Any) -> int:
+    """Return the number of distinct node dicts reachable from ``root`` (each counted once).
+
+    A tree of ``n`` nodes has ``n`` distinct node dicts; a dump whose child links revisit a dict
+    (a cycle, a dict that contains itself, a shared child) makes the layout walk reach more
+    nodes than this, so it bounds that walk for a tree that states no ``num_leaves``.
+    """
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        ref = stack.pop()
+        if not isinstance(ref, Mapping) or id(ref) in seen:
+            continue
+        seen.add(id(ref))
+        if "leaf_value" not in ref:
+            stack.extend(ref.get(k) for k in ("left_child", "right_child"))
+    return max(len(seen), 1)
 
 
 def _add_dump_tree(builder: _Builder, info: Mapping[str, Any], tree: int) -> None:
@@ -623,8 +637,8 @@ def _add_dump_tree(builder: _Builder, info: Mapping[str, Any], tree: int) -> Non
     n_leaves = info.get("num_leaves")
     if isinstance(n_leaves, int) and not isinstance(n_leaves, bool) and n_leaves >= 1:
         max_nodes = 2 * n_leaves - 1
-    else:  # no count to check against: still bound the walk (a dict may contain itself)
-        max_nodes = _MAX_DUMP_NODES
+    else:  # no count to check against: bound the walk by the dump's own size (a dict may contain itself)
+        max_nodes = _dump_size(root)
     builder.add_tree(root, children, fill, shrinkage, max_nodes=max_nodes, tree=tree)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._params import is_real
+
 __all__ = [
     "align_columns",
     "check_array_2d",
@@ -346,7 +348,7 @@ def check_positive(x: Any, *, name: str, owner: str | None = None, allow_zero: b
     """
     what = f"The {name!r} parameter" + (f" of {owner}" if owner else "")
     expected = "a finite number >= 0" if allow_zero else "a positive finite number"
-    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+    if not is_real(x):
         raise TypeError(f"{what} must be {expected}. Got {_describe(x)} instead.")
     value = float(x)
     if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):

@@ -15,7 +15,7 @@ import numbers
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..core._costs import FeatureCosts
 from ..core._fit_state import fit_in_one_step
+from ..core._params import Interval, Options, check_params
 from ..core._report import CostReport, features_used
 from ..core._scoring import resolve_scoring
 from ..core._status import MethodResult, Status, fits_budget
@@ -133,37 +134,7 @@ def _check_X(
 
 
 def _cstc_iv(est: CSTC) -> None:
-    """Validate the hyperparameters of a CSTC estimator."""
-    if not isinstance(est.depth, numbers.Integral) or not 1 <= int(est.depth) <= 8:
-        raise ValueError(
-            f"The 'depth' parameter of CSTC must be an integer in [1, 8]. Got {est.depth!r} instead."
-        )
-    for name in ("lam", "rho"):
-        v = getattr(est, name)
-        if not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
-            raise ValueError(
-                f"The '{name}' parameter of CSTC must be a non-negative finite number. Got {v!r} instead."
-            )
-    for name in ("sharpness", "weak_learning_rate", "tol", "eps"):
-        v = getattr(est, name)
-        if not isinstance(v, numbers.Real) or not np.isfinite(v) or v <= 0:
-            raise ValueError(
-                f"The '{name}' parameter of CSTC must be a positive finite number. Got {v!r} instead."
-            )
-    for name in ("n_weak", "weak_max_depth", "n_cycles", "n_alternations", "max_iter"):
-        v = getattr(est, name)
-        lo = 0 if name == "n_cycles" else 1
-        if not isinstance(v, numbers.Integral) or int(v) < lo:
-            raise ValueError(f"The '{name}' parameter of CSTC must be an integer >= {lo}. Got {v!r} instead.")
-    if est.risk not in ("all", "leaves"):
-        raise ValueError(
-            f"The 'risk' parameter of CSTC must be 'all' or 'leaves'. Got {est.risk!r} instead."
-        )
-    b = est.budget
-    if b is not None and (isinstance(b, bool) or not isinstance(b, numbers.Real) or not np.isfinite(b) or b < 0):
-        raise ValueError(
-            f"The 'budget' parameter of CSTC must be a non-negative finite number or None. Got {b!r} instead."
-        )
+    """Validate what the parameter table cannot: the entries of ``lams``."""
     if est.lams is not None:
         lams = np.asarray(est.lams, dtype=np.float64).reshape(-1) if _is_numeric_seq(est.lams) else None
         if lams is None or lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams < 0):
@@ -171,10 +142,6 @@ def _cstc_iv(est: CSTC) -> None:
                 f"The 'lams' parameter of CSTC must be a non-empty sequence of non-negative finite numbers "
                 f"or None. Got {est.lams!r} instead."
             )
-    if est.task not in ("regression", "binary"):
-        raise ValueError(
-            f"The 'task' parameter of CSTC must be 'regression' or 'binary'. Got {est.task!r} instead."
-        )
 
 
 def _is_numeric_seq(v: Any) -> bool:
@@ -326,6 +293,32 @@ class CSTC(BaseEstimator):
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
     _fitted_private = ("_wl", "_cm", "_leaf_eval", "_feature_names", "_pandas_categorical")
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "booster": ["no_validation"],
+        "costs": ["no_validation"],
+        "depth": [Interval(numbers.Integral, 1, 8, closed="both")],
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "rho": [Interval(numbers.Real, 0, None, closed="left")],
+        "task": [Options(("regression", "binary"))],
+        "sharpness": [Interval(numbers.Real, 0, None, closed="neither")],
+        "risk": [Options(("leaves", "all"))],
+        "n_weak": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weak_max_depth": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weak_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "weak_params": [dict, None],
+        "n_cycles": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_alternations": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "eps": [Interval(numbers.Real, 0, None, closed="neither")],
+        "prune": ["boolean"],
+        "fine_tune": ["boolean"],
+        "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "budget": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "scoring": ["no_validation"],
+        "lams": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -399,10 +392,14 @@ class CSTC(BaseEstimator):
         CSTC
             self.
         """
-        _cstc_iv(self)
-        if self.budget is not None:
-            return fit_in_one_step(self, lambda work: work._fit_budget(X, y, X_valid, y_valid))
-        return fit_in_one_step(self, lambda work: work._fit_one(X, y, self.costs, self.booster, X_valid, y_valid))
+
+        def run(work: CSTC) -> object:
+            _cstc_iv(work)
+            if work.budget is not None:
+                return work._fit_budget(X, y, X_valid, y_valid)
+            return work._fit_one(X, y, work.costs, work.booster, X_valid, y_valid)
+
+        return fit_in_one_step(self, run)
 
     def _fit_one(self, X: Any, y: Any, costs: Any, booster: Any, X_valid: Any, y_valid: Any) -> CSTC:
         """One fit at ``self.lam`` (the body of :meth:`fit` without ``budget``)."""
@@ -845,8 +842,9 @@ class CSTC(BaseEstimator):
         pm = parse_model(read_text(path), source)
         est = cls(**pm.params)
         try:
+            check_params(est)
             _cstc_iv(est)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise ValueError(f"{source}: field 'params': {exc}") from None
         import lightgbm as lgb
 

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
+from ..core._params import is_integer
 from ..core._status import Status
 
 __all__: list[str] = []
@@ -359,7 +360,7 @@ def _costs(r: _Reader, v: Any, n: int) -> FeatureCosts:
     labels = [r.scalar(x, f"costs.group_labels[{i}]") for i, x in enumerate(r.array(doc["group_labels"],
                                                                                        "costs.group_labels"))]
     for i, lab in enumerate(labels):
-        if isinstance(lab, bool) or not isinstance(lab, str | int) or lab in ("", -1):
+        if not (isinstance(lab, str) or is_integer(lab)) or lab in ("", -1):
             raise r.fail(f"costs.group_labels[{i}]", "a non-empty string or an integer other than -1", lab)
     if len(set(labels)) != len(labels):
         raise r.fail("costs.group_labels", "distinct labels", labels)

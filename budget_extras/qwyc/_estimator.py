@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
+from ..core._params import Interval, Options, check_scalar
 from ..core._predict import apply_prepared, prepare_values
 from ..core._status import Status
 from ..core._validation import check_booster, check_model_text
@@ -50,31 +52,6 @@ def _header_value(text: str, key: str) -> str | None:
         if line.startswith(key + "="):
             return line[len(key) + 1 :].strip()
     return None
-
-
-def _qwyc_iv(alpha: Any, order: Any, mode: Any, holdout: Any, decision_threshold: Any) -> None:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not (0.0 <= alpha < 1.0):
-        raise ValueError(f"The 'alpha' parameter of QWYC must be a number in [0, 1). Got {alpha!r} instead.")
-    if isinstance(order, str):
-        if order not in _ORDERS:
-            raise ValueError(
-                f"The 'order' parameter of QWYC must be one of {_ORDERS} or a permutation of the "
-                f"iterations. Got {order!r} instead."
-            )
-    if mode not in _MODES:
-        raise ValueError(f"The 'mode' parameter of QWYC must be one of {_MODES}. Got {mode!r} instead.")
-    if holdout is not None and holdout != _CROSSFIT and (
-        isinstance(holdout, bool) or not isinstance(holdout, int | float) or not (0.0 <= holdout < 1.0)
-    ):
-        raise ValueError(
-            f"The 'holdout' parameter of QWYC must be {_CROSSFIT!r}, None or a number in [0, 1). "
-            f"Got {holdout!r} instead."
-        )
-    if not isinstance(decision_threshold, int | float) or not math.isfinite(decision_threshold):
-        raise ValueError(
-            f"The 'decision_threshold' parameter of QWYC must be a finite number. "
-            f"Got {decision_threshold!r} instead."
-        )
 
 
 class QWYC(BaseEstimator):
@@ -180,6 +157,23 @@ class QWYC(BaseEstimator):
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
     _fitted_private = ("_leaf_table",)
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "model": ["no_validation"],
+        "alpha": [Interval(numbers.Real, 0, 1, closed="left")],
+        "order": [Options(_ORDERS), "array-like"],
+        "mode": [Options(_MODES)],
+        "holdout": [Options((_CROSSFIT,)), None, Interval(numbers.Real, 0, 1, closed="left")],
+        "costs": ["no_validation"],
+        "decision_threshold": [Interval(numbers.Real, None, None, closed="neither")],
+        "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "progress": ["boolean"],
+        "margin": [Interval(numbers.Real, 0, None, closed="left")],
+        "alpha_fit": [Interval(numbers.Real, 0, 1, closed="left"), None],
+        "shift": [Options(_SHIFTS), "array-like"],
+        "scores": [Options(_SCORES)],
+        "n_folds": [Interval(numbers.Integral, None, None, closed="neither")],  # >= 2 with crossfit: _params_iv
+    }
 
     def __init__(
         self,
@@ -328,32 +322,14 @@ class QWYC(BaseEstimator):
         return fit_in_one_step(self, lambda work: work._fit(X, X_valid))
 
     def _params_iv(self) -> None:
-        """Refuse hyperparameters out of their domains (before any work)."""
+        """Refuse a missing model (the parameter table checks the others before any work)."""
         if self.model is None:
             raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
-        _qwyc_iv(self.alpha, self.order, self.mode, self.holdout, self.decision_threshold)
-        if isinstance(self.margin, bool) or not isinstance(self.margin, int | float) or not self.margin >= 0:
-            raise ValueError(
-                f"The 'margin' parameter of QWYC must be a non-negative number. Got {self.margin!r}."
-            )
-        if self.alpha_fit is not None and not (0.0 <= float(self.alpha_fit) < 1.0):
-            raise ValueError(
-                f"The 'alpha_fit' parameter of QWYC must be None or in [0, 1). Got {self.alpha_fit!r}."
-            )
-        if isinstance(self.shift, str) and self.shift not in _SHIFTS:
-            raise ValueError(
-                f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or an array of per-iteration "
-                f"scales. Got {self.shift!r} instead."
-            )
-        if self.holdout == _CROSSFIT and (
-            isinstance(self.n_folds, bool) or not isinstance(self.n_folds, int) or self.n_folds < 2
-        ):  # only the cross-fitted correction uses n_folds
+        if self.holdout == _CROSSFIT and self.n_folds < 2:  # only the cross-fitted correction uses n_folds
             raise ValueError(
                 f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={_CROSSFIT!r}. "
                 f"Got {self.n_folds!r} instead."
             )
-        if self.scores not in _SCORES:
-            raise ValueError(f"The 'scores' parameter of QWYC must be one of {_SCORES}. Got {self.scores!r} instead.")
 
     def _fit(self, X: Any, X_valid: Any) -> None:
         """Fit this private copy (the body of :meth:`fit`)."""
@@ -637,7 +613,7 @@ class QWYC(BaseEstimator):
         """
         check_is_fitted(self, "base_plan_")
         if alpha is not None:
-            _qwyc_iv(alpha, self.order, self.mode, self.holdout, self.decision_threshold)
+            check_scalar(alpha, "alpha", self._parameter_constraints["alpha"], owner="QWYC")
 
         def step(work: QWYC) -> None:
             if alpha is not None:

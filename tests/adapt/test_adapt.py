@@ -340,6 +340,7 @@ def test_budget_sweep_finds_the_adaptive_system(two_groups):
 # ------------------------------------------------------------- issue 16: scoring=
 
 
+@pytest.mark.slow  # more than 20 s on 2 cores
 def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
     """Item 6: on imbalanced data the sweep selects by scoring=; accuracy and AUC pick different
     configurations, each the best within budget by its own measure, and the score column is the

@@ -252,6 +252,7 @@ def test_unreadable_input_is_one_line(workdir, tmp_path, capsys, cmd, in_key, ba
     assert not (tmp_path / "o").exists() and not (tmp_path / "j").exists()
 
 
+@pytest.mark.slow  # more than 20 s on 2 cores
 def test_console_script_prints_no_traceback(workdir, tmp_path):
     garbage = tmp_path / "garbage.txt"
     garbage.write_bytes(BAD_FILES["binary garbage"])

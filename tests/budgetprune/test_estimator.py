@@ -163,7 +163,7 @@ def test_predict_proba_is_the_average_leaf_class_distribution(rng):
     [
         ({}, "exactly one of 'lam' and 'budget'"),
         ({"lam": 1.0, "budget": 1.0}, "exactly one of 'lam' and 'budget'"),
-        ({"budget": -3}, "'budget' parameter of BudgetPrune must be a finite number >= 0. Got -3"),
+        ({"budget": -3}, "'budget' parameter of BudgetPrune must be a finite number >= 0 or None. Got -3"),
         ({"lam": -1}, "'lam' parameter of BudgetPrune"),
         ({"lam": 1.0, "error_source": "bag"}, "'error_source' parameter"),
     ],
@@ -230,7 +230,7 @@ def test_loss_error_of_a_forest_is_the_loss_of_its_averaged_output(rng):
     leaves_only = bp.setup_.ensemble.is_leaf
     err = float(bp.setup_.problem.node_error @ leaves_only)
     assert err == pytest.approx(bp.setup_.ensemble.n_trees * logloss, rel=1e-9)
-    with pytest.raises(ValueError, match="'error' parameter must be"):
+    with pytest.raises(ValueError, match=r"'error' parameter of BudgetPrune must be one of \('misclassification'"):
         BudgetPrune(booster, lam=0.0, error="hinge").fit(X, y, X_valid=Xv)
 
 

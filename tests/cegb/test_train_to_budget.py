@@ -68,6 +68,7 @@ def test_dominates_topk_at_same_budget(data):
     assert r.score >= roc_auc_score(yv, bk.predict(Xv)) - 1e-12
 
 
+@pytest.mark.slow  # more than 20 s on 2 cores
 def test_costs_forms_agree(data):
     names = [f"f{i}" for i in range(6)]
     Xt, yt, Xv, yv = data

@@ -18,6 +18,8 @@ import budget_extras.cegb._train_to_budget as ttb
 from budget_extras import FeatureCosts, Status, TreeEnsemble, cost_report
 from budget_extras.cegb import train_to_budget
 
+pytestmark = pytest.mark.fork  # search="fast" trains with the fork's cegb_budget
+
 PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
 COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
 

@@ -51,6 +51,7 @@ def small():
     return b, Xt, yt, Xv, yv, Xs, ys
 
 
+@pytest.mark.slow  # more than 20 s on 2 cores
 def test_budget_selection_is_monotone_and_flags_infeasible(small):
     b, Xt, yt, Xv, yv, _, _ = small
     lams = [0.003, 0.1, 1.0]

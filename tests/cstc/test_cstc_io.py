@@ -377,6 +377,7 @@ def test_any_field_replaced_gives_a_model_or_a_value_error(tmp_path, saved, fitt
     assert n_loaded < 80 * len(HOSTILE_VALUES)
 
 
+@pytest.mark.fork  # upstream LightGBM aborts on some of these texts; the fork refuses them
 def test_weak_learner_text_mutations_give_a_model_or_a_value_error(tmp_path, saved, fitted):
     """Tokens of the embedded LightGBM text replaced: the core's parser or LightGBM refuses, never a crash."""
     doc = saved[1]

@@ -21,6 +21,7 @@ def demo(tmp_path_factory):
     return {r["model"].split(" (")[0]: r for r in rows}, out.getvalue(), png
 
 
+@pytest.mark.fork  # the demo's fast row trains with the fork's cegb_budget
 def test_demo_rows_are_plain_topk_and_train_to_budget(demo):
     rows, _, _ = demo
     assert list(rows) == ["LightGBM", "best top-k by gain", "train_to_budget", "train_to_budget, fast"]

@@ -80,6 +80,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
         "builds the fork and installs everything (many minutes); run by CI"
     ),
     ("README.md", "import lightgbm as lgb"): "the quick start: run by tests/demo/test_readme.py",
+    ("README.md", 'python -m pytest tests -m "not slow and not fork" -q'): (
+        "the test commands: this suite itself (tests/conftest.py applies the markers)"
+    ),
     ("docs/architecture.md", "LightGBM model text (file, string, Booster)"): "a data-flow diagram",
     ("docs/architecture.md", "est = Method(model, *, costs=..., <hyperparameters>)   # not"): (
         "the protocol's shape with placeholders; tests/budget_extras/test_protocol.py checks every method"
@@ -415,9 +418,19 @@ def _fast_defaults() -> dict[str, list[tuple[Any, dict[str, Any]]]]:
 
 
 PY_FILES = sorted({b.file for b in _ids("python")})
+#: Docs whose examples use the fork's C++ features (cegb_cost_file=FeatureCosts, search="fast").
+FORK_FILES = {"docs/cegb.md", "docs/train_to_budget.md", "docs/tutorial.md"}
+#: Docs whose examples take more than about 20 s on 2 cores.
+SLOW_FILES = {"docs/budget_scorer.md", "docs/budgetprune.md", "docs/cstc.md", "docs/plotting.md", "docs/qwyc.md",
+              "docs/train_to_budget.md", "docs/tutorial.md"}
 
 
-@pytest.mark.parametrize("file", PY_FILES)
+def _py_file(file: str) -> Any:
+    marks = ([pytest.mark.fork] if file in FORK_FILES else []) + ([pytest.mark.slow] if file in SLOW_FILES else [])
+    return pytest.param(file, marks=marks, id=file)
+
+
+@pytest.mark.parametrize("file", [_py_file(f) for f in PY_FILES])
 def test_python_blocks(file, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     for fn, defaults in _fast_defaults().get(file, []):

@@ -70,6 +70,7 @@ def _mutate(text: str, data: st.DataObject) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.fork  # compares with the fork's model reader
 @SETTINGS
 @given(data=st.data())
 def test_mutated_model_text_loads_exactly_or_is_refused(model_text, worker, data):
@@ -96,6 +97,7 @@ def test_mutated_model_text_loads_exactly_or_is_refused(model_text, worker, data
     np.testing.assert_array_equal(ens.predict_raw(X), np.asarray(theirs["ok"]))
 
 
+@pytest.mark.fork  # compares with the fork's model reader
 @SETTINGS
 @given(data=st.data())
 def test_mutated_qwyc_plan_both_readers_agree(model_text, worker, data):
@@ -146,6 +148,7 @@ def _qwyc_text(model_text: str) -> str:
 
 
 
+@pytest.mark.fork  # upstream loads the cycle and hangs (patch 0016)
 def test_lightgbm_refuses_a_cycle(model_text, worker):
     """Upstream loads a root whose left_child is itself and predicts forever; the fork refuses it (patch 0016)."""
     text = model_text.replace("left_child=1 ", "left_child=0 ", 1)

@@ -283,6 +283,7 @@ _BASE = {"params": {"objective": "binary", "num_threads": 1, "verbose": -1, "min
 # scoring="accuracy" on a regression raised sklearn's "continuous is not supported", not naming 'scoring'
 @example(call=("scoring", {**_BASE, "params": {**_BASE["params"], "objective": "regression"},
                            "scoring": "accuracy", "valid_set": "ds_raw"}, "regression"))
+@pytest.mark.fork  # draws search="fast" (the fork's cegb_budget) and groups
 def test_train_to_budget_names_its_errors_or_returns_an_honest_result(call, tmp_path_factory) -> None:
     target, kw, objective = call
     run_call(target, kw, objective, tmp_path_factory.mktemp("ttb"))

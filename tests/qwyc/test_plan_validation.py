@@ -217,12 +217,14 @@ def fork_verdicts(texts) -> dict[str, str]:
     return out
 
 
+@pytest.mark.fork
 @pytest.mark.parametrize(
     "name", [pytest.param(n, marks=FORK_ACCEPTS) if CASES[n][3] else n for n in CASES])
 def test_fork_refuses_too(fork_verdicts, name):
     assert fork_verdicts[name] == "refused"
 
 
+@pytest.mark.fork
 @pytest.mark.parametrize("name", list(VALID))
 def test_valid_variants_are_accepted_by_both(texts, fork_verdicts, name):
     plan = read_qwyc_plan(_mutant(texts, name))

@@ -142,6 +142,7 @@ def test_recalibrate_refits_maps_and_keeps_labels(case):
     np.testing.assert_array_equal(rp.trees_evaluated, rc.trees_evaluated)
 
 
+@pytest.mark.fork  # the fork's predict reads the plan and its score maps
 def test_model_file_carries_the_maps(case, tmp_path):
     _, _, Xt, _, qp, qc = case
     path = tmp_path / "m.txt"
