@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
-from ..core._params import Interval, Options, check_scalar
+from ..core._params import Interval, Options, check_scalar, is_integer
 from ..core._predict import apply_prepared, prepare_values
 from ..core._status import Status
 from ..core._validation import check_booster, check_model_text
@@ -172,7 +172,7 @@ class QWYC(BaseEstimator):
         "alpha_fit": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "shift": [Options(_SHIFTS), "array-like"],
         "scores": [Options(_SCORES)],
-        "n_folds": [Interval(numbers.Integral, None, None, closed="neither")],  # >= 2 with crossfit: _params_iv
+        "n_folds": ["no_validation"],  # used (and checked in _params_iv) only with holdout="crossfit"
     }
 
     def __init__(
@@ -325,7 +325,7 @@ class QWYC(BaseEstimator):
         """Refuse a missing model (the parameter table checks the others before any work)."""
         if self.model is None:
             raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
-        if self.holdout == _CROSSFIT and self.n_folds < 2:  # only the cross-fitted correction uses n_folds
+        if self.holdout == _CROSSFIT and not (is_integer(self.n_folds) and self.n_folds >= 2):
             raise ValueError(
                 f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={_CROSSFIT!r}. "
                 f"Got {self.n_folds!r} instead."

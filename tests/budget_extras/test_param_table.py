@@ -27,7 +27,8 @@ ESTIMATORS: list[type] = [BudgetPrune, FeatureDropRefit, QWYC, AdaptGBRT, CSTC]
 #: Parameters an estimator needs that have no usable default (checked with these values).
 REQUIRED: dict[type, dict[str, Any]] = {FeatureDropRefit: {"budget": 1.0}}
 #: Parameters converted (and so checked) where they are used: models, costs, scorers.
-CONVERTED = {"model", "booster", "f0", "costs", "scoring"}
+# checked where they are converted, or (n_folds) only where the one setting that uses it is on
+CONVERTED = {"model", "booster", "f0", "costs", "scoring", "n_folds"}
 
 
 def _make(cls: type, **kw: Any) -> Any:
