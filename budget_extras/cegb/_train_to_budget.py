@@ -21,7 +21,7 @@ from ..core._validation import align_columns
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate
-from ._scoring import objective_kind, resolve_scoring
+from ._scoring import objective_kind, readable, resolve_scoring
 from ._search import Clock, Search, SearchCut, Spec
 
 __all__ = ["is_fork", "train_to_budget"]
@@ -307,7 +307,8 @@ def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
 
 
 def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: str | None) -> str:
-    what = f"{c.family} (validation cost {c.cost:.6g}, {score_name} {c.score:.6g})"
+    metric, value = readable(score_name, c.score)  # RMSE, not minus the mean squared error
+    what = f"{c.family} (validation cost {c.cost:.6g}, {metric} {value:.6g})"
     if status == Status.INFEASIBLE:
         msg = f"infeasible: no candidate fits budget {budget:g}; the cheapest, {what}, is returned"
     elif status == Status.CONSTANT:
@@ -391,9 +392,9 @@ def train_to_budget(
         Rounds of every candidate (the returned model is the candidate itself, so its
         measured validation cost is exact).
     scoring : None, str or callable
-        None: AUC for ``binary``, accuracy for multiclass objectives, minus the mean squared
-        error otherwise. A string is an sklearn scorer name, a callable an sklearn-style scorer
-        ``scoring(estimator, X, y)``. Higher is better.
+        None: AUC (binary), accuracy (multiclass), else the l1/l2/mape error ``params['metric']``
+        names or minus the MSE (``"neg_l2"``, shown as RMSE). A string: an sklearn scorer name; a
+        callable: a scorer ``scoring(estimator, X, y)``. Higher is better (errors shown positive).
     random_state : int, default 0
         LightGBM ``seed`` unless ``params`` sets one; also draws the proxy and greedy rows.
     progress : bool, default True

@@ -214,6 +214,8 @@ def run(args: argparse.Namespace) -> int:
             "score": r.score,
             "cost": r.cost,
             "scoring": r.scoring,
+            "metric": r.metric,  # the score as users read it: "rmse" for "neg_l2"
+            "metric_value": r.metric_value(),
             "chosen": {"family": r.chosen.family, "k": r.chosen.k, "tradeoff": r.chosen.tradeoff},
             "frontier": [
                 {
@@ -221,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
                     "k": c.k,
                     "tradeoff": c.tradeoff,
                     "score": c.score,
+                    "metric_value": r.metric_value(c.score),
                     "cost": c.cost,
                     "constant": c.constant,
                 }
