@@ -29,6 +29,7 @@ from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
 from ._result import Candidate, pick
+from ._scoring import readable
 from ._search import Search, _decay
 
 __all__ = [
@@ -243,13 +244,15 @@ def noise_note(cands: Sequence[Candidate], chosen: int, budget: float, score_nam
         r = max(rivals, key=lambda x: x.score)
         gap, se = paired_gap(c, r)
         if gap < se:
-            notes.append(f"the best top-k subset (k={r.k}, {score_name} {r.score:.4g}, cost {r.cost:.4g}): "
-                         f"difference {gap:+.4g} +- {se:.2g}")
+            metric, value = readable(score_name, r.score)
+            notes.append(f"the best top-k subset (k={r.k}, {metric} {value:.4g}, cost {r.cost:.4g}): "
+                         f"{score_name} difference {gap:+.4g} +- {se:.2g}")
     cheap = min(cands, key=lambda x: (x.cost, -x.score))
     if cheap is not c and (cheap.constant or cheap.cost == 0):
         gap, se = paired_gap(c, cheap)
         if gap < se:
-            notes.append(f"a constant model ({score_name} {cheap.score:.4g}): difference {gap:+.4g} +- {se:.2g}")
+            metric, value = readable(score_name, cheap.score)
+            notes.append(f"a constant model ({metric} {value:.4g}): {score_name} difference {gap:+.4g} +- {se:.2g}")
     if not notes:
         return None
     return f"the chosen model's cross-validated score is within one standard error of {'; and of '.join(notes)}"

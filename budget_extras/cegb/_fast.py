@@ -7,9 +7,10 @@ rows (above 50,000 rows they are first trained on the proxy subsample, and only 
 trained on every row):
 
 * ``budget``: lazy CEGB under the cap, with ``cegb_tradeoff`` (scale ``first_gain``) falling
-  geometrically from 0.3 to 0.003 over the rounds (early trees buy only what pays well, later
-  ones spend what is left); the cap is the budget less two standard errors of the validation
-  mean, so that the model fits on the validation rows too;
+  geometrically over the rounds from 0.3 to 0.003 times the ranking model's convergence ratio
+  (:func:`decay_end`; early trees buy only what pays well, later ones spend what is left); the
+  cap is the budget less two standard errors of the validation mean, so that the model fits on
+  the validation rows too;
 * ``topk_gain``: the largest top-k subset, by the gain of a short plain model, that fits the
   budget outright (every row buys the k features);
 * ``all``: plain LightGBM, once, where the short plain model already fits a budget.
@@ -22,15 +23,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import lightgbm as lgb
+import numpy as np
+
 from ..core._status import fits_budget
 from . import _families as fam
 from ._result import Candidate
 from ._search import Search, Spec
 
-__all__ = ["FAST_DECAY", "RANK_ROUNDS", "planned_fast_units", "run_fast"]
+__all__ = ["FAST_DECAY", "RANK_ROUNDS", "convergence", "decay_end", "planned_fast_units", "run_fast"]
 
-#: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, last round.
+#: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, and last round
+#: before :func:`decay_end` multiplies it by the ranking model's convergence ratio.
 FAST_DECAY = (0.3, 0.003)
+
+#: Smallest convergence ratio :func:`decay_end` uses (the last tradeoff stays positive).
+MIN_CONVERGENCE = 1e-4
 
 #: Rounds of the plain ranking model.
 RANK_ROUNDS = 40
@@ -47,11 +55,45 @@ def planned_fast_units(rounds: int, n_targets: int, share: float) -> float:
     return min(RANK_ROUNDS, rounds) / rounds + 2.0 * n_targets
 
 
-def _capped(knobs: dict[str, Any], cap: float) -> Spec:
+def convergence(booster: lgb.Booster) -> float:
+    """Return the mean split gain of a model's last iterations over that of its first, in (0, 1].
+
+    The last eighth of the iterations (at least one) are averaged; a model whose first
+    iteration has no split, or whose gains do not fall, gives 1. A ratio of gains, so rescaling
+    the target (L2) or the raw scores does not change it.
+    """
+    n = booster.current_iteration()
+    m = max(1, n // 8)
+    if n < 2:
+        return 1.0
+    first = float(np.sum(booster.feature_importance("gain", iteration=1)))
+    total = float(np.sum(booster.feature_importance("gain", iteration=n)))
+    before = float(np.sum(booster.feature_importance("gain", iteration=n - m)))
+    late = (total - before) / m
+    if not (first > 0 and math.isfinite(first) and math.isfinite(late)):
+        return 1.0
+    return float(min(1.0, max(MIN_CONVERGENCE, late / first)))
+
+
+def decay_end(booster: lgb.Booster) -> float:
+    """Return the capped candidates' last ``cegb_tradeoff``: ``FAST_DECAY[1]`` times :func:`convergence`.
+
+    ``first_gain`` prices every purchase in units of the FIRST tree's best gain per unit of
+    cost. Boosting's gains shrink as it converges, far more on some losses than others: an L2
+    target that one feature (or a cheap proxy of it) mostly explains leaves later trees gains
+    a thousandth of the first tree's, where a logistic loss keeps a few hundredths. A fixed last
+    tradeoff then never lets a later tree buy the feature that explains what is left, and the
+    cap is never reached. Scaled by the plain ranking model's convergence ratio, the last
+    tradeoff is ``FAST_DECAY[1]`` in units of the LAST trees' gains on every loss.
+    """
+    return FAST_DECAY[1] * convergence(booster)
+
+
+def _capped(knobs: dict[str, Any], cap: float, last: float) -> Spec:
     # cegb_budget=0 switches the cap off: a zero budget is a cap below any positive purchase
     extra = {**knobs, "cegb_budget": max(float(cap), 1e-300), "cegb_tradeoff": FAST_DECAY[0],
              "cegb_tradeoff_scale": "first_gain"}
-    return Spec("budget", extra, None, FAST_DECAY[0], decay=FAST_DECAY)
+    return Spec("budget", extra, None, FAST_DECAY[0], decay=(FAST_DECAY[0], min(FAST_DECAY[0], last)))
 
 
 def _topk_within(s: Search, rank: fam.Ranking, budget: float) -> list[int] | None:
@@ -135,6 +177,7 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float])
         The budgets.
     """
     c0, rank = fam.plain_and_ranking(ranker)
+    last = decay_end(ranker.boosters[-1])
     knobs = knobs_for(full, rank)
     margin = _margin(c0, len(full.yv), full.rows)
     subsample = ranker.rows < full.rows
@@ -142,7 +185,7 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float])
     seen: set[tuple[int, ...]] = set()
     capped = []
     for b in targets:
-        specs = [_capped(knobs, b if subsample else max(0.0, b - margin))]
+        specs = [_capped(knobs, b if subsample else max(0.0, b - margin), last)]
         sub = _topk_within(full, rank, b)
         if sub is not None and tuple(sub) not in seen:
             seen.add(tuple(sub))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core._status import MethodResult, fits_budget
+from ._scoring import readable
 
 __all__ = ["BudgetTrainResult", "Candidate", "pick"]
 
@@ -118,13 +119,15 @@ class BudgetTrainResult(MethodResult):
     chosen : Candidate
         The returned model's candidate.
     score, cost : float
-        The chosen candidate's validation score and mean per-row validation cost.
+        The chosen candidate's validation score (higher is better: the search chooses by it)
+        and mean per-row validation cost. :attr:`metric` and :meth:`metric_value` read the
+        score as users do (RMSE for the default regression score).
     params : dict
         The full parameters the returned booster was trained with.
     frontier : list of Candidate
         Every candidate trained, in search order (proxies included, marked ``proxy``).
     scoring : str
-        Name of the score.
+        Name of the score (``"neg_l2"``: minus the mean squared error).
     fork : bool
         True if the lightgbm-cegb fork's knobs were available (groups, named costs).
     boosters : list of lightgbm.Booster
@@ -153,6 +156,29 @@ class BudgetTrainResult(MethodResult):
     nfev: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     rule: str = "best"
+
+    @property
+    def metric(self) -> str:
+        """Name of the score as users read it: ``"rmse"`` for ``"neg_l2"``, ``"<error>"`` for ``"neg_<error>"``.
+
+        Messages, :meth:`to_frame`, :meth:`plot` and the command line show it; other scores
+        (AUC, accuracy, a callable's) are their own name.
+        """
+        return readable(self.scoring, self.score)[0]
+
+    def metric_value(self, score: float | None = None) -> float:
+        """Return a validation score as users read it (RMSE for ``"neg_l2"``; lower is better for errors).
+
+        Parameters
+        ----------
+        score : float, optional
+            A candidate's ``score`` (default: the chosen model's).
+
+        Returns
+        -------
+        float
+        """
+        return readable(self.scoring, self.score if score is None else score)[1]
 
     def best_at(self, budget: float) -> Candidate | None:
         """Return the candidate picked at ``budget`` among those not marked ``proxy``, by :attr:`rule`.
@@ -227,7 +253,9 @@ class BudgetTrainResult(MethodResult):
         Returns
         -------
         pandas.DataFrame
-            Family, k, tradeoff, num_leaves, score, cost, coupled cost, constant, proxy, chosen, pareto.
+            Family, k, tradeoff, num_leaves, score, cost, coupled cost, constant, proxy, chosen, pareto;
+            where the score is not what users read (``"neg_l2"``), also the :attr:`metric`
+            column (``"rmse"``) after ``score``.
         """
         from ..plotting import frontier_frame
 
@@ -253,6 +281,6 @@ class BudgetTrainResult(MethodResult):
         c = self.chosen
         return (
             f"BudgetTrainResult(status={self.status.name}, success={self.success}, message={self.message!r}, "
-            f"family={c.family!r}, k={c.k}, tradeoff={c.tradeoff}, score={self.score:.6g}, "
+            f"family={c.family!r}, k={c.k}, tradeoff={c.tradeoff}, {self.metric}={self.metric_value():.6g}, "
             f"cost={self.cost:.6g}, budget={self.budget:.6g}, n_candidates={len(self.frontier)}, nfev={self.nfev})"
         )

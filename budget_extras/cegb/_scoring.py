@@ -11,10 +11,11 @@ import numpy.typing as npt
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
 
+from .._compat import param_aliases
 from ..core._scoring import Scorer
 from ..core._scoring import resolve_scoring as resolve_scoring_core
 
-__all__ = ["OffsetError", "objective_kind", "resolve_scoring"]
+__all__ = ["OffsetError", "objective_kind", "readable", "resolve_scoring"]
 
 _OBJECTIVE_KEYS = ("objective", "objective_type", "app", "application", "loss")
 _MULTICLASS = {"multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"}
@@ -156,12 +157,61 @@ _DEFAULTS: dict[str, tuple[str, Scorer]] = {
     "regression": ("neg_l2", _neg_l2),
 }
 
+#: LightGBM regression metrics (every alias) in ``params['metric']`` and the scikit-learn scorer
+#: a regression is then chosen by (None: the default, minus the mean squared error, shown as RMSE).
+_REGRESSION_METRICS: dict[str, str | None] = {
+    **dict.fromkeys(("rmse", "root_mean_squared_error", "l2_root"), None),
+    **dict.fromkeys(("l2", "mean_squared_error", "mse", "regression_l2", "regression"), "neg_mean_squared_error"),
+    **dict.fromkeys(("l1", "mean_absolute_error", "mae", "regression_l1"), "neg_mean_absolute_error"),
+    **dict.fromkeys(("mape", "mean_absolute_percentage_error"), "neg_mean_absolute_percentage_error"),
+}
+
+
+def _params_metric(params: Mapping[str, Any]) -> str | None:
+    """Return the first metric ``params`` names (any alias of ``metric``), lower case, or None."""
+    for key in sorted(param_aliases("metric")):
+        value = params.get(key)
+        names = value.split(",") if isinstance(value, str) else value if isinstance(value, (list, tuple)) else []
+        for name in names:
+            if isinstance(name, str) and name.strip():
+                return name.strip().lower()
+    return None
+
+
+def readable(name: str, score: float) -> tuple[str, float]:
+    """Return the metric a user reads for an internal (higher-is-better) score: ``(name, value)``.
+
+    The default regression score, minus the mean squared error (``"neg_l2"``), reads as the
+    root mean squared error (``"rmse"``); a scikit-learn error scorer ``"neg_<error>"`` as the
+    positive ``"<error>"`` (lower is better); any other score (AUC, accuracy, a callable's) as
+    itself.
+
+    Parameters
+    ----------
+    name : str
+        The score's name (``BudgetTrainResult.scoring``).
+    score : float
+        The score, higher is better.
+
+    Returns
+    -------
+    name : str
+    value : float
+    """
+    if name == "neg_l2":
+        return "rmse", math.sqrt(max(0.0, -float(score)))
+    if name.startswith("neg_"):
+        return name[4:], -float(score)
+    return name, float(score)
+
 
 def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Scorer]:
     """Return ``(name, score(booster, X, y, init_score=None))`` for the ``scoring`` argument.
 
-    ``None`` gives AUC for ``binary``, accuracy for multiclass objectives and minus the mean
-    squared error (``"neg_l2"``) otherwise; other values are resolved by
+    ``None`` gives AUC for ``binary``, accuracy for multiclass objectives and, otherwise, the
+    error ``params['metric']`` names (LightGBM's ``l1``, ``l2``, ``mape`` or their aliases, as
+    the negative scikit-learn scorer) or minus the mean squared error (``"neg_l2"``, read as
+    RMSE, see :func:`readable`); other values are resolved by
     :func:`budget_extras.core._scoring.resolve_scoring`. A scorer receives an estimator that
     wraps the booster (``predict``; for classification also ``predict_proba``,
     ``decision_function`` and ``classes_ = 0..n_classes-1``). With ``init_score`` (shaped as
@@ -185,7 +235,10 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
             return _Regressor(booster, kind, init_score)
         return _Classifier(booster, kind, n_classes, init_score)
 
-    name, score = resolve_scoring_core(scoring, owner="train_to_budget", default=_DEFAULTS[kind], view=view)
+    default: str | tuple[str, Scorer] = _DEFAULTS[kind]
+    if kind == "regression":
+        default = _REGRESSION_METRICS.get(_params_metric(params) or "rmse") or default
+    name, score = resolve_scoring_core(scoring, owner="train_to_budget", default=default, view=view)
 
     def named(booster: Any, X: Any, y: Any, init_score: Any = None) -> float:
         try:

@@ -24,7 +24,7 @@ from . import _cv as cv
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate, pick
-from ._scoring import objective_kind, resolve_scoring
+from ._scoring import objective_kind, readable, resolve_scoring
 from ._search import Clock, Search, SearchCut, Spec
 
 __all__ = ["is_fork", "train_to_budget"]
@@ -399,7 +399,8 @@ def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
 
 
 def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: str | None) -> str:
-    what = f"{c.family} (validation cost {c.cost:.6g}, {score_name} {c.score:.6g})"
+    metric, value = readable(score_name, c.score)  # RMSE, not minus the mean squared error
+    what = f"{c.family} (validation cost {c.cost:.6g}, {metric} {value:.6g})"
     if status == Status.INFEASIBLE:
         msg = f"infeasible: no candidate fits budget {budget:g}; the cheapest, {what}, is returned"
     elif status == Status.CONSTANT:
@@ -481,9 +482,9 @@ def train_to_budget(
     num_boost_round : int, default 200
         Rounds of every candidate.
     scoring : None, str or callable
-        None: AUC for ``binary``, accuracy for multiclass objectives, minus the mean squared
-        error otherwise. A string is an sklearn scorer name, a callable an sklearn-style scorer
-        ``scoring(estimator, X, y)``. Higher is better.
+        None: AUC (binary), accuracy (multiclass), else the l1/l2/mape error ``params['metric']``
+        names or minus the MSE (``"neg_l2"``, shown as RMSE). A string: an sklearn scorer name; a
+        callable: a scorer ``scoring(estimator, X, y)``. Higher is better (errors shown positive).
     random_state : int, default 0
         LightGBM ``seed`` unless ``params`` sets one; also draws the proxy and greedy rows.
     progress : bool, default True
@@ -615,8 +616,14 @@ def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_
 
 def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
     c = ch.cands[ch.chosen]
-    what = (f"{c.family} ({c.folds}-fold cross-validation over {c.rows:,} training and validation rows: "
-            f"{score_name} {c.score:.6g} +- {c.score_se:.2g}, cost {c.cost:.6g}; refit on all of them, "
+    metric, value = readable(score_name, c.score)
+    se = float(c.score_se or 0.0)
+    if metric == "rmse" and value > 0:  # the standard error of the MSE, carried to its square root
+        se /= 2.0 * value
+    reps = c.folds // cv.N_FOLDS
+    how = f"{cv.N_FOLDS}-fold cross-validation" + (f" repeated {reps} times" if reps > 1 else "")
+    what = (f"{c.family} ({how} over {c.rows:,} training and validation rows: "
+            f"{metric} {value:.6g} +- {se:.2g}, cost {c.cost:.6g}; refit on all of them, "
             f"cost {ch.refits[ch.chosen][1]:.6g} there)")
     if ch.status == Status.INFEASIBLE:
         return f"infeasible: no cross-validated candidate fits budget {budget:g}; the cheapest, {what}, is returned"

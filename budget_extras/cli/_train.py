@@ -222,6 +222,8 @@ def run(args: argparse.Namespace) -> int:
             "score": r.score,
             "cost": r.cost,
             "scoring": r.scoring,
+            "metric": r.metric,  # the score as users read it: "rmse" for "neg_l2"
+            "metric_value": r.metric_value(),
             "chosen": {"family": r.chosen.family, "k": r.chosen.k, "tradeoff": r.chosen.tradeoff},
             "frontier": [
                 {
@@ -231,6 +233,7 @@ def run(args: argparse.Namespace) -> int:
                     "score": c.score,
                     "score_se": c.score_se,
                     "folds": c.folds,
+                    "metric_value": r.metric_value(c.score),
                     "cost": c.cost,
                     "constant": c.constant,
                     "proxy": c.proxy,

@@ -84,7 +84,10 @@ def frontier_frame(result: Any) -> pd.DataFrame:
         cost), ``coupled_cost``, ``constant``, ``chosen`` (the returned model's candidate),
         ``pareto`` (on the Pareto front) and ``proxy`` (only ranks others: fitted on a row
         subsample, or scored on the validation rows before a cross-validated choice; never on
-        the front; False for candidates without the attribute), in search order.
+        the front; False for candidates without the attribute), in search order. Where the score is
+        not what users read (``result.metric`` differs from ``result.scoring``: ``"rmse"`` for the
+        default regression score ``"neg_l2"``), a column named ``result.metric`` follows ``score``
+        with ``result.metric_value(score)`` (RMSE, positive, lower is better).
 
     Raises
     ------
@@ -121,7 +124,18 @@ def frontier_frame(result: Any) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=list(FRONTIER_COLUMNS))
     for col in ("k", "tradeoff", "num_leaves"):  # None stays None and k stays an int (not NaN / float)
         df[col] = pd.Series([r[col] for r in rows], index=df.index, dtype=object)
+    metric, value = _metric(result)
+    if metric is not None:
+        df.insert(df.columns.get_loc("score") + 1, metric, [value(c.score) for c in result.frontier])
     return df
+
+
+def _metric(result: Any) -> tuple[str | None, Any]:
+    """``(result.metric, result.metric_value)`` where the metric users read is not the score, else ``(None, None)``."""
+    metric, value = getattr(result, "metric", None), getattr(result, "metric_value", None)
+    if not isinstance(metric, str) or not callable(value) or metric in (getattr(result, "scoring", None), "score"):
+        return None, None
+    return metric, value
 
 
 def adapt_frame(sweep: Any) -> pd.DataFrame:

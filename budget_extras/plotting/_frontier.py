@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._frames import _front
+from ._frames import _front, _metric
 from ._mpl import matplotlib, new_axes
 
 __all__ = ["plot_frontier"]
@@ -62,12 +62,14 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
     Notes
     -----
     Cost is the mean per-row validation cost, score the validation score: the numbers the
-    search chose on. One result: each family of candidates is a scatter coloured by family
-    (artist gid ``"candidates:<family>"``), proxies fitted on a row subsample small crosses (gid
-    ``"proxies"``), the front a step line (gid ``"pareto"``), the chosen
-    model a star (gid ``"chosen"``) and each budget asked a dashed vertical line (gid
-    ``"budget"``). Several results: each result's candidates, front and chosen model in one
-    colour (gids suffixed with ``":<label>"``).
+    search chose on, the score as users read it (``result.metric_value``: RMSE, lower is
+    better, for the default regression score; the axis is named by ``result.metric``). One
+    result: each family of candidates is a scatter coloured by family (artist gid
+    ``"candidates:<family>"``), proxies fitted on a row subsample small crosses (gid
+    ``"proxies"``), the front a step line (gid ``"pareto"``), the chosen model a star (gid
+    ``"chosen"``) and each budget asked a dashed vertical line (gid ``"budget"``). Several
+    results: each result's candidates, front and chosen model in one colour (gids suffixed with
+    ``":<label>"``).
 
     Raises
     ------
@@ -85,21 +87,23 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
     for i, (name, r) in enumerate(named):
         suffix = f":{name}" if several else ""
         color = cycle[i % len(cycle)] if several else None
+        y = _metric(r)[1] or float  # the score as users read it (RMSE for neg_l2)
         full = [x for x in r.frontier if not getattr(x, "proxy", False)]
         proxies = [x for x in r.frontier if getattr(x, "proxy", False)]
         if several:
-            c = np.array([[x.cost, x.score] for x in full], dtype=float).reshape(-1, 2)
+            c = np.array([[x.cost, y(x.score)] for x in full], dtype=float).reshape(-1, 2)
             ax.scatter(c[:, 0], c[:, 1], s=14, alpha=0.35, color=color, gid=f"candidates{suffix}")
         else:
             for fam in dict.fromkeys(x.family for x in full):
-                c = np.array([[x.cost, x.score] for x in full if x.family == fam], dtype=float)
+                c = np.array([[x.cost, y(x.score)] for x in full if x.family == fam], dtype=float)
                 ax.scatter(c[:, 0], c[:, 1], s=16, alpha=0.7, label=fam, gid=f"candidates:{fam}")
         cv = [x for x in full if getattr(x, "folds", 0) > 0]
         if cv:  # cross-validated candidates: one standard error of the mean fold score
-            ax.errorbar([x.cost for x in cv], [x.score for x in cv], yerr=[x.score_se for x in cv], fmt="none",
-                        ecolor=color or "grey", alpha=0.6, lw=1, gid=f"score_se{suffix}")
+            ends = np.array([[y(x.score - x.score_se), y(x.score + x.score_se)] for x in cv], dtype=float)
+            ax.vlines([x.cost for x in cv], ends.min(axis=1), ends.max(axis=1), colors=color or "grey", alpha=0.6,
+                      lw=1, gid=f"score_se{suffix}")
         if proxies:
-            c = np.array([[x.cost, x.score] for x in proxies], dtype=float)
+            c = np.array([[x.cost, y(x.score)] for x in proxies], dtype=float)
             what = "validation score (ranks only)" if cv else "proxy (row subsample)"
             ax.scatter(c[:, 0], c[:, 1], s=10, marker="x", alpha=0.4, color=color or "grey",
                        label=None if several else what, gid=f"proxies{suffix}")
@@ -107,7 +111,7 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
         if front:
             ax.step(
                 [x.cost for x in front],
-                [x.score for x in front],
+                [y(x.score) for x in front],
                 where="post",
                 color=color if several else "black",
                 lw=1.5,
@@ -118,7 +122,7 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
         if ch is not None:
             ax.scatter(
                 [ch.cost],
-                [ch.score],
+                [y(ch.score)],
                 marker="*",
                 s=220,
                 color=color if several else "red",
@@ -133,7 +137,7 @@ def plot_frontier(result_or_results: Any, ax: Any = None, label: Any = None) -> 
             if b not in seen:
                 seen.add(b)
                 ax.axvline(b, color="grey", ls="--", lw=1, label="budget" if len(seen) == 1 else None, gid="budget")
-    scoring = {getattr(r, "scoring", "") for _, r in named}
+    scoring = {_metric(r)[0] or getattr(r, "scoring", "") for _, r in named}
     ax.set_xlabel("mean per-row validation cost")
     ax.set_ylabel(f"validation {scoring.pop()}" if len(scoring) == 1 and "" not in scoring else "validation score")
     ax.legend(fontsize="small")

@@ -157,3 +157,25 @@ def test_exit_status_is_0_with_a_warning_when_a_constant_model_meets_the_budget(
     (d / "costs.csv").write_text("feature,cost,tree\na,3,1\nb,1,1\nc,2,1\nd,1,1\n")  # every model costs >= 1
     assert main([*argv, "--budget", "0.5"]) == 1
     assert json.loads((d / "r.json").read_text())["status"] == 2  # INFEASIBLE: the cheapest model is saved
+
+
+def test_cli_regression_reports_rmse(files, capsys):
+    d, df = files
+    feats = ["a", "b", "c", "d"]
+    df = df.assign(y=1000 * df["a"] + 500 * df["c"])  # a price-like target: mean squared errors in the 1e4-1e5
+    df.iloc[:350].to_csv(d / "train.csv", index=False)
+    df.iloc[350:].to_csv(d / "valid.csv", index=False)
+    conf = (d / "train.conf").read_text().replace("objective=binary", "objective=regression")
+    (d / "train.conf").write_text(conf)
+    rc = main(["train", "--config", str(d / "train.conf"), "--budget", "4", "--valid", str(d / "valid.csv"),
+               "--costs", str(d / "costs.csv"), "-o", str(d / "model.txt"), "--json", str(d / "r.json"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    va = df.iloc[350:]
+    pred = lgb.Booster(model_file=str(d / "model.txt")).predict(va[feats])
+    rmse = float(np.sqrt(np.mean((pred - va["y"].to_numpy()) ** 2)))
+    assert f"rmse {rmse:.6g}" in out and "neg_l2" not in out
+    rep = json.loads((d / "r.json").read_text())
+    assert (rep["metric"], rep["scoring"]) == ("rmse", "neg_l2")
+    assert rep["metric_value"] == pytest.approx(rmse) and rep["score"] == pytest.approx(-(rmse**2))
+    assert all(c["metric_value"] == pytest.approx(np.sqrt(-c["score"])) for c in rep["frontier"])

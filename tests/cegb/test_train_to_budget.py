@@ -526,3 +526,62 @@ def test_an_init_score_on_an_objective_of_unknown_output_is_refused(data, monkey
         train_to_budget(PARAMS, lgb.Dataset(Xt, yt, init_score=np.zeros(len(yt))), budget=2.0,
                         valid_set=lgb.Dataset(Xv, yv, init_score=np.zeros(len(yv))), costs=COSTS,
                         num_boost_round=3, progress=False)
+
+
+@pytest.fixture(scope="module")
+def prices():
+    """A regression target on the scale of prices (mean squared errors in the 1e5)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 6))
+    y = 3000 + 900 * X[:, 0] + 400 * X[:, 1] + 200 * X[:, 3] + 300 * rng.normal(size=600)
+    return X[:400], y[:400], X[400:], y[400:]
+
+
+def _regress(data, budget, params=None, **kw):
+    Xt, yt, Xv, yv = data
+    p = {**PARAMS, "objective": "regression", **(params or {})}
+    return train_to_budget(p, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), costs=COSTS,
+                           num_boost_round=15, greedy=False, progress=False, **kw)
+
+
+def test_regression_is_read_as_rmse_and_chosen_by_minus_the_mse(prices):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    r = _regress(prices, 3.0, n_bisect=0)
+    Xv, yv = prices[2], prices[3]
+    rmse = float(np.sqrt(np.mean((r.booster.predict(Xv) - yv) ** 2)))
+    assert r.scoring == "neg_l2" and r.score == pytest.approx(-(rmse**2))  # chosen by: higher is better
+    assert r.metric == "rmse" and r.metric_value() == pytest.approx(rmse) and rmse > 100
+    assert f"rmse {rmse:.6g}" in r.message and "neg_l2" not in r.message
+    assert f"rmse={rmse:.6g}" in repr(r)
+    df = r.to_frame()
+    assert list(df.columns[df.columns.get_loc("score"):][:2]) == ["score", "rmse"]
+    assert df.loc[df["chosen"], "rmse"].item() == pytest.approx(rmse)
+    np.testing.assert_allclose(df["rmse"], np.sqrt(-df["score"]))
+    ax = r.plot()
+    assert ax.get_ylabel() == "validation rmse"
+    chosen = next(c for c in ax.collections if c.get_gid() == "chosen")
+    assert tuple(chosen.get_offsets()[0]) == pytest.approx((r.cost, rmse))
+
+
+@pytest.mark.parametrize(("how", "metric", "error"), [
+    ({"params": {"metric": "l1"}}, "mean_absolute_error", lambda e: np.mean(np.abs(e))),
+    ({"params": {"metrics": ["mse", "l1"]}}, "mean_squared_error", lambda e: np.mean(e**2)),
+    ({"params": {"metric": "rmse"}}, "rmse", lambda e: np.sqrt(np.mean(e**2))),
+    ({"scoring": "neg_mean_absolute_error"}, "mean_absolute_error", lambda e: np.mean(np.abs(e))),
+])
+def test_regression_shows_the_metric_the_user_names(prices, how, metric, error):
+    r = _regress(prices, 3.0, n_bisect=0, **how)
+    value = float(error(r.booster.predict(prices[2]) - prices[3]))
+    assert r.metric == metric and r.metric_value() == pytest.approx(value)
+    assert r.score == pytest.approx(-(value**2) if metric == "rmse" else -value)  # chosen by: higher is better
+    assert f"{metric} {value:.6g}" in r.message
+    assert r.to_frame().loc[lambda d: d["chosen"], metric].item() == pytest.approx(value)
+
+
+def test_a_score_users_read_as_is_gets_no_second_column(data):
+    r = run(data, 3.0, n_bisect=0)
+    assert r.metric == r.scoring == "roc_auc" and r.metric_value() == r.score
+    assert list(r.to_frame().columns) == ["family", "k", "tradeoff", "num_leaves", "score", "cost", "coupled_cost",
+                                          "constant", "chosen", "pareto", "proxy"]

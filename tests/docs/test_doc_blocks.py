@@ -100,6 +100,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/train_to_budget.md", "python benchmarks/budget_search_cost.py --data-dir ../shared"): (
         "a benchmark over ../shared/data (many minutes); its numbers are in the table below it"
     ),
+    ("docs/train_to_budget.md", "python benchmarks/fast_regression.py --data-dir ../shared/da"): (
+        "a benchmark over ../shared/data (two minutes); its numbers are in the table above it"
+    ),
     ("docs/cost_report_speed.md", "python benchmarks/cost_report_memory.py"): (
         "the memory benchmark (1,000,000 rows, minutes); its chunking is tested by test_cost_report_chunks.py"
     ),
