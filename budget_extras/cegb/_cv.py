@@ -123,9 +123,12 @@ def pool_problem(
     return None
 
 
-def make_pool(root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, seed: int) -> Pool | None:
+def make_pool(
+    root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, params: dict[str, Any]
+) -> Pool | None:
     """Pool the training rows ``raw`` (binned as ``root``) with the validation rows; draw the folds.
 
+    ``params``: the parameters ``root`` was constructed with (its seed draws the folds).
     Returns None when the two row sets do not stack (different types).
     """
     X = _stack(raw, Xv)
@@ -133,7 +136,8 @@ def make_pool(root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, s
         return None
     y = np.concatenate([np.asarray(root.get_label(), dtype=np.float64), np.asarray(yv, dtype=np.float64)])
     data = lgb.Dataset(X, y, reference=root, feature_name=root.get_feature_name(), free_raw_data=False,
-                       params=root.get_params()).construct()
+                       params=dict(params)).construct()
+    seed = int(params.get("seed", 0))
     split = (StratifiedKFold if kind != "regression" else KFold)(N_FOLDS, shuffle=True,
                                                                    random_state=seed & 0x7FFFFFFF)
     folds = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
