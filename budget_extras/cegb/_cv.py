@@ -23,7 +23,7 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
@@ -41,6 +41,10 @@ CV_ROWS = 10_000
 
 #: Folds of the cross-validation.
 N_FOLDS = 5
+
+#: Pooled rows below which the K folds are drawn ``N_REPEATS`` times (different shuffles).
+REPEATS_BELOW = 1000
+N_REPEATS = 3
 
 #: Shortlisted candidates per budget, by validation score (the best top-k subsets come on top).
 TOP_PER_BUDGET = 5
@@ -138,8 +142,9 @@ def make_pool(
     data = lgb.Dataset(X, y, reference=root, feature_name=root.get_feature_name(), free_raw_data=False,
                        params=dict(params)).construct()
     seed = int(params.get("seed", 0))
-    split = (StratifiedKFold if kind != "regression" else KFold)(N_FOLDS, shuffle=True,
-                                                                   random_state=seed & 0x7FFFFFFF)
+    repeats = N_REPEATS if y.size < REPEATS_BELOW else 1
+    split = (RepeatedStratifiedKFold if kind != "regression" else RepeatedKFold)(
+        n_splits=N_FOLDS, n_repeats=repeats, random_state=seed & 0x7FFFFFFF)
     folds = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
     return Pool(data, X, y, folds)
 
@@ -200,7 +205,8 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
 
     The returned candidate's ``score`` is the mean fold score, ``score_se`` its standard error
     (fold standard deviation / sqrt(folds)), ``fold_scores`` the scores in fold order, ``cost``
-    the mean cost of every held-out row and ``folds`` the number of folds.
+    the mean cost of every held-out row and ``folds`` the number of fold fits (``N_FOLDS``
+    times the repeats).
 
     Raises
     ------
