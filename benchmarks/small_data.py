@@ -191,6 +191,22 @@ def summarize(rows: list[dict]) -> None:
         print(f"mean over every cell, {m} - topk: {np.nanmean(d):+.4f}")
 
 
+def markdown(rows: list[dict]) -> None:
+    """Print the docs table: per table and budget, each choice's mean test score minus the top-k pick's (SE)."""
+    print("| table (pooled rows) | budget | top-k pick | `choose=\"cv\"` | `rule=\"1se\"` | `choose=\"valid\"` |")
+    print("|---|---|---|---|---|---|")
+    for table in dict.fromkeys(r["table"] for r in rows):
+        rs = [r for r in rows if r["table"] == table]
+        for frac in FRACTIONS:
+            k = f"{frac:.1f}"
+            top = np.array([r["budgets"][k]["topk"]["test"] for r in rs])
+            cells = []
+            for m in ("cv", "cv_1se", "valid"):
+                d = np.array([r["budgets"][k][m]["test"] for r in rs]) - top
+                cells.append(f"{np.nanmean(d):+.4f} ({np.nanstd(d, ddof=1) / np.sqrt(np.sum(~np.isnan(d))):.4f})")
+            print(f"| {table} ({rs[0]['rows']}) | {frac:.0%} | {np.nanmean(top):.4f} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, required=True)
@@ -198,7 +214,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "small_data.json")
+    parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
     args = parser.parse_args()
+    if args.summary:
+        rows = json.loads(args.out.read_text())
+        summarize(rows)
+        markdown(rows)
+        return
     cells = [(str(args.data_dir), t, s) for t in args.tables.split(",") for s in range(args.seeds)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as ex:
@@ -207,6 +229,7 @@ def main() -> None:
             print(f"done {row['table']} seed {row['seed']} ({row['search_trainings']:.0f} trainings)", flush=True)
             args.out.write_text(json.dumps(rows, indent=1))
     summarize(rows)
+    markdown(rows)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
@@ -42,6 +42,10 @@ CV_ROWS = 10_000
 
 #: Folds of the cross-validation.
 N_FOLDS = 5
+
+#: Pooled rows below which the K folds are drawn ``N_REPEATS`` times (different shuffles).
+REPEATS_BELOW = 1000
+N_REPEATS = 3
 
 #: Shortlisted candidates per budget, by validation score (the best top-k subsets come on top).
 TOP_PER_BUDGET = 5
@@ -124,9 +128,12 @@ def pool_problem(
     return None
 
 
-def make_pool(root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, seed: int) -> Pool | None:
+def make_pool(
+    root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, params: dict[str, Any]
+) -> Pool | None:
     """Pool the training rows ``raw`` (binned as ``root``) with the validation rows; draw the folds.
 
+    ``params``: the parameters ``root`` was constructed with (its seed draws the folds).
     Returns None when the two row sets do not stack (different types).
     """
     X = _stack(raw, Xv)
@@ -134,9 +141,11 @@ def make_pool(root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, s
         return None
     y = np.concatenate([np.asarray(root.get_label(), dtype=np.float64), np.asarray(yv, dtype=np.float64)])
     data = lgb.Dataset(X, y, reference=root, feature_name=root.get_feature_name(), free_raw_data=False,
-                       params=root.get_params()).construct()
-    split = (StratifiedKFold if kind != "regression" else KFold)(N_FOLDS, shuffle=True,
-                                                                   random_state=seed & 0x7FFFFFFF)
+                       params=dict(params)).construct()
+    seed = int(params.get("seed", 0))
+    repeats = N_REPEATS if y.size < REPEATS_BELOW else 1
+    split = (RepeatedStratifiedKFold if kind != "regression" else RepeatedKFold)(
+        n_splits=N_FOLDS, n_repeats=repeats, random_state=seed & 0x7FFFFFFF)
     folds = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
     return Pool(data, X, y, folds)
 
@@ -197,7 +206,8 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
 
     The returned candidate's ``score`` is the mean fold score, ``score_se`` its standard error
     (fold standard deviation / sqrt(folds)), ``fold_scores`` the scores in fold order, ``cost``
-    the mean cost of every held-out row and ``folds`` the number of folds.
+    the mean cost of every held-out row and ``folds`` the number of fold fits (``N_FOLDS``
+    times the repeats).
 
     Raises
     ------

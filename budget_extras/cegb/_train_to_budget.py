@@ -601,7 +601,7 @@ def _pick_and_refit(full: Search, pool: cv.Pool, cands: list[Candidate], budget:
 
 def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_name: str) -> _CVChoice | None:
     """Cross-validate the shortlist, pick and refit at every budget; None if the rows do not pool."""
-    pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), int(o.base["seed"]))
+    pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), o.base)
     if pool is None:
         return None
     cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]

@@ -9,7 +9,7 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import RepeatedStratifiedKFold
 
 import budget_extras.cegb._cv as cv
 from budget_extras import FeatureCosts, Status, TreeEnsemble, cost_report
@@ -50,7 +50,8 @@ def _oracle_fold_fit(data, extra):
     params = {**PARAMS, "verbosity": -1, "seed": 0, **extra}
     root = lgb.Dataset(Xt, yt.astype(float), params={**PARAMS, "verbosity": -1, "seed": 0}).construct()
     scores, costs = [], []
-    for fit, hold in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
+    # 600 pooled rows: below cv.REPEATS_BELOW, the 5 folds are drawn 3 times
+    for fit, hold in RepeatedStratifiedKFold(n_splits=5, n_repeats=3, random_state=0).split(X, y):
         ds = lgb.Dataset(X[np.sort(fit)], y[np.sort(fit)], reference=root)
         b = lgb.train(params, ds, num_boost_round=ROUNDS)
         hold = np.sort(hold)
@@ -61,8 +62,8 @@ def _oracle_fold_fit(data, extra):
 
 def test_default_chooses_by_cross_validation_on_few_rows(chosen_by_cv):
     r = chosen_by_cv
-    assert r.status == Status.SUCCESS and "5-fold cross-validation over 600" in r.message
-    assert r.chosen.folds == 5 and r.chosen.rows == 600 and math.isfinite(r.chosen.score_se)
+    assert r.status == Status.SUCCESS and "5-fold cross-validation repeated 3 times over 600" in r.message
+    assert r.chosen.folds == 15 and r.chosen.rows == 600 and math.isfinite(r.chosen.score_se)
     searched = [c for c in r.frontier if c.folds == 0]
     assert searched and all(c.proxy for c in searched)  # the search's own candidates only rank
     assert r.chosen == r.best_at(3.0)
@@ -73,7 +74,7 @@ def test_fold_scores_equal_independent_fold_fits(data, chosen_by_cv):
         scores, costs = _oracle_fold_fit(data, c.params)
         np.testing.assert_allclose(c.fold_scores, scores, rtol=0, atol=1e-12)
         assert c.score == pytest.approx(scores.mean(), abs=1e-12)
-        assert c.score_se == pytest.approx(scores.std(ddof=1) / math.sqrt(5), abs=1e-12)
+        assert c.score_se == pytest.approx(scores.std(ddof=1) / math.sqrt(15), abs=1e-12)
         assert c.cost >= costs.mean() - 1e-9  # the mean held-out cost (or a refit's, if larger)
 
 
@@ -164,7 +165,7 @@ def test_choice_arguments_are_checked(data, kw, match):
 def test_frame_reports_mean_and_standard_error(chosen_by_cv):
     df = chosen_by_cv.to_frame()
     row = df[df["chosen"]].iloc[0]
-    assert row["folds"] == 5 and row["score_se"] == pytest.approx(chosen_by_cv.chosen.score_se)
+    assert row["folds"] == 15 and row["score_se"] == pytest.approx(chosen_by_cv.chosen.score_se)
     assert df.loc[df["folds"] == 0, "score_se"].isna().all()
 
 
