@@ -86,7 +86,7 @@ def _params_iv(params: Any) -> dict[str, Any]:
     if not isinstance(params, Mapping):
         raise TypeError(f"The 'params' argument must be a mapping of LightGBM parameters. Got {type(params).__name__}.")
     reserved = param_aliases("interaction_constraints")
-    bad = sorted(str(k) for k in params if str(k).startswith("cegb_") or k in reserved)
+    bad = sorted(str(k) for k in params if str(k).lower().startswith("cegb") or k in reserved)
     if bad:
         raise ValueError(
             f"The 'params' argument must not set {bad!r}: train_to_budget searches the CEGB parameters and "

@@ -168,7 +168,8 @@ def test_cli_regression_reports_rmse(files, capsys):
     conf = (d / "train.conf").read_text().replace("objective=binary", "objective=regression")
     (d / "train.conf").write_text(conf)
     rc = main(["train", "--config", str(d / "train.conf"), "--budget", "4", "--valid", str(d / "valid.csv"),
-               "--costs", str(d / "costs.csv"), "-o", str(d / "model.txt"), "--json", str(d / "r.json"), "--quiet"])
+               "--costs", str(d / "costs.csv"), "-o", str(d / "model.txt"), "--json", str(d / "r.json"), "--quiet",
+               "--choose", "valid"])
     out = capsys.readouterr().out
     assert rc == 0, out
     va = df.iloc[350:]

@@ -540,6 +540,7 @@ def prices():
 def _regress(data, budget, params=None, **kw):
     Xt, yt, Xv, yv = data
     p = {**PARAMS, "objective": "regression", **(params or {})}
+    kw.setdefault("choose", "valid")  # the score read on the validation rows (CV: test_train_to_budget_cv)
     return train_to_budget(p, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), costs=COSTS,
                            num_boost_round=15, greedy=False, progress=False, **kw)
 
@@ -583,5 +584,5 @@ def test_regression_shows_the_metric_the_user_names(prices, how, metric, error):
 def test_a_score_users_read_as_is_gets_no_second_column(data):
     r = run(data, 3.0, n_bisect=0)
     assert r.metric == r.scoring == "roc_auc" and r.metric_value() == r.score
-    assert list(r.to_frame().columns) == ["family", "k", "tradeoff", "num_leaves", "score", "cost", "coupled_cost",
-                                          "constant", "chosen", "pareto", "proxy"]
+    assert list(r.to_frame().columns) == ["family", "k", "tradeoff", "num_leaves", "score", "score_se", "folds",
+                                          "cost", "coupled_cost", "constant", "chosen", "pareto", "proxy"]
