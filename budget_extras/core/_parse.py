@@ -445,9 +445,10 @@ def _read_trees(t: _Text, p: int, head: Mapping[str, str]) -> tuple[list[dict[st
 def _sections(t: _Text, p: int) -> dict[str, str]:
     """Return the ``parameters:`` section's ``[key: value]`` lines; refuse a section that does not end.
 
-    The two loops are LightGBM's: the parser section is looked for after ``end of parameters``.
+    The two loops are LightGBM's: the parser section is looked for after ``end of parameters``. A
+    parameters line must be ``[key: value]`` and readable back by ``GBDT::GetLoadedParam``.
     """
-    params: dict[str, str] = {}
+    lines: list[tuple[int, str]] = []
     for begin, end in (("parameters:", "end of parameters"), ("parser:", "end of parser")):
         inside = False
         while p < len(t.data):
@@ -458,15 +459,18 @@ def _sections(t: _Text, p: int) -> dict[str, str]:
                 inside = False
                 break
             elif inside and begin == "parameters:" and line:
-                m = _PARAMETER.fullmatch(line)
-                if m is None:
-                    raise _fail(f"parameters section, {t.where(p)}: {line[:64]!r} is not a '[key: value]' line")
-                if not _loaded_parameter_ok(line):
-                    raise _fail(f"parameters section, {t.where(p)}: LightGBM cannot read {line[:64]!r} back")
-                params[m.group(1)] = m.group(2)
+                lines.append((p, line))
             p = nxt
         if inside:
             raise _fail(f"the {begin!r} section has no {end!r} line (is the file truncated?)")
+    params: dict[str, str] = {}
+    for at, line in lines:
+        m = _PARAMETER.fullmatch(line)
+        if m is None:
+            raise _fail(f"parameters section, {t.where(at)}: {line[:64]!r} is not a '[key: value]' line")
+        if not _loaded_parameter_ok(line):
+            raise _fail(f"parameters section, {t.where(at)}: LightGBM cannot read {line[:64]!r} back")
+        params[m.group(1)] = m.group(2)
     return params
 
 
@@ -625,9 +629,10 @@ def _tree_arrays(kv: Mapping[str, str], tree: int, max_feature_idx: int) -> dict
         "n_leaves": n_leaves,
         "shrinkage": float(_num_list(kv, "shrinkage", 1, tree, default=1.0)[0]),
         "leaf_value": _num_list(kv, "leaf_value", n_leaves, tree, required=True),
-        "leaf_weight": _num_list(kv, "leaf_weight", n_leaves, tree),
         "leaf_count": _num_list(kv, "leaf_count", n_leaves, tree, integer=True, default=0),
     }
+    # Tree::Tree reads nothing else of a one-leaf tree (LightGBM writes its leaf_weight empty)
+    out["leaf_weight"] = _num_list({} if n_leaves == 1 else kv, "leaf_weight", n_leaves, tree)
     for key, integer, required, default in (
         ("left_child", True, True, 0),
         ("right_child", True, True, 0),
@@ -639,13 +644,13 @@ def _tree_arrays(kv: Mapping[str, str], tree: int, max_feature_idx: int) -> dict
         ("internal_weight", False, False, np.nan),
         ("internal_count", True, False, 0),
     ):
-        out[key] = _num_list(kv, key, n_int, tree, integer=integer, required=required, default=default)
+        out[key] = _num_list(kv if n_int else {}, key, n_int, tree, integer=integer, required=required, default=default)
     _check_child_links(out["left_child"], out["right_child"], n_leaves, tree)
     feat = out["split_feature"]
     if feat.size and ((feat < 0) | (feat > max_feature_idx)).any():
         bad = int(feat[(feat < 0) | (feat > max_feature_idx)][0])
         raise _fail(f"tree {tree}: 'split_feature' {bad} is not a feature (max_feature_idx={max_feature_idx})")
-    out["cat_boundaries"], out["cat_threshold"] = _category_sets(kv, num_cat, tree)
+    out["cat_boundaries"], out["cat_threshold"] = _category_sets(kv, num_cat if n_int else 0, tree)
     out["num_cat"] = num_cat
     return out
 
