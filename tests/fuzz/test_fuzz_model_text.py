@@ -199,6 +199,35 @@ def test_mutated_qwyc_plan_both_readers_agree(model_text, worker, data):
         assert ours == ("ok" in theirs), (ours, theirs)
 
 
+#: Lines LightGBM cannot load a model without (the first line of each kind is mangled or deleted).
+REQUIRED_LINES = ["num_class=", "label_index=", "max_feature_idx=", "feature_names=", "feature_infos=",
+                  "Tree=1", "num_leaves=", "num_cat=", "leaf_value=", "left_child=",
+                  "split_feature=", "threshold=", "cat_boundaries=", "cat_threshold=", "end of trees"]
+
+
+@pytest.mark.parametrize("how", ["delete", "mangle"])
+@pytest.mark.parametrize("start", REQUIRED_LINES)
+def test_a_text_without_a_required_line_is_refused_by_both(model_text, worker, start, how):
+    """Deleting or mangling (first character dropped) a line LightGBM needs: both readers refuse the text."""
+    lines = model_text.split("\n")
+    i = next(i for i, line in enumerate(lines) if line.startswith(start))
+    lines[i : i + 1] = [] if how == "delete" else [lines[i][1:]]
+    text = "\n".join(lines)
+    with pytest.raises(ModelParseError):
+        TreeEnsemble.from_model_string(text)
+    assert "error" in worker.load(text, X.tolist(), timeout=15)
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_tree_sizes_that_miss_a_tree_by_one_byte_are_refused_by_both(model_text, worker, delta):
+    sizes = re.search(r"(?m)^tree_sizes=(\d+)", model_text)
+    assert sizes is not None
+    text = model_text.replace(sizes.group(0), f"tree_sizes={int(sizes.group(1)) + delta}", 1)
+    with pytest.raises(ModelParseError, match="tree_sizes"):
+        TreeEnsemble.from_model_string(text)
+    assert "error" in worker.load(text, X.tolist(), timeout=15)
+
+
 _CACHE: dict[str, str] = {}
 
 
