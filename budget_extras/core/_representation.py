@@ -441,7 +441,7 @@ value, count, weight, split_gain, leaf_index : array-like of shape (n_nodes,)
             An ensemble of the class it is called on (:class:`TreeEnsemble` for the public one).
         """
         try:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding="utf-8", newline="") as fh:
                 text = fh.read()
         except OSError as exc:
             raise ValueError(

@@ -614,7 +614,7 @@ def _model_text(model: Any, owner: str | None) -> str:
                 f"{what} must be a LightGBM model, a model file or model text. "
                 f"Got the string {s[:80]!r}, which is neither an existing file nor model text."
             )
-        with open(s, encoding="utf-8") as fh:
+        with open(s, encoding="utf-8", newline="") as fh:
             return fh.read()
     booster = getattr(model, "booster_", model)
     for name in ("model_to_string", "to_model_string"):

@@ -192,6 +192,11 @@ def test_linear_tree_is_refused(rng):
         TreeEnsemble.from_dump(booster.dump_model())
 
 
+def _no_tree_sizes(text: str) -> str:
+    """Drop the ``tree_sizes`` line: LightGBM then reads the trees one after another, whatever their sizes."""
+    return "\n".join(line for line in text.split("\n") if not line.startswith("tree_sizes="))
+
+
 def _text() -> str:
     return get_booster("regression").model_to_string()
 
@@ -200,10 +205,10 @@ def _text() -> str:
     ("mutate", "match"),
     [
         (lambda s: s.replace("tree\n", "nottree\n", 1), "first line must be 'tree'"),
-        (lambda s: s.replace("num_leaves=", "num_leafs=", 1), "need 'num_leaves'"),
+        (lambda s: s.replace("num_leaves=", "num_leafs=", 1), "line 13: unknown key 'num_leafs'"),
         (lambda s: s.replace("end of trees", "end of forest"), "end of trees"),
         (lambda s: s.replace("max_feature_idx=", "max_feat=", 1), "max_feature_idx"),
-        (lambda s: s.replace("left_child=1 ", "left_child=1 1 ", 1), "left_child"),
+        (lambda s: _no_tree_sizes(s).replace("left_child=1 ", "left_child=1 1 ", 1), "'left_child' must have"),
     ],
 )
 def test_ill_formed_text_errors(mutate, match):

@@ -18,16 +18,21 @@ _SCRIPT = textwrap.dedent("""
         req = json.loads(line)
         try:
             b = lgb.Booster(model_str=req["text"])
-            kw = {"pred_early_stop": True} if req.get("early_stop") else {}
-            out = {"ok": b.predict(np.array(req["X"], dtype=float), raw_score=True, **kw).tolist()}
-        except lgb.basic.LightGBMError as exc:
-            out = {"error": str(exc)[:200]}
+        except Exception as exc:  # LightGBMError, or e.g. JSON the package cannot read: not loaded
+            out = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        else:
+            try:
+                kw = {"pred_early_stop": True} if req.get("early_stop") else {}
+                out = {"ok": b.predict(np.array(req["X"], dtype=float), raw_score=True, **kw).tolist()}
+            except Exception as exc:  # loaded, but cannot predict these rows
+                out = {"predict_error": f"{type(exc).__name__}: {str(exc)[:200]}"}
         print("@@" + json.dumps(out), flush=True)
 """)
 
 
 class LightGBMWorker:
-    """Send a model text and rows; get LightGBM's raw predictions, its error, or a crash/hang verdict."""
+    """Send a model text and rows; get LightGBM's raw predictions (``ok``), its refusal to load (``error``),
+    its failure to predict a loaded model (``predict_error``), or a ``crash`` / ``hang`` verdict."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
