@@ -182,9 +182,12 @@ def _search(train: Any, valid: tuple[Any, Any], costs: Any, budget: float, round
     """Return ``train_to_budget``'s result on the demo's rows (``options``: its keyword arguments)."""
     from .cegb import train_to_budget
 
+    import pandas as pd
+
     options.setdefault("choose", "valid")  # on the top-k pick's validation rows, so the columns compare
-    return train_to_budget(PARAMS, train, budget=budget, valid_set=valid, costs=costs, num_boost_round=rounds,
-                           progress=False, **options)
+    X_va = pd.DataFrame(valid[0], columns=train.feature_name)  # the columns matched by name
+    return train_to_budget(PARAMS, train, budget=budget, valid_set=(X_va, valid[1]), costs=costs,
+                           num_boost_round=rounds, progress=False, **options)
 
 
 def run_demo(
