@@ -221,6 +221,9 @@ class _Text:
     """The model text as UTF-8 bytes (``tree_sizes`` counts bytes), read line by line as LightGBM does."""
 
     def __init__(self, text: str) -> None:
+        # the fork's loader turns every CRLF into LF first (patch 0026: a Windows checkout converts the
+        # line ends, not the tree_sizes byte counts); a lone CR still ends a line, as in LightGBM
+        text = text.replace("\r\n", "\n")
         try:
             self.data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -631,8 +634,14 @@ def _tree_arrays(kv: Mapping[str, str], tree: int, max_feature_idx: int) -> dict
         "leaf_value": _num_list(kv, "leaf_value", n_leaves, tree, required=True),
         "leaf_count": _num_list(kv, "leaf_count", n_leaves, tree, integer=True, default=0),
     }
-    # Tree::Tree reads nothing else of a one-leaf tree (LightGBM writes its leaf_weight empty)
-    out["leaf_weight"] = _num_list({} if n_leaves == 1 else kv, "leaf_weight", n_leaves, tree)
+    # Tree::Tree reads nothing else of a one-leaf tree (LightGBM writes its leaf_weight empty): a
+    # weight there is kept when it reads (budget_extras' own exports write it), never refused
+    if n_leaves == 1:
+        words = _words(kv.get("leaf_weight", ""))
+        one = len(words) == 1 and _FLOAT.fullmatch(words[0]) is not None
+        out["leaf_weight"] = np.array([float(words[0]) if one else np.nan], dtype=np.float64)
+    else:
+        out["leaf_weight"] = _num_list(kv, "leaf_weight", n_leaves, tree)
     for key, integer, required, default in (
         ("left_child", True, True, 0),
         ("right_child", True, True, 0),
