@@ -11,7 +11,7 @@ PATCHES = sorted((Path(__file__).parents[2] / "lightgbm-cegb" / "patches").glob(
 #: ``Forwarded: no (why it is not sent)``, ``Forwarded: not-needed (why upstream has no use for it)``
 #: or the address of the upstream pull request.
 FORWARDED = re.compile(r"^Forwarded: (?:(?:no|not-needed) \(\S.*\)|https://\S+)$")
-#: A number in the project's own tracker ("issue 27 item 6") means nothing to a reader of the series;
+#: A number in the project's own tracker ("issue N item M") means nothing to a reader of the series;
 #: upstream references keep their repository ("microsoft/LightGBM#4591", "upstream issues #4286").
 TRACKER = re.compile(r"lightgbm-cegb (?:issue|hostile-input)|\bissue \d+|\bitems? \d+", re.IGNORECASE)
 
