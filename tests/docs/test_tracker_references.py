@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(
-    [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    [ROOT / "README.md", ROOT / "CHANGELOG.md", *(ROOT / "docs").glob("*.md")]
     + [p for d in ("tests", "benchmarks", "budget_extras") for p in (ROOT / d).rglob("*.py")]
 )
 SOURCES.remove(Path(__file__).resolve())  # its examples below are tracker numbers on purpose
@@ -27,7 +27,7 @@ def _tracker_lines(text: str) -> list[str]:
 
 def test_sources_are_found() -> None:
     names = {p.relative_to(ROOT).parts[0] for p in SOURCES}
-    assert {"README.md", "docs", "tests", "benchmarks", "budget_extras"} <= names
+    assert {"README.md", "CHANGELOG.md", "docs", "tests", "benchmarks", "budget_extras"} <= names
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
