@@ -1,6 +1,6 @@
 """Speed of budget_extras' exact cost accounting: 100,000 rows x 500 trees of depth 6.
 
-Target (issue 3): ``cost_report`` in under 10 s. Competitors, interleaved in one run:
+Target: ``cost_report`` in under 10 s. Competitors, interleaved in one run:
 budget_extras ``cost_report`` (with and without per-feature split counts), budget_extras
 ``apply`` (routing only) and LightGBM's own ``predict(pred_leaf=True)`` (C++, 1 thread and all
 threads) as the routing reference. Wall time (``perf_counter_ns``) and process CPU time are

@@ -12,7 +12,7 @@ The report (``--report``, also run at the end) chooses every operating point ON 
 at a budget B (a fraction of the unconstrained model's validation cost), among a method's
 candidates with validation cost <= B, the best validation score; its TEST score is reported as
 mean +- standard error over seeds. Also: the lowest cost within 0.005 of the unconstrained
-validation score, the issue's three targets for train_to_budget, and the cliff check along each
+validation score, three targets for train_to_budget (docs/frontier.md, "Targets"), and the cliff check along each
 CEGB tradeoff grid. Writes ``benchmarks/results/frontier.json`` and ``docs/img/frontier/*.png``.
 
     python benchmarks/frontier.py --data-dir ../shared/data            # full run (resumes)
@@ -226,7 +226,7 @@ def best_peer(entry: dict[str, Any], key: str, b: str | None = None) -> tuple[st
 
 
 def targets(summary: dict[str, Any], ours: str = "train_to_budget") -> dict[str, Any]:
-    """The issue's three targets, computed mechanically."""
+    """The three targets of docs/frontier.md ("Targets"), computed mechanically."""
     t1_rows, t2_rows = [], []
     for key, e in summary.items():
         for b in ("0.2", "0.3", "0.5", "0.75", "1.0"):

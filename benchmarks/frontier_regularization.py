@@ -1,6 +1,6 @@
 """Can plain LightGBM, regularized and chosen on validation, reach CatBoost's unconstrained score?
 
-The frontier harness's remaining misses of issue 15's first target are cells where CatBoost beats
+The frontier harness's remaining misses of its first target (docs/frontier.md, "Targets") are cells where CatBoost beats
 every LightGBM-based candidate at 75-100% of the unconstrained cost. This script trains
 unconstrained LightGBM (200 rounds, learning rate 0.05, as the harness) with one regularization
 knob changed at a time on the harness's splits, and prints the validation and test AUC (seed

@@ -1,4 +1,4 @@
-"""How few trees can an early-exit plan use at 0.5% held-out disagreement on Adult? (issue 8, 40 trees).
+"""How few trees can an early-exit plan use at 0.5% held-out disagreement on Adult? (target: 40 trees)
 
 Usage::
 

@@ -150,7 +150,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         features (initializations that use the same features as an earlier one are dropped).
         When the greedy ``f1`` already uses every feature, the coupled penalty no longer pushes
         anything and ``q`` sees no difference between rows; a cheap initial ``f1`` lets the
-        q-step see where ``f1`` is not enough (issue 16). Without ``budget`` the run with the
+        q-step see where ``f1`` is not enough. Without ``budget`` the run with the
         lowest training objective (system log-loss + ``gamma`` x mean cost) is kept; with
         ``budget`` every initialization is a candidate of the sweep (column ``init``).
     scoring : None, str or callable, default None
@@ -564,7 +564,7 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
         A shift ``s`` routes the rows with ``g(x) - s > gate_threshold``. Besides ``s = 0`` the
         shifts put the threshold between consecutive distinct validation gate scores (at most
         ``n_max``, spread over the quantiles), never sending every row or none to ``f0``
-        (issue 26: the fitted offset routes ``p_full`` of the rows, which can cut through a
+        (the fitted offset routes ``p_full`` of the rows, which can cut through a
         region of rows that needs ``f0``).
 
         Returns

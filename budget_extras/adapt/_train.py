@@ -16,7 +16,7 @@ One call of :func:`train_adapt_gbrt` runs, for a fixed ``(p_full, gamma)``:
    * stop when the training accuracy of the system changes by less than ``accu_tol`` and
      ``||q - q_old||_1 < q_tol * n_rows`` (the reference's criteria).
    * the gate's offset is shifted so that it routes ``mean(q)`` of the training rows
-     (:func:`route_shift`; issue 16).
+     (:func:`route_shift`).
 
 Penalty scale: the objective is ``mean_i loss_i + gamma * sum_a c_a u_a``. LightGBM's split gain
 is twice the (second-order) reduction of the *summed* loss, so the penalty handed to LightGBM is
@@ -197,7 +197,7 @@ def train_adapt_gbrt(
         Shift the final gate's offset so that the share of training rows it routes to ``f0``
         is ``mean(q)`` (see :func:`route_shift`); the q-step keeps the unshifted gate.
     hard_q : bool, default False
-        Replace the soft ``q`` by the hard assignment of :func:`_harden` (issue 26; the budget
+        Replace the soft ``q`` by the hard assignment of :func:`_harden` (the budget
         sweep of :class:`~budget_extras.AdaptGBRT` tries both).
 
     Returns
@@ -306,7 +306,7 @@ def _harden(q: np.ndarray, share: float, d: np.ndarray, margin: float = 0.25) ->
     """Hard assignment: 1 for at most ``round(share * n)`` rows, those with the largest ``q``, 0 elsewhere.
 
     With the soft ``q`` the rows f1 cannot answer keep weight ``1 - q`` in f1's loss, and f1
-    buys the expensive features to fit them (issue 26); with ``q`` in {0, 1} they weigh
+    buys the expensive features to fit them; with ``q`` in {0, 1} they weigh
     nothing. Only rows with ``d = A - B > margin`` (f0 explains the label better than f1,
     given the gate, by more than ``margin`` nats) are routed: the q-step sees no cost, so
     filling the share with rows that f1 answers as well as f0 would teach the gate to route

@@ -2,8 +2,9 @@
 # Regenerate the patch series and the whole files from the work tree after editing it.
 #
 # Workflow: edit the work tree made by prepare.sh, commit one commit per patch (message = the
-# patch header: what, why, when to drop; amend or rebase to keep one commit per topic), then
-# run this script. Whole files of ours (those under lightgbm-cegb/src and
+# patch header: What:, Why:, Drop when:, Forwarded: no (reason) or not-needed (reason), as
+# tests/architecture/test_patch_headers.py checks; amend or rebase to keep one commit per
+# topic), then run this script. Whole files of ours (those under lightgbm-cegb/src and
 # python-package/lightgbm) are copied back and excluded from the patches.
 #
 # Usage: lightgbm-cegb/scripts/regen-patches.sh [WORK_TREE]

@@ -260,12 +260,12 @@ def test_adapt_lin_q_and_candidates(binary_problem):
     assert df["n_support"].iloc[-1] == 0
 
 
-# ------------------------------------------------------- issue 16: the gate follows q
+# ------------------------------------------------------------------ the gate follows q
 
 
 @pytest.mark.parametrize("p_full", [0.3, 0.7])
 def test_gate_routes_the_share_q_asks_for(two_groups, p_full):
-    """Item 4: the gate's routed share (train and held-out) tracks mean(q) = p_full. Before the
+    """The gate's routed share (train and held-out) tracks mean(q) = p_full. Before the
     fix the gate, fit to soft targets q and routed at g > 0, sent 6% (p_full 0.3) or 66-100%
     (p_full 0.7) of the rows. (init="greedy": from the A-only start the gate splits on A alone
     and can route only half or all of the rows, the nearest achievable share.)"""
@@ -279,11 +279,11 @@ def test_gate_routes_the_share_q_asks_for(two_groups, p_full):
     assert abs(m.route(Xv).mean() - p_full) < 0.05
 
 
-# ------------------------------------------- issue 16: a way out of the all-features f1
+# ------------------------------------------------------ a way out of the all-features f1
 
 
 def test_cheap_init_finds_the_adaptive_system(two_groups):
-    """Item 5: at a small gamma the greedy initial f1 uses both features, q then sees no cost and
+    """At a small gamma the greedy initial f1 uses both features, q then sees no cost and
     the fit stayed at cost 2.0 (everything priced as f0). With the cheap initializations
     (init="auto") the A-only f1 start leads to the 1.6 system at full accuracy."""
     X, y, Xv, yv, f0 = two_groups
@@ -295,7 +295,7 @@ def test_cheap_init_finds_the_adaptive_system(two_groups):
 
 
 def test_budget_sweep_warns_when_no_better_than_trivial(two_groups):
-    """Item 5: budget=1.7 with only a chance-level model within budget warns and says so in
+    """budget=1.7 with only a chance-level model within budget warns and says so in
     result_ (Status.TRIVIAL); before, it was returned silently with status SUCCESS."""
     X, y, Xv, yv, f0 = two_groups
     m = AdaptGBRT(
@@ -315,7 +315,7 @@ def test_budget_sweep_warns_when_no_better_than_trivial(two_groups):
 
 
 def test_budget_sweep_finds_the_adaptive_system(two_groups):
-    """Item 5: budget=1.7 returns the 1.6 system at full accuracy, without a warning."""
+    """budget=1.7 returns the 1.6 system at full accuracy, without a warning."""
     import warnings
 
     X, y, Xv, yv, f0 = two_groups
@@ -337,12 +337,12 @@ def test_budget_sweep_finds_the_adaptive_system(two_groups):
     assert set(m.result_.results["init"]) >= {"greedy", "f1 on Column_0"}
 
 
-# ------------------------------------------------------------- issue 16: scoring=
+# ------------------------------------------------------------------------ scoring=
 
 
 @pytest.mark.slow  # more than 20 s on 2 cores
 def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
-    """Item 6: on imbalanced data the sweep selects by scoring=; accuracy and AUC pick different
+    """On imbalanced data the sweep selects by scoring=; accuracy and AUC pick different
     configurations, each the best within budget by its own measure, and the score column is the
     system's validation AUC."""
     from sklearn.metrics import make_scorer, roc_auc_score
@@ -367,12 +367,12 @@ def test_budget_sweep_scoring_auc_picks_differently(imbalanced):
         AdaptGBRT(f0, scoring="no_such_scorer", **kw).fit(X, y, X_valid=Xv, y_valid=yv)
 
 
-# ------------------------------------------- issue 16: f0 gets what it was fitted on
+# ------------------------------------------------------ f0 gets what it was fitted on
 
 
 @pytest.mark.parametrize("kind", ["forest", "tree", "knn"])
 def test_f0_fitted_on_dataframe_gets_dataframes(binary_problem, kind, tmp_path):
-    """Item 7: a scikit-learn f0 fitted on a DataFrame is called with DataFrames (no "X does not
+    """A scikit-learn f0 fitted on a DataFrame is called with DataFrames (no "X does not
     have valid feature names" warning; run with warnings as errors), also in the budget sweep,
     cost_report and after save/load. Before, f0 received numpy arrays and warned."""
     import warnings
@@ -402,7 +402,7 @@ def test_f0_fitted_on_dataframe_gets_dataframes(binary_problem, kind, tmp_path):
 
 
 def test_single_fit_warns_when_chance_level(two_groups):
-    """Item 5: a single fit whose system is no more accurate than the majority class on its
+    """A single fit whose system is no more accurate than the majority class on its
     training rows (gamma too high for any feature) warns and sets Status.TRIVIAL."""
     X, y, _, _, f0 = two_groups
     m = AdaptGBRT(f0, p_full=0.3, gamma=1.0, costs=[1.2, 0.8], n_trees=5, max_em_iter=2, f0_features="all")

@@ -1,4 +1,4 @@
-"""Issue 26: the budget sweep finds the adaptive system of four-cluster constructions whose optimum is known.
+"""The budget sweep finds the adaptive system of four-cluster constructions whose optimum is known.
 
 Two features ``x1, x2`` with costs ``c1, c2``; clusters A, B (easy: ``x1`` separates them) and C,
 D (hard: two parallel stripes that need both features), :func:`make_four_clusters`. The cheapest
@@ -33,7 +33,7 @@ def _problem(weights, seed=1):
 @pytest.mark.parametrize(
     ("weights", "costs", "budget"),
     [
-        ((0.2, 0.2, 0.3, 0.3), (1.0, 1.0), 1.7),  # optimum 1.6 (the issue's numbers), f0 2
+        ((0.2, 0.2, 0.3, 0.3), (1.0, 1.0), 1.7),  # optimum 1.6, f0 2
         ((0.3, 0.3, 0.2, 0.2), (1.0, 1.0), 1.5),  # optimum 1.4
         ((0.25, 0.25, 0.25, 0.25), (0.5, 2.0), 1.7),  # optimum 1.5, f0 2.5
         ((0.1, 0.3, 0.3, 0.3), (1.0, 2.0), 2.6),  # unequal easy clusters; optimum 2.2, f0 3

@@ -140,7 +140,7 @@ def _fit_cli(tmp):
 
 
 def test_cli_predict_and_evaluate(files, capsys):
-    """Issue 16 item 7: the models the CLI writes can be used from the CLI: predict writes the
+    """The models the CLI writes can be used from the CLI: predict writes the
     library's predictions, probabilities, route and cost per row; evaluate prints its accuracy
     and mean cost."""
     import json

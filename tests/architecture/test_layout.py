@@ -1,9 +1,10 @@
-"""The package layout of docs/architecture.md, checked on the import statements themselves."""
+"""The package layout of docs/architecture.md, checked against the files and on the import statements."""
 
 from __future__ import annotations
 
 import ast
 import importlib
+import re
 import warnings
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 import budget_extras
 
 PKG = Path(budget_extras.__file__).parent
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: Which subpackages each subpackage may import (besides itself). Dependencies point one way:
 #: cli -> methods -> core.
 #: ``plotting`` imports nothing of budget_extras (it reads results by their attributes), so the
@@ -191,3 +193,68 @@ def test_lightgbm_private_api_only_in_compat() -> None:
                 if isinstance(base, ast.Attribute) and base.attr == "basic":
                     offenders.append(f"{path.relative_to(PKG)}:{node.lineno}")
     assert offenders == [], f"use budget_extras._compat instead: {offenders}"
+
+
+#: One entry of the layout block: the tree drawing (``├── ``, ``└── ``, ``│   ``), then the name.
+ENTRY = re.compile(r"^((?:[│ ]   )*)[├└]── (\S+)")
+
+
+def _layout_block(text: str) -> str:
+    """The fenced block of a page that draws the package (its first line is ``budget_extras/``)."""
+    blocks = re.findall(r"^```[^\n]*\n(budget_extras/\n.*?)^```", text, re.M | re.S)
+    assert len(blocks) <= 1, "one layout block per page"
+    return blocks[0] if blocks else ""
+
+
+def _listed_paths(block: str) -> list[str]:
+    """Every path the tree drawing names, relative to the package (``core/``, ``core/_parse.py``, ...)."""
+    stack: list[str] = []
+    paths = []
+    for line in block.splitlines()[1:]:
+        m = ENTRY.match(line)
+        if not m:
+            continue  # a description's continuation line
+        depth = len(m.group(1)) // 4
+        stack[depth:] = [m.group(2)]
+        paths.append("".join(stack))
+    return paths
+
+
+def _package_paths() -> list[str]:
+    """Every module and subpackage of budget_extras (a subpackage's ``__init__.py`` is its folder)."""
+    files = [p.relative_to(PKG) for p in PKG.rglob("*.py")]
+    mods = [p.as_posix() for p in files if p.name != "__init__.py" or p.parent == Path(".")]
+    subs = [f"{p.parent.as_posix()}/" for p in files if p.name == "__init__.py" and p.parent != Path(".")]
+    return sorted(mods + subs)
+
+
+def test_layout_drawing_is_read_as_paths() -> None:
+    block = "\n".join(
+        [
+            "budget_extras/",
+            "├── core/   the core",
+            "│   ├── _a.py   a",
+            "│   │           more",
+            "│   └── _b.py",
+            "└── demo.py",
+        ]
+    )
+    assert _listed_paths(block) == ["core/", "core/_a.py", "core/_b.py", "demo.py"]
+
+
+def test_architecture_layout_lists_every_module_once() -> None:
+    listed = _listed_paths(_layout_block((DOCS / "architecture.md").read_text(encoding="utf-8")))
+    twice = sorted({p for p in listed if listed.count(p) > 1})
+    assert twice == [], f"docs/architecture.md lists {twice} more than once"
+    actual = _package_paths()
+    assert sorted(listed) == actual, (
+        f"docs/architecture.md's layout: missing {sorted(set(actual) - set(listed))}, "
+        f"stale {sorted(set(listed) - set(actual))}"
+    )
+
+
+def test_layout_is_drawn_once_and_linked_elsewhere() -> None:
+    pages = {p.name: p.read_text(encoding="utf-8") for p in sorted(DOCS.glob("*.md"))}
+    drawn = [name for name, text in pages.items() if _layout_block(text)]
+    assert drawn == ["architecture.md"], f"the package layout is drawn in {drawn}; draw it in architecture.md only"
+    assert "](architecture.md#package-layout)" in pages["budget_extras_contract.md"]

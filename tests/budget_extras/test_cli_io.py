@@ -133,7 +133,7 @@ def test_output_equal_to_input_is_refused(workdir, capsys, cmd, out_opt, in_name
 @pytest.mark.parametrize("link", ["symlink", "hardlink", "relative"])
 @pytest.mark.parametrize("cmd", ["report", "prune", "qwyc"])
 def test_output_linked_to_input_is_refused(workdir, tmp_path, capsys, link, cmd):
-    # the issue's examples: report --per-row data.csv --data data.csv, prune/qwyc -o model --model model
+    # e.g. report --per-row data.csv --data data.csv, prune/qwyc -o model --model model
     target = workdir / (FILES["data"] if cmd == "report" else FILES["model"])
     if link == "symlink":
         alias = tmp_path / "alias"
@@ -292,7 +292,7 @@ def test_atomic_outputs_unit(tmp_path):
 
 @pytest.mark.parametrize("cmd", ["prune", "qwyc"])
 def test_feature_columns_matched_by_name_not_position(workdir, tmp_path, capsys, cmd):
-    """A CSV with as many columns as the model has features but other names is refused (issue 14 8a)."""
+    """A CSV with as many columns as the model has features but other names is refused."""
     df = pd.read_csv(workdir / "data.csv")
     wrong = df.drop(columns=["d"]).rename(columns={"y": "label"})[["label", "a", "b", "c"]]
     wrong["y"] = df["y"]

@@ -1,4 +1,4 @@
-"""cost_report streams rows in chunks (issue 14, item 12): any chunk size gives exactly the
+"""cost_report streams rows in chunks: any chunk size gives exactly the
 report of one chunk holding every row, for every input kind and cost model."""
 
 from __future__ import annotations

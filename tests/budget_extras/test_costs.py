@@ -345,7 +345,7 @@ def test_check_positive(value, kwargs, exc, match):
 
 
 def test_method_cost_inputs_refuse_a_feature_named_twice():
-    """Issue 14 item 6: every dict / Series cost input refuses a repeated feature (no last-wins)."""
+    """Every dict / Series cost input refuses a repeated feature (no last-wins)."""
     import lightgbm as lgb
     import pandas as pd
 

@@ -1,4 +1,4 @@
-"""Hostile model texts (issue 14, items 2 and 8b): the core loader never walks forever and
+"""Hostile model texts: the core loader never walks forever and
 refuses every truncation that drops information with ModelParseError; a cut it accepts
 predicts exactly like LightGBM loading the same text."""
 

@@ -1,4 +1,4 @@
-"""FeatureDropRefit (issue 26): drop features from a GBDT, refit its leaves, meet a budget.
+"""FeatureDropRefit: drop features from a GBDT, refit its leaves, meet a budget.
 
 Oracles: a brute-force per-row walk with the dropped features' splits forced; LightGBM itself
 (the exported model, ``Booster.refit``); a direct numpy computation of ``-G / (H + lambda_l2)``

@@ -1,4 +1,4 @@
-"""CSTC defaults that give a frontier, the budget= search and its scoring= (issue 16 items 6, 8)."""
+"""CSTC defaults that give a frontier, the budget= search and its scoring=."""
 
 from __future__ import annotations
 

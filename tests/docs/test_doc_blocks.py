@@ -193,7 +193,6 @@ def _train_to_budget() -> Any:
 CHECKED: dict[tuple[str, str], Any] = {
     ("README.md", "model                        valid acc valid cost  test acc"): lambda b, t: _check_demo_table(b),
     ("docs/architecture.md", "budget_extras/"): _check_tree,
-    ("docs/budget_extras_contract.md", "budget_extras/"): _check_tree,
     ("docs/costs.md", "FeatureCosts(lazy=None, *, coupled=None, groups=None, group_"): _check_signature(
         FeatureCosts.__init__, r"FeatureCosts\((.*)\)"
     ),

@@ -1,4 +1,4 @@
-"""Hostile values of the CEGB parameters (hostile-input hardening, items 4, 5, 6, fork side).
+"""Hostile values of the CEGB parameters, fork side: each refused with an error naming it.
 
 Before: group ids were coerced silently (``[0.5, 0.5]`` -> group 0, ``[0, 4294967296]`` -> groups
 0 and 0, dict ids ``1e19`` and ``2e19`` -> one group through an overflowing cast, cost-file

@@ -1,4 +1,4 @@
-"""The model file records the per-feature CEGB costs a model was trained with (issue 27 item 8).
+"""The model file records the per-feature CEGB costs a model was trained with.
 
 Costs given by feature name, in a cost file or as a FeatureCosts object are written to the
 saved parameters as one value per feature (a grouped feature carries its group's cost) with the

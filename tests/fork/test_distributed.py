@@ -1,4 +1,4 @@
-"""Distributed CEGB (issue 17): two local processes over 127.0.0.1 sockets grow the serial trees.
+"""Distributed CEGB: two local processes over 127.0.0.1 sockets grow the serial trees.
 
 Every case starts two ranks (distributed_worker.py) with ports reserved for it, LightGBM's network
 time_out of 1 minute, a wall-clock limit per process pair, and kills both processes on any failure.

@@ -1,4 +1,4 @@
-"""Issue 27 items 7, 10 and 11: messages a user can act on, paths with spaces, degenerate data.
+"""Messages a user can act on, paths with spaces, degenerate data.
 
 Oracles: the upstream wheel (separate venv) for what upstream does, the same model trained
 from the costs given as a vector for the path with spaces.

@@ -1,5 +1,5 @@
 """The fork's QWYC plan reader validates every qwyc_* field against the model at load
-(docs/qwyc_model_format.md, "What a valid plan is"; hostile-input hardening, item 1).
+(docs/qwyc_model_format.md, "What a valid plan is"; docs/hardening.md).
 
 Before this check a binary model whose header said ``qwyc_mode=multiclass_margin`` loaded, and
 ``QWYCPlan::Run`` partial-sorted a one-element vote vector up to ``begin() + 2`` (heap reads and

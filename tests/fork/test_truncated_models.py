@@ -1,4 +1,4 @@
-"""Truncated model files (hostile-input hardening, item 8b).
+"""Truncated model files are refused or read whole, never past their end.
 
 Upstream LightGBM 4.7.0 reads a model file into a buffer without a terminating NUL and trusts
 ``tree_sizes``: ``lgb.Booster(model_file=cut)`` reads past the end of the buffer and crashes the

@@ -1,4 +1,4 @@
-"""Upstream LightGBM 4.7.0 crashes the fork fixes (hostile-input hardening, item 10).
+"""Upstream LightGBM 4.7.0 crashes the fork fixes (docs/hardening.md).
 
 Each scenario runs in a subprocess, on the upstream wheel (where it must die by a signal) and on
 the fork (where it must end cleanly with the correct result or a LightGBMError), so a crash can

@@ -1,6 +1,6 @@
 """Random CEGB configurations never crash, and the incremental lazy charge equals the reference scan.
 
-Hostile-input issue, item 11. Each draw combines the CEGB penalties (lazy, coupled, split,
+Each draw combines the CEGB penalties (lazy, coupled, split,
 per-feature split, groups, GreedyMiser) with the parts of LightGBM that move rows between trees
 and leaves (bagging, GOSS, multiclass, a categorical feature, monotone and interaction
 constraints). The oracle is the fork's own row-by-row reference scan

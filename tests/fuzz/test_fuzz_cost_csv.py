@@ -1,6 +1,6 @@
 """The two readers of a costs CSV accept and refuse the same files, with the same meaning.
 
-Issue 27. The Python reader ``FeatureCosts.from_csv`` and the fork's C++ reader behind
+The Python reader ``FeatureCosts.from_csv`` and the fork's C++ reader behind
 ``cegb_cost_file`` read one format (docs/costs.md). Each draw builds a sloppy or hostile CSV text
 (documented columns in random order, case and spacing, repeated, unknown or missing columns,
 names, indices out of range, repeated features, numbers with signs, NaN, inf, exponents,

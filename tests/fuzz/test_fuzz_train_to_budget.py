@@ -1,6 +1,6 @@
 """Random and hostile inputs of ``train_to_budget`` give a named error or an honest result.
 
-Issue 27. Each draw takes a valid call on tiny data (200 training rows, 100 validation rows, five
+Each draw takes a valid call on tiny data (200 training rows, 100 validation rows, five
 features, three rounds) and either keeps it or replaces one argument by junk: forbidden or
 misspelt params, budgets that are negative, NaN, inf, bool, text or huge, junk ``budgets``,
 validation sets with shuffled, missing or extra columns, NaN, text, one-class or misaligned

@@ -1,4 +1,4 @@
-"""What a valid QWYC plan is (issue 14, item 1; docs/qwyc_model_format.md): a table of malformed
+"""What a valid QWYC plan is (docs/qwyc_model_format.md): a table of malformed
 plans, one field at a time, each refused by budget_extras' reader with ModelParseError naming the
 qwyc_* key, and refused by the fork's reader too (Booster(model_str=) + predict(pred_early_stop=True)
 raises LightGBMError). The fork runs in subprocesses, so a fork that crashes on a plan fails the

@@ -257,7 +257,7 @@ def test_cli_equals_library(binary, tmp_path, extra, kwargs):
 
 
 def test_cli_calib_is_read_by_name(binary, tmp_path, capsys):
-    """Issue 14 8a: a header that does not name the model's features is refused, not read by position."""
+    """A header that does not name the model's features is refused, not read by position."""
     import pandas as pd
 
     from budget_extras.cli._main import main
@@ -286,7 +286,7 @@ def test_cli_calib_is_read_by_name(binary, tmp_path, capsys):
 
 
 def test_default_random_state_gives_the_same_plan(binary):
-    # issue 16 item 10: with the defaults (cross-fitting folds drawn from random_state), two fits
+    # with the defaults (cross-fitting folds drawn from random_state), two fits
     # on the same rows must write the same plan (random_state=None drew a new split every run)
     b, Xc, _ = binary
     assert QWYC(b).get_params()["random_state"] == 0

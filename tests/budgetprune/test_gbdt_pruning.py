@@ -1,4 +1,5 @@
-"""Issue 16 (BudgetPrune): GBDT collapse refused, re-linearized surrogate, scoring=, progress, cap."""
+"""BudgetPrune on a boosted model: a budget only a constant meets is refused, the re-linearized
+surrogate is exact at its pruning, scoring=, the iteration cap and the progress bar."""
 
 from __future__ import annotations
 
