@@ -180,9 +180,9 @@ def _print_table(
 
 def _search(train: Any, valid: tuple[Any, Any], costs: Any, budget: float, rounds: int, **options: Any) -> Any:
     """Return ``train_to_budget``'s result on the demo's rows (``options``: its keyword arguments)."""
-    from .cegb import train_to_budget
-
     import pandas as pd
+
+    from .cegb import train_to_budget
 
     options.setdefault("choose", "valid")  # on the top-k pick's validation rows, so the columns compare
     X_va = pd.DataFrame(valid[0], columns=train.feature_name)  # the columns matched by name
