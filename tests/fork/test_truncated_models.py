@@ -7,11 +7,14 @@ process for cuts inside the trees (and divides by zero for a header cut right af
 texts") loads a cut text only if the cut leaves every tree and the ``end of trees`` line intact
 and no ``parameters:`` / ``parser:`` section open; then it loads the *complete* model. Every
 other cut is a LightGBMError. Each engine runs in a subprocess, so a crash cannot kill pytest.
+Damaged texts that upstream reads outside its arrays (a parameters line without ':', category-set
+lists of the wrong lengths or beyond 32 bits) are a LightGBMError naming the line or key.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -203,3 +206,78 @@ def test_windows_line_ends_are_read(lgb, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-1000:]
     np.testing.assert_allclose(np.loadtxt(tmp_path / "out.txt"), want, rtol=1e-12, atol=1e-12)
+
+
+# Loads the model text in argv[1] by string, predicts the rows of argv[2]; prints one outcome.
+LOAD_TEXT = textwrap.dedent("""
+    import sys, numpy as np, lightgbm as lgb
+    text = open(sys.argv[1]).read()
+    try:
+        lgb.Booster(model_str=text).predict(np.load(sys.argv[2]), raw_score=True)
+    except lgb.basic.LightGBMError as e:
+        print("error: " + str(e)[:300])
+    else:
+        print("loaded")
+""")
+
+
+def _first_cat_tree(text: str) -> tuple[str, str, str]:
+    """The text cut at the cat_boundaries line of its first tree with a category set: before, lines, after."""
+    start = text.index("\ncat_boundaries=") + 1
+    end = text.index("\n", text.index("\ncat_threshold=", start) + 1)
+    return text[:start], text[start:end], text[end:]
+
+
+def _mutate_category_sets(text: str, bounds=None, words: int = 0) -> str:
+    """``text`` with its first tree's cat_boundaries turned into ``bounds(boundaries)`` and ``words``
+    cat_threshold entries dropped; without ``tree_sizes``, so the trees are read one after the other."""
+    before, lines, after = _first_cat_tree(re.sub(r"(?m)^tree_sizes=.*\n", "", text))
+    b_line, t_line = lines.split("\n")
+    if bounds is not None:
+        b_line = "cat_boundaries=" + " ".join(bounds(b_line.partition("=")[2].split(" ")))
+    if words:
+        t_line = "cat_threshold=" + " ".join(t_line.partition("=")[2].split(" ")[:-words])
+    return before + b_line + "\n" + t_line + after
+
+
+MALFORMED_TEXTS = {
+    "parameters line without ':'": (
+        lambda text: text.replace("parameters:\n", "parameters:\n[abc]\n", 1),
+        r"parameters section line '\[abc\]' is not a '\[key: value\]' line",
+    ),
+    "cat_boundaries beyond 32 bits": (
+        lambda text: _mutate_category_sets(text, bounds=lambda b: [*b[:-1], str(2**32 + 2**31 - 1)]),
+        r"'cat_boundaries' must hold integers 0\.\.2147483647, got '6442450943'",
+    ),
+    "cat_boundaries shorter than num_cat + 1": (
+        lambda text: _mutate_category_sets(text, bounds=lambda b: b[:-1]),
+        r"'cat_boundaries' must have \d+ values \(num_cat \+ 1\), got \d+",
+    ),
+    "cat_boundaries not starting at 0": (
+        lambda text: _mutate_category_sets(text, bounds=lambda b: ["1", *b[1:]]),
+        r"'cat_boundaries' must start at 0 and not decrease",
+    ),
+    "cat_threshold shorter than the last boundary": (
+        lambda text: _mutate_category_sets(text, words=1),
+        r"'cat_threshold' must have \d+ values \(the last cat_boundaries value\), got \d+",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_TEXTS))
+def test_malformed_model_text_is_refused_naming_the_problem(model_dir, tmp_path, case):
+    """A parameters line the loader cannot split, or category-set lists of the wrong lengths or with
+    values beyond 32 bits, are a LightGBMError naming the line or key (not a crash, a hang or reads
+    outside the lists); run in a subprocess, as the unchecked reading crashes or allocates gigabytes."""
+    mutate, message = MALFORMED_TEXTS[case]
+    text = (model_dir / "model.txt").read_text()
+    bad = mutate(text)
+    assert bad != text
+    path = tmp_path / "bad.txt"
+    path.write_text(bad)
+    proc = subprocess.run([sys.executable, "-c", LOAD_TEXT, str(path), str(model_dir / "X.npy")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"crash (rc {proc.returncode}): {proc.stderr[-500:]}"
+    out = proc.stdout.strip().splitlines()[-1]
+    assert out.startswith("error: "), out
+    assert re.search(message, out), out
