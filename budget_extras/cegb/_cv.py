@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,12 +24,10 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 
-from ..core._ensemble import TreeEnsemble
-from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
 from ._result import Candidate, pick
 from ._scoring import readable
-from ._search import Search, _decay
+from ._search import Search
 
 __all__ = [
     "CV_ROWS", "N_FOLDS", "Pool", "cross_validate", "make_pool", "noise_note", "pick", "planned_units", "pool_problem",
@@ -193,12 +190,9 @@ def planned_units(n_targets: int, pooled_share: float) -> float:
 def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np.ndarray, float]:
     fit, hold = pool.folds[fold]
     t0 = time.perf_counter()
-    callbacks = [] if c.decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*c.decay, s.rounds))]
-    b = lgb.train(s.params_for(c.params), pool.data.subset(fit.tolist()), num_boost_round=s.rounds,
-                  callbacks=callbacks)
+    b = s.train_booster(c.params, pool.data.subset(fit.tolist()), c.decay)
     Xh, yh = _take(pool.X, hold), pool.y[hold]
-    cost = row_costs_from_leaves(TreeEnsemble.from_booster(b), b.predict(Xh, pred_leaf=True), s.fc)
-    return float(s.score_fn(b, Xh, yh)), cost, time.perf_counter() - t0
+    return float(s.score_fn(b, Xh, yh)), s.row_costs(b, Xh), time.perf_counter() - t0
 
 
 def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
@@ -216,17 +210,10 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
     """
     k = len(pool.folds)
     done: list[tuple[float, np.ndarray, float]] = []
-    step = max(1, s.clock.n_jobs)
-    for i in range(0, k, step):
-        batch = list(range(i, min(k, i + step)))
-        s.clock.allow(len(batch))
-        if len(batch) == 1:
-            done.append(_fit_fold(s, pool, c, batch[0]))
-        else:
-            with ThreadPoolExecutor(max_workers=len(batch)) as ex:
-                done.extend(ex.map(lambda f: _fit_fold(s, pool, c, f), batch))
-        for f, (_, _, sec) in zip(batch, done[i:], strict=True):
+    for batch in s.batches(lambda f: (f, *_fit_fold(s, pool, c, f)), range(k)):
+        for f, score, cost, sec in batch:
             s.clock.record_raw("cv:" + c.family, sec, pool.folds[f][0].size)
+            done.append((score, cost, sec))
     scores = np.array([d[0] for d in done])
     costs = np.concatenate([d[1] for d in done])
     return replace(
@@ -272,8 +259,7 @@ def refit(s: Search, pool: Pool, c: Candidate) -> tuple[lgb.Booster, float]:
     """Train ``c``'s configuration on every pooled row; return it and its mean cost on those rows."""
     t0 = time.perf_counter()
     s.clock.allow(1)
-    callbacks = [] if c.decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*c.decay, s.rounds))]
-    b = lgb.train(s.params_for(c.params), pool.data, num_boost_round=s.rounds, callbacks=callbacks)
-    cost = row_costs_from_leaves(TreeEnsemble.from_booster(b), b.predict(pool.X, pred_leaf=True), s.fc)
+    b = s.train_booster(c.params, pool.data, c.decay)
+    cost = s.row_costs(b, pool.X)
     s.clock.record_raw("cv_refit", time.perf_counter() - t0, pool.y.size)
     return b, float(cost.mean())

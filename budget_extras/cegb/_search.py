@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -121,13 +121,44 @@ class Search:
                 p.pop(alias, None)
         return p
 
+    def train_booster(self, extra: dict[str, Any], data: lgb.Dataset,
+                      decay: tuple[float, float] | None = None) -> lgb.Booster:
+        """Train the user's parameters with ``extra`` on ``data`` for this search's rounds.
+
+        ``decay``: ``cegb_tradeoff`` falls geometrically from ``decay[0]`` to ``decay[1]``.
+        """
+        callbacks = [] if decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*decay, self.rounds))]
+        return lgb.train(self.params_for(extra), data, num_boost_round=self.rounds, callbacks=callbacks)
+
+    def row_costs(self, booster: lgb.Booster, X: Any, ens: TreeEnsemble | None = None) -> np.ndarray:
+        """Return each row's cost: LightGBM routes the rows (its C++ predictor), the accounting is cost_report's."""
+        ens = TreeEnsemble.from_booster(booster) if ens is None else ens
+        return row_costs_from_leaves(ens, booster.predict(X, pred_leaf=True), self.fc)
+
+    def batches(self, work: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[list[Any]]:
+        """Yield ``work``'s results ``n_jobs`` items at a time (threads), in the order of ``items``.
+
+        Raises
+        ------
+        SearchCut
+            Before a batch that ``max_fits`` or ``time_limit`` does not allow (batches already
+            yielded stay).
+        """
+        step = max(1, self.clock.n_jobs)
+        for i in range(0, len(items), step):
+            batch = list(items[i : i + step])
+            self.clock.allow(len(batch))
+            if len(batch) == 1:
+                yield [work(batch[0])]
+            else:
+                with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+                    yield list(pool.map(work, batch))
+
     def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster]:
         t0 = time.perf_counter()
-        callbacks = [] if spec.decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*spec.decay, self.rounds))]
-        b = lgb.train(self.params_for(spec.extra), self.train, num_boost_round=self.rounds, callbacks=callbacks)
+        b = self.train_booster(spec.extra, self.train, spec.decay)
         ens = TreeEnsemble.from_booster(b)
-        # LightGBM routes the rows (its C++ predictor); the accounting is cost_report's
-        row_cost = row_costs_from_leaves(ens, b.predict(self.Xv, pred_leaf=True), self.fc)
+        row_cost = self.row_costs(b, self.Xv, ens)
         c = Candidate(
             family=spec.family,
             params=dict(spec.extra),
@@ -157,15 +188,7 @@ class Search:
             Before a fit that ``max_fits`` or ``time_limit`` does not allow (fits already done stay).
         """
         out: list[Candidate] = []
-        step = max(1, self.clock.n_jobs)
-        for i in range(0, len(specs), step):
-            batch = list(specs[i : i + step])
-            self.clock.allow(len(batch))
-            if len(batch) == 1:
-                done = [self._train_one(batch[0])]
-            else:
-                with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-                    done = list(pool.map(self._train_one, batch))
+        for done in self.batches(self._train_one, specs):
             for c, b in done:
                 self.frontier.append(c)
                 self.boosters.append(b)

@@ -391,10 +391,10 @@ def _refit_finalists(proxy: Search, full: Search, o: _Options) -> None:
 
 def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
     full = [i for i, c in enumerate(frontier) if not c.proxy]
-    fits = [i for i in full if fits_budget(frontier[i].cost, budget)]
-    if not fits:
+    j = pick([frontier[i] for i in full], budget)
+    if j is None:
         return min(full, key=lambda i: (frontier[i].cost, -frontier[i].score)), Status.INFEASIBLE
-    best = max(fits, key=lambda i: (frontier[i].score, not frontier[i].constant, -frontier[i].cost))
+    best = full[j]
     return best, (Status.CONSTANT if frontier[best].constant else Status.SUCCESS)
 
 
@@ -553,8 +553,10 @@ def train_to_budget(
 def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_train: int,
                proxied: bool) -> str | None:
     """Return why the choice is made on the validation rows (None: by cross-validation)."""
-    if o.choose == "valid" or o.search == "fast":
-        return f"{'choose' if o.choose == 'valid' else 'search'}={o.choose if o.choose == 'valid' else o.search!r}"
+    if o.choose == "valid":
+        return "choose='valid'"
+    if o.search == "fast":
+        return "search='fast'"
     why = ("the training set is large enough for proxies" if proxied else
            cv.pool_problem(train_set, raw, objective_kind(o.base), yv, n_train, size_limit=o.choose == "auto"))
     if why is not None and o.choose == "cv":
