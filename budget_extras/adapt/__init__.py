@@ -4,7 +4,8 @@
 :class:`L1GateBaseline` are the paper's baselines.
 """
 
-from ._estimator import AdaptGBRT, AdaptSweepResult
+from ._estimator import AdaptGBRT
 from ._linear import AdaptLin, L1GateBaseline
+from ._sweep import AdaptSweepResult
 
 __all__ = ["AdaptGBRT", "AdaptLin", "AdaptSweepResult", "L1GateBaseline"]

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..core._ensemble import TreeEnsemble
+from ..core._validation import column_names, pandas_categories
 from ._paths import booster_features_used, sklearn_tree_features_used
 
 __all__ = ["F0Model"]
@@ -148,6 +149,31 @@ class F0Model:
                 f"The 'f0_features' mask must have one entry per feature ({n_features}). Got {mask.size} instead."
             )
         return np.broadcast_to(mask, (n_rows, n_features)).copy()
+
+    def input_spec(self, X: Any) -> tuple[int | None, tuple[str, ...] | None, list[list[Any]] | None]:
+        """Return the column count, names and pandas categories that data for f0 must match.
+
+        They are f0's when it is a LightGBM model (the names of ``X`` when f0 has none), else
+        those of ``X`` (as LightGBM records them when training) with the count left to ``X``.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame of shape (n_rows, n_features)
+            The training rows.
+
+        Returns
+        -------
+        n_features : int or None
+        feature_names : tuple of str or None
+        pandas_categorical : list of list or None
+        """
+        if self._booster is None:
+            return None, column_names(X), pandas_categories(X)
+        ens = self._tree_ensemble()
+        names: tuple[str, ...] | None = ens.feature_names
+        if all(f == f"Column_{i}" for i, f in enumerate(ens.feature_names)):  # f0 has no names
+            names = column_names(X)
+        return ens.n_features, names, ens.pandas_categorical
 
     def _tree_ensemble(self) -> TreeEnsemble:
         if self._ensemble is None:

@@ -37,7 +37,14 @@ from ..core._status import MethodResult, Status
 from ._heads import BinaryHead, F1Head
 from ._qstep import gate_loss_grad_hess, q_step
 
-__all__ = ["AdaptTrainResult", "default_lgb_params", "make_dataset", "train_adapt_gbrt", "train_init_f1"]
+__all__ = [
+    "AdaptTrainResult",
+    "default_lgb_params",
+    "initial_f1_scores",
+    "make_dataset",
+    "train_adapt_gbrt",
+    "train_init_f1",
+]
 
 
 def default_lgb_params() -> dict[str, Any]:
@@ -140,6 +147,76 @@ def train_init_f1(
     )
     ds.set_label(y01.astype(np.float64))
     return lgb.train(params, ds, num_boost_round=n_trees)
+
+
+def initial_f1_scores(
+    ds: lgb.Dataset,
+    X: np.ndarray,
+    y_idx: np.ndarray,
+    cost_vec: np.ndarray,
+    *,
+    gamma: float,
+    n_trees: int,
+    lgb_params: dict[str, Any],
+    head: F1Head,
+    init: str,
+    feature_names: tuple[str, ...] | None,
+) -> list[tuple[str, np.ndarray]]:
+    """Return the initial f1s' raw training scores for ``gamma``: ``[(name, raw), ...]``.
+
+    ``init="greedy"``: the cost-penalized f1 on all features alone. ``init="auto"``: also f1
+    restricted to each of the two features the greedy f1 gains most from and to the cheapest
+    half of the features, dropping those that use the same features as an earlier one.
+
+    Parameters
+    ----------
+    ds : lightgbm.Dataset
+        The training rows (:func:`make_dataset`).
+    X : ndarray of shape (n_rows, n_features)
+        The same rows, to score.
+    y_idx : ndarray of shape (n_rows,)
+        Class indices.
+    cost_vec : ndarray of shape (n_features,)
+        Acquisition cost per feature.
+    gamma : float
+        Feature-acquisition penalty per unit cost.
+    n_trees : int
+        Trees of each initial f1.
+    lgb_params : dict
+        LightGBM parameters.
+    head : F1Head
+        f1's output layer.
+    init : {"auto", "greedy"}
+        Which initializations.
+    feature_names : tuple of str, optional
+        Names in the labels (default ``Column_<i>``).
+
+    Returns
+    -------
+    list of (str, ndarray)
+        ``"greedy"`` first, then ``"f1 on <features>"``.
+    """
+    kw: dict[str, Any] = {"gamma": gamma, "n_trees": n_trees, "lgb_params": lgb_params, "head": head}
+    greedy = train_init_f1(ds, y_idx, cost_vec, **kw)
+    out = [("greedy", np.asarray(greedy.predict(X, raw_score=True)))]
+    if init != "auto":
+        return out
+    d = X.shape[1]
+    names = feature_names or tuple(f"Column_{i}" for i in range(d))
+    gain = np.asarray(greedy.feature_importance(importance_type="gain"), dtype=np.float64)
+    subsets = [np.arange(d) == a for a in np.argsort(-gain, kind="stable")[: min(2, d) if d > 1 else 0]]
+    if d > 2:
+        subsets.append(np.isin(np.arange(d), np.argsort(cost_vec, kind="stable")[: (d + 1) // 2]))
+    seen = [tuple(np.flatnonzero(greedy.feature_importance(importance_type="split") > 0))]
+    for mask in subsets:
+        b = train_init_f1(ds, y_idx, cost_vec, allowed=mask, **kw)
+        used = tuple(np.flatnonzero(b.feature_importance(importance_type="split") > 0))
+        if used in seen:
+            continue
+        seen.append(used)
+        label = "f1 on " + ", ".join(names[i] for i in np.flatnonzero(mask))
+        out.append((label, np.asarray(b.predict(X, raw_score=True))))
+    return out
 
 
 def _logit_mean(v: np.ndarray, w: np.ndarray | None = None) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import make_scorer, roc_auc_score
 
-from budget_extras.adapt._estimator import _make_scorer as adapt_scoring
+from budget_extras.adapt._scoring import resolve_scoring as adapt_scoring
 from budget_extras.budgetprune._scoring import resolve_scoring as prune_scoring
 from budget_extras.cegb._scoring import resolve_scoring as cegb_scoring
 from budget_extras.core import TreeEnsemble
