@@ -29,7 +29,7 @@ from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.svm import SVC
 
 from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
-from budget_extras.adapt._estimator import pareto_mask
+from budget_extras.adapt._sweep import pareto_mask
 from budget_extras.adapt._train import default_lgb_params
 
 HERE = os.path.dirname(os.path.abspath(__file__))

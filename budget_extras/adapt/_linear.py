@@ -17,7 +17,8 @@ the features f0 reads for that row.
 
 from __future__ import annotations
 
-from typing import Any
+import numbers
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
+from ..core._params import Interval, Options, check_params
 from ..core._validation import check_array_2d
 from ._f0 import F0Model
 from ._paths import as_feature_costs, row_cost
@@ -149,12 +151,21 @@ class AdaptLin(_LinearCandidates):
         Fraction of training rows the q-step routes to f0.
     lam : float >= 0, default 0.01
         Weight of the group penalty ``sum_a c_a sqrt(g_a^2 + f1_a^2)`` (standardized features).
-    max_em_iter : int, default 20
+    max_em_iter : int >= 0, default 20
         Alternating-minimization iterations.
-    max_iter : int, default 300
+    max_iter : int >= 0, default 300
         FISTA iterations per g/f1-step.
     f0_features : see :class:`~budget_extras.AdaptGBRT`
     """
+
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "p_full": [Interval(numbers.Real, 0, 1, closed="both")],
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_em_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "f0_features": [Options(("auto", "all")), "array-like", "callable"],
+    }
 
     def __init__(
         self,
@@ -192,10 +203,7 @@ class AdaptLin(_LinearCandidates):
         AdaptLin
             ``self``.
         """
-        if not 0.0 <= float(self.p_full) <= 1.0:
-            raise ValueError(f"The 'p_full' parameter of AdaptLin must be in [0, 1]. Got {self.p_full!r} instead.")
-        if not (np.isfinite(self.lam) and self.lam >= 0):
-            raise ValueError(f"The 'lam' parameter of AdaptLin must be a finite number >= 0. Got {self.lam!r} instead.")
+        check_params(self)
         Z, y01 = self._prepare(X, y, f0, costs, self.f0_features)
         n, m = Z.shape
         p0 = self.f0_.proba(np.asarray(X, dtype=np.float64)) if f0_proba_train is None else f0_proba_train
@@ -245,10 +253,17 @@ class L1GateBaseline(_LinearCandidates):
     ----------
     C_grid : sequence of float, optional
         Inverse L1 strengths of the selecting logistic regression (default ``logspace(-3, 1, 9)``).
-    n_gate_weights : int, default 10
+    n_gate_weights : int >= 1, default 10
         Gate class weights ``linspace(0, 1, n)**2`` for the "f1 is right" class (as in the reference).
     f0_features : see :class:`~budget_extras.AdaptGBRT`
     """
+
+    #: The parameter table (``core._params``), checked before every fit.
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "C_grid": ["array-like", None],
+        "n_gate_weights": [Interval(numbers.Integral, 1, None, closed="left")],
+        "f0_features": [Options(("auto", "all")), "array-like", "callable"],
+    }
 
     def __init__(self, *, C_grid: Any = None, n_gate_weights: int = 10, f0_features: Any = "auto") -> None:
         self.C_grid = C_grid
@@ -274,6 +289,7 @@ class L1GateBaseline(_LinearCandidates):
         L1GateBaseline
             ``self``.
         """
+        check_params(self)
         Z, y01 = self._prepare(X, y, f0, costs, self.f0_features)
         m = Z.shape[1]
         grid = np.logspace(-3, 1, 9) if self.C_grid is None else self.C_grid

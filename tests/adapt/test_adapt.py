@@ -7,9 +7,9 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from budget_extras import Status
 from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
-from budget_extras.adapt._estimator import pareto_mask
 from budget_extras.adapt._paths import booster_features_used, row_cost, sklearn_tree_features_used
 from budget_extras.adapt._qstep import q_step
+from budget_extras.adapt._sweep import pareto_mask
 
 # ----------------------------------------------------------------------------- q-step
 
@@ -258,6 +258,32 @@ def test_adapt_lin_q_and_candidates(binary_problem):
     df = m.evaluate(Xt, yt)
     assert df["n_support"].is_monotonic_decreasing
     assert df["n_support"].iloc[-1] == 0
+
+
+@pytest.mark.parametrize(
+    ("est", "exc", "match"),
+    [
+        (AdaptLin(p_full=True), TypeError, r"'p_full' parameter of AdaptLin must be .*Got True"),
+        (AdaptLin(lam=float("nan")), ValueError, r"'lam' parameter of AdaptLin must be .*Got nan"),
+        (AdaptLin(max_em_iter=2.5), TypeError, r"'max_em_iter' parameter of AdaptLin must be an integer"),
+        (AdaptLin(max_iter=-1), ValueError, r"'max_iter' parameter of AdaptLin must be an integer >= 0"),
+        (L1GateBaseline(n_gate_weights=True), TypeError, r"'n_gate_weights' parameter of L1GateBaseline"),
+        (L1GateBaseline(n_gate_weights=0), ValueError, r"'n_gate_weights' parameter of L1GateBaseline"),
+        (L1GateBaseline(C_grid=0.1), TypeError, r"'C_grid' parameter of L1GateBaseline"),
+    ],
+)
+def test_linear_baselines_refuse_bad_parameters_by_the_table_rule(binary_problem, est, exc, match):
+    """A bool is no number and a count is an integer in range, for the baselines as for AdaptGBRT."""
+    X, y, _, _, f0 = binary_problem
+    with pytest.raises(exc, match=match):
+        est.fit(X, y, f0)
+
+
+def test_linear_baselines_accept_numpy_scalars(binary_problem):
+    X, y, _, _, f0 = binary_problem
+    m = AdaptLin(p_full=np.float32(0.3), lam=np.float64(0.01), max_em_iter=np.int64(2), max_iter=np.int32(20))
+    assert len(m.fit(X, y, f0).history_) == 2
+    assert L1GateBaseline(C_grid=[0.1], n_gate_weights=np.int64(2)).fit(X, y, f0).candidates_
 
 
 # ------------------------------------------------------------------ the gate follows q
