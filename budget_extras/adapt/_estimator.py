@@ -78,9 +78,9 @@ class AdaptGBRT(ClassifierMixin, BaseEstimator):
     q_equality : bool, default True
         True: ``mean(q) = p_full`` (reference code); False: ``mean(q) <= p_full`` (paper).
     lgb_params : dict, optional
-        Overrides of :func:`~budget_extras._adapt_train.default_lgb_params`.
+        Overrides of :func:`~budget_extras.adapt._train.default_lgb_params`.
     f0_features : {"auto", "all"}, bool mask or callable, default "auto"
-        Features ``f0`` reads per row (see :class:`~budget_extras._adapt_f0.F0Model`).
+        Features ``f0`` reads per row (see :class:`~budget_extras.adapt._f0.F0Model`).
     gate_threshold : float, default 0.0
         Rows with ``g(x) > gate_threshold`` go to ``f0`` (0 is the paper's rule; raising it trades
         accuracy for cost without refitting).

@@ -6,7 +6,7 @@ One call of :func:`train_adapt_gbrt` runs, for a fixed ``(p_full, gamma)``:
    model on the labels (GreedyMiser-style: LightGBM ``binary`` with the coupled CEGB penalty);
 2. repeat up to ``max_em_iter`` times:
 
-   * q-step: the closed-form I-projection (:func:`~budget_extras._adapt_qstep.q_step`);
+   * q-step: the closed-form I-projection (:func:`~budget_extras.adapt._qstep.q_step`);
    * g/f1-step: ``g`` and ``f1`` are regrown from scratch (as in the reference), one ``g``
      tree then one ``f1`` tree per round, each a LightGBM tree fit (custom objective, Newton
      step) to the gradients of the paper's loss with ``q`` fixed; before every tree the
@@ -267,7 +267,7 @@ def train_adapt_gbrt(
     callback : callable, optional
         Called with each iteration's history record.
     head : BinaryHead or SoftmaxHead, optional
-        The output layer of ``f1`` (default binary); :class:`~budget_extras._adapt_heads.SoftmaxHead`
+        The output layer of ``f1`` (default binary); :class:`~budget_extras.adapt._heads.SoftmaxHead`
         makes ``f1`` a multinomial LightGBM booster (K trees per round) behind the same gate.
 
     calibrate_gate : bool, default True
