@@ -39,6 +39,7 @@ __all__ = [
     "make_context",
     "pareto_mask",
     "sweep",
+    "train_objective",
 ]
 
 
