@@ -16,6 +16,7 @@ from .._compat import param_aliases
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
+from ..core._report import model_coupled_cost
 from ..core._status import fits_budget
 from ._result import Candidate
 
@@ -166,7 +167,7 @@ class Search:
             tradeoff=spec.tradeoff,
             score=float(self.score_fn(b, self.Xv, self.yv)),
             cost=float(np.mean(row_cost)),
-            coupled_cost=float(self.fc.coupled[np.unique(ens.feature[~ens.is_leaf])].sum()),
+            coupled_cost=model_coupled_cost(ens, self.fc)[1],
             constant=bool(np.sum(b.feature_importance("split")) == 0),
             rows=self.rows,
             proxy=self.proxy,

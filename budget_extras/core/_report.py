@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,12 +13,20 @@ import scipy.sparse as sp
 from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
 from ._predict import apply_prepared, prepare_values
-from ._validation import check_n_trees, check_tree_order
+from ._validation import check_index_array, check_n_trees, check_tree_order
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CostReport", "bits_to_bool", "cost_report", "features_used", "path_feature_bits", "path_feature_counts"]
+__all__ = [
+    "CostReport",
+    "bits_to_bool",
+    "cost_report",
+    "features_used",
+    "model_coupled_cost",
+    "path_feature_bits",
+    "path_feature_counts",
+]
 
 _CHUNK_PAIRS = 1 << 20
 _PERCENTILES = (50, 90, 99)
@@ -270,6 +278,83 @@ def features_used(
     return _walk(ensemble, source, n, order, nt)[0]
 
 
+def model_coupled_cost(
+    ensemble: TreeEnsemble, costs: FeatureCosts | None, trees: Any = None
+) -> tuple[npt.NDArray[np.bool_], float]:
+    """Return the one-time (per-model) cost: THE coupled-cost rule.
+
+    A feature's ``costs.coupled`` is paid once for the model when any split of the trees it
+    evaluates uses the feature, however many rows or splits use it.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The model.
+    costs : FeatureCosts or None
+        The cost model (None: a cost object without coupled costs; the cost is 0).
+    trees : array-like of int, optional
+        The trees some row evaluates (default: every tree).
+
+    Returns
+    -------
+    features : ndarray of bool, shape (n_features,)
+        The features paid for.
+    cost : float
+        ``costs.coupled`` summed over them.
+    """
+    internal = ~ensemble.is_leaf
+    in_trees = internal if trees is None else np.isin(ensemble.node_tree, trees) & internal
+    features = np.zeros(ensemble.n_features, dtype=bool)
+    features[ensemble.feature[in_trees]] = True
+    cost = 0.0 if costs is None else float(np.asarray(costs.coupled)[features].sum())
+    return features, cost
+
+
+def _per_row(x: Any, name: str, n: int, *, integer: bool) -> np.ndarray:
+    """``x`` as a 1-D array of ``n`` entries >= 0, not NaN (int64 or float64; no copy when it is one).
+
+    Infinity passes: costs near the float64 maximum are finite and their sums overflow.
+    """
+    want = np.int64 if integer else np.float64
+    arr = np.asarray(x)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or (not integer and np.issubdtype(arr.dtype, np.floating))):
+        kind = "integers" if integer else "numbers"
+        raise TypeError(f"The {name!r} argument of CostReport.from_usage must hold {kind}. Got dtype {arr.dtype}.")
+    if arr.shape != (n,):
+        raise ValueError(
+            f"The {name!r} argument of CostReport.from_usage must have shape ({n},) (one entry per row of "
+            f"'used'). Got shape {arr.shape}."
+        )
+    arr = arr if arr.dtype == want else arr.astype(want)
+    bad = np.isnan(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"The {name!r} argument of CostReport.from_usage must hold values >= 0. Got {arr[i]!r} at row {i}."
+        )
+    return arr
+
+
+def _usage_matrix(m: Any, name: str, shape: tuple[int, int] | None, n_features: int) -> sp.csr_matrix:
+    """``m`` as a CSR matrix of ``n_features`` columns (and ``shape`` when given): bool, or integer counts."""
+    if not sp.issparse(m) and not isinstance(m, np.ndarray):
+        raise TypeError(
+            f"The {name!r} argument of CostReport.from_usage must be a scipy.sparse matrix or a 2-D ndarray. "
+            f"Got {type(m).__name__}."
+        )
+    counts = name == "feature_counts"
+    if (m.dtype == bool) == counts or (counts and not np.issubdtype(m.dtype, np.integer)):
+        want = "integer" if counts else "bool"
+        raise TypeError(f"The {name!r} argument of CostReport.from_usage must be of dtype {want}. Got {m.dtype}.")
+    if m.ndim != 2 or m.shape[1] != n_features or (shape is not None and m.shape != shape):
+        want_shape = shape if shape is not None else f"(n_rows, {n_features})"
+        raise ValueError(
+            f"The {name!r} argument of CostReport.from_usage must have shape {want_shape}. Got shape {m.shape}."
+        )
+    return m if sp.issparse(m) and m.format == "csr" else sp.csr_matrix(m)
+
+
 @dataclass(frozen=True, eq=False)
 class CostReport:
     """Per-row and per-model prediction cost of an ensemble on some rows.
@@ -314,6 +399,119 @@ class CostReport:
     tree_order: npt.NDArray[np.int64]
     feature_names: tuple[str, ...]
     costs: FeatureCosts = field(repr=False)
+
+    @classmethod
+    def from_usage(
+        cls,
+        ensemble: TreeEnsemble,
+        costs: FeatureCosts | None,
+        used: Any,
+        *,
+        eval_cost: Any,
+        splits_evaluated: Any,
+        trees_evaluated: Any,
+        tree_order: Any = None,
+        coupled_trees: Any = None,
+        acquisition_cost: Any = None,
+        acquired: Any = None,
+        feature_counts: Any = None,
+        feature_names: Sequence[str] | None = None,
+    ) -> CostReport:
+        """Build a report from what each row used and evaluated: the one place the cost rules are applied.
+
+        Acquisition (per row): ``costs.row_cost(used)``, each group / ungrouped feature paid
+        once; ``acquired`` is ``used`` plus the other members of the groups bought. Coupled
+        (per model, :func:`model_coupled_cost`): ``costs.coupled`` of every feature a split of
+        the evaluated trees uses, paid once. ``total_cost`` is acquisition plus evaluation.
+
+        Parameters
+        ----------
+        ensemble : TreeEnsemble
+            The model whose trees the rows evaluated.
+        costs : FeatureCosts or None
+            The cost model; None for a cost object that is not a ``FeatureCosts`` (then
+            ``acquisition_cost`` is required, nothing is acquired beyond ``used`` and the
+            coupled cost is 0).
+        used : scipy.sparse matrix or ndarray of bool, shape (n_rows, n_features)
+            Features some split on each row's evaluated paths uses.
+        eval_cost : array-like of float, shape (n_rows,)
+            Evaluation cost of each row (per-tree and per-split costs), >= 0.
+        splits_evaluated, trees_evaluated : array-like of int, shape (n_rows,)
+            Splits and trees each row evaluated, >= 0.
+        tree_order : array-like of int, optional
+            The evaluation order (default: model order, every tree).
+        coupled_trees : array-like of int, optional
+            The trees some row evaluates, whose features pay the coupled cost (default:
+            ``tree_order``).
+        acquisition_cost : array-like of float, shape (n_rows,), optional
+            Per-row acquisition cost already priced by the caller (default:
+            ``costs.row_cost(used)``).
+        acquired : scipy.sparse matrix or ndarray of bool, shape (n_rows, n_features), optional
+            Features held after paying, already computed by the caller (default:
+            ``costs.acquired_features(used)``).
+        feature_counts : scipy.sparse matrix or ndarray of int, shape (n_rows, n_features), optional
+            Evaluated splits per feature and row.
+        feature_names : sequence of str, optional
+            Default: the ensemble's.
+
+        Returns
+        -------
+        CostReport
+
+        Raises
+        ------
+        TypeError, ValueError
+            If an argument is of the wrong type, dtype or shape, or a per-row quantity is
+            negative or NaN; the message names the argument.
+        """
+        if not isinstance(ensemble, TreeEnsemble):
+            raise TypeError(
+                "The 'ensemble' argument of CostReport.from_usage must be a budget_extras.TreeEnsemble. "
+                f"Got {type(ensemble).__name__}."
+            )
+        d = ensemble.n_features
+        if costs is not None and (not isinstance(costs, FeatureCosts) or np.asarray(costs.lazy).shape != (d,)):
+            got = type(costs).__name__ if not isinstance(costs, FeatureCosts) else f"{costs.lazy.shape[0]} features"
+            raise TypeError(
+                f"The 'costs' argument of CostReport.from_usage must be a FeatureCosts of the model's {d} features "
+                f"or None. Got {got}."
+            )
+        used = _usage_matrix(used, "used", None, d)
+        n = used.shape[0]
+        if acquisition_cost is None and costs is None:
+            raise ValueError("The 'acquisition_cost' argument of CostReport.from_usage is required when costs is None.")
+        acq = _per_row(costs.row_cost(used) if acquisition_cost is None else acquisition_cost,  # type: ignore[union-attr]
+                       "acquisition_cost", n, integer=False)
+        if acquired is None:
+            acquired = used if costs is None else sp.csr_matrix(costs.acquired_features(used))
+        order = check_tree_order(tree_order, ensemble.n_trees)
+        coupled = order if coupled_trees is None else check_index_array(
+            coupled_trees, name="coupled_trees", upper=ensemble.n_trees
+        )
+        coupled_features, coupled_cost = model_coupled_cost(ensemble, costs, coupled)
+        names = ensemble.feature_names if feature_names is None else tuple(str(f) for f in feature_names)
+        if len(names) != d:
+            raise ValueError(
+                f"The 'feature_names' argument of CostReport.from_usage must name the model's {d} features. "
+                f"Got {len(names)} names."
+            )
+        ev = _per_row(eval_cost, "eval_cost", n, integer=False)
+        counts = None if feature_counts is None else _usage_matrix(feature_counts, "feature_counts", (n, d), d)
+        return cls(
+            used=used,
+            acquired=_usage_matrix(acquired, "acquired", (n, d), d),
+            feature_counts=counts,
+            acquisition_cost=acq,
+            splits_evaluated=_per_row(splits_evaluated, "splits_evaluated", n, integer=True),
+            trees_evaluated=_per_row(trees_evaluated, "trees_evaluated", n, integer=True),
+            eval_cost=ev,
+            total_cost=acq + ev,
+            coupled_cost=coupled_cost,
+            coupled_features=coupled_features,
+            tree_order=order,
+            feature_names=names,
+            costs=costs,  # type: ignore[arg-type]
+        )
 
     @property
     def n_rows(self) -> int:
@@ -511,24 +709,20 @@ def cost_report(
     assert acq_or_none is not None and acquired is not None
     acq = acq_or_none
     eval_cost = split_eval + c.tree * nt
-    reached = order[: int(nt.max())] if nt.size else order[:0]
-    in_trees = np.isin(ensemble.node_tree, reached) & ~ensemble.is_leaf
-    coupled_feats = np.zeros(ensemble.n_features, dtype=bool)
-    coupled_feats[ensemble.feature[in_trees]] = True
-    for a in (acq, eval_cost, splits, nt, coupled_feats):
+    for a in (acq, eval_cost, splits, nt):
         a.flags.writeable = False
-    return CostReport(
-        used=used,
-        acquired=acquired,
-        feature_counts=counts,
-        acquisition_cost=acq,
+    report = CostReport.from_usage(
+        ensemble,
+        c,
+        used,
+        eval_cost=eval_cost,
         splits_evaluated=splits,
         trees_evaluated=nt,
-        eval_cost=eval_cost,
-        total_cost=acq + eval_cost,
-        coupled_cost=float(c.coupled[coupled_feats].sum()),
-        coupled_features=coupled_feats,
         tree_order=order,
-        feature_names=ensemble.feature_names,
-        costs=c,
+        coupled_trees=order[: int(nt.max())] if nt.size else order[:0],  # the trees some row reaches
+        acquisition_cost=acq,
+        acquired=acquired,
+        feature_counts=counts,
     )
+    report.coupled_features.flags.writeable = False
+    return report

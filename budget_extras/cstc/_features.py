@@ -212,3 +212,55 @@ def _group_usage(wl: _WeakLearners, cm: _CostModel) -> npt.NDArray[np.float64]:
     for g in range(n_groups):
         G[g] = wl.tree_features[cm.group == g].any(axis=0)
     return G
+
+
+def train_weak_learners(
+    X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], *, n_weak: int, max_depth: int, learning_rate: float,
+    random_state: int | None, params: dict[str, Any] | None,
+) -> Any:
+    """Train the LightGBM regression ensemble (squared loss) whose tree outputs form ``phi(x)``.
+
+    ``params`` (the estimator's ``weak_params``) override the defaults; the training is
+    deterministic and single-threaded.
+    """
+    import lightgbm as lgb
+
+    p: dict[str, Any] = {
+        "objective": "regression",
+        "learning_rate": float(learning_rate),
+        "max_depth": int(max_depth),
+        "num_leaves": 2 ** int(max_depth),
+        "min_data_in_leaf": 5,
+        "verbose": -1,
+        "seed": 0 if random_state is None else int(random_state),
+        "deterministic": True,
+        "num_threads": 1,
+    }
+    p.update(params or {})
+    return lgb.train(p, lgb.Dataset(X, y), num_boost_round=int(n_weak))
+
+
+def feature_map(
+    booster: Any, n_features: int, costs: Any, feature_names: list[str] | None
+) -> tuple[_WeakLearners, _CostModel, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Return the weak learners of ``booster``, the cost model and the trees' evaluation costs.
+
+    Returns
+    -------
+    wl : _WeakLearners
+    cm : _CostModel
+        ``costs`` checked against the ``n_features`` columns (:func:`_costs_iv`).
+    leaf_eval, tree_costs : ndarray of float64
+        :func:`_tree_eval_costs`.
+
+    Raises
+    ------
+    ValueError
+        If the booster does not use ``n_features`` features, or the costs are refused.
+    """
+    wl = _read_weak_learners(booster)
+    if wl.n_features != n_features:
+        raise ValueError(f"The 'booster' of CSTC.fit uses {wl.n_features} features; X has {n_features}.")
+    cm = _costs_iv(costs, n_features, feature_names)
+    leaf_eval, tree_costs = _tree_eval_costs(wl, cm)
+    return wl, cm, leaf_eval, tree_costs

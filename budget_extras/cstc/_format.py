@@ -4,7 +4,8 @@
 document back and validates every field (types, shapes, value ranges, node indices and the
 tree's shape, the embedded LightGBM model through the core's parser) before anything is
 built from it, so that a file from elsewhere is either read exactly or refused with a
-``ValueError`` naming the field.
+``ValueError`` naming the field; :func:`restore_fitted` gives an estimator built from the
+file's parameters its fitted state.
 
 The tree of classifiers is stored in heap order: the children of node ``k`` are ``2k+1`` and
 ``2k+2``. Only the active nodes are listed; a file therefore cannot describe a cycle or a node
@@ -26,6 +27,9 @@ from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._params import is_integer
 from ..core._status import Status
+from ._features import feature_map
+from ._objective import _Structure
+from ._results import CSTCResult
 
 __all__: list[str] = []
 
@@ -530,3 +534,36 @@ def parse_model(text: str, source: str) -> ParsedModel:
     result = _result(r, doc["result"])
     return ParsedModel(params, n, names, cats, classes, costs, doc["weak_learners"], ens, coef, intercept,
                        threshold, active, result)
+
+
+def restore_fitted(est: Any, pm: ParsedModel, source: str, costs: Any = None) -> None:
+    """Set the fitted attributes of ``est`` (a CSTC built from ``pm.params``) from a parsed model file.
+
+    ``costs``: the costs to report with instead of the saved ones (None: the saved costs).
+
+    Raises
+    ------
+    ValueError
+        If LightGBM cannot load the weak learners (the message names ``source`` and the field).
+    """
+    import lightgbm as lgb
+
+    try:
+        est.booster_ = lgb.Booster(model_str=pm.model_text)
+    except lgb.basic.LightGBMError as exc:
+        raise ValueError(f"{source}: field 'weak_learners': LightGBM cannot load it: {exc}") from None
+    est.costs = pm.costs if costs is None else costs
+    est._feature_names = pm.feature_names
+    est._pandas_categorical = pm.pandas_categorical
+    est.n_features_in_ = pm.n_features
+    est.feature_names_in_ = None if pm.feature_names is None else list(pm.feature_names)
+    if pm.classes is not None:
+        est.classes_ = pm.classes
+    est._wl, est._cm, est._leaf_eval, est.tree_costs_ = feature_map(
+        pm.ensemble, pm.n_features, est.costs, est.feature_names_in_
+    )
+    est.tree_features_ = est._wl.tree_features.copy()
+    est.coef_, est.intercept_, est.threshold_ = pm.coef, pm.intercept, pm.threshold
+    est.active_ = pm.active
+    est.is_leaf_ = _Structure(int(est.depth), est.active_).is_leaf
+    est.result_ = CSTCResult(**pm.result)
