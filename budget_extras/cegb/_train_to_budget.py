@@ -6,7 +6,6 @@ import functools
 import inspect
 import math
 import numbers
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._compat import construct_dataset, param_aliases
-from ..core._costs import FeatureCosts, as_feature_costs
+from ..core._costs import as_feature_costs
 from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
@@ -358,9 +357,8 @@ def _run_families(s: Search, o: _Options, fork: bool) -> None:
     fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], o.n_bisect, o.targets)
     fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets)
     if np.any(np.asarray(s.fc.coupled) > 0):
-        coupled = {**knobs, "cegb_penalty_feature_coupled": [float(v) for v in s.fc.coupled]}
-        fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2,
-                       o.targets)
+        fam.lazy_sweep(s, "lazy_coupled", fam.cegb_knobs(s, rank, fork, coupled=True), None,
+                       [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2, o.targets)
     fam.smaller_trees(s, o.targets, o.leaves_grid)
 
 
@@ -643,8 +641,6 @@ def _search(
     ``valid``: the validation rows, labels and init_score (None without one).
     """
     Xv, yv, init = valid
-    if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
-        as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
     raw = train_set.data  # read before construction, which may free it

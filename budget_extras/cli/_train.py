@@ -13,10 +13,9 @@ import pandas as pd
 
 from .._compat import param_aliases
 from ..cegb import train_to_budget
-from ..core._costs import FeatureCosts
 from ..core._status import Status, fits_budget
 from ._args import add_costs, add_output, add_quiet, add_valid
-from ._io import AtomicOutputs, check_paths, read_csv
+from ._io import AtomicOutputs, check_paths, read_rows
 from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["read_config", "register", "run"]
@@ -105,8 +104,11 @@ def read_config(path: Path) -> dict[str, str]:
     return out
 
 
-def _read_csv(path: str | Path, what: str) -> pd.DataFrame:
-    frame: pd.DataFrame = read_csv(path, what)
+def _read_csv(path: str | Path, what: str, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every column of a CSV (:func:`read_rows`); text columns become categoricals, with ``like``'s categories."""
+    cats = {} if like is None else {c: like[c].cat.categories.tolist() for c in like.columns
+                                    if isinstance(like[c].dtype, pd.CategoricalDtype)}
+    frame: pd.DataFrame = read_rows(path, what, categories=cats, new_categories=True)[0]
     return frame
 
 
@@ -176,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     check_plot(args.plot)
     train = _read_csv(data_path, "data= (training CSV)")
     label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns), data_path)
-    valid = _read_csv(args.valid, "--valid")
+    valid = _read_csv(args.valid, "--valid", like=train)
     cols = list(train.columns)
     for key in sorted(k for k in conf if k in param_aliases("group_column")):
         raise ValueError(f"config key {key}=: query groups (ranking) are not supported by budget-extras train")
@@ -195,7 +197,6 @@ def run(args: argparse.Namespace) -> int:
         k: v for k, v in conf.items() if k not in _DATA_KEYS | _LABEL_KEYS | _DROP_KEYS | column_keys
     }
     rounds = _rounds(conf, args.num_boost_round)
-    costs = FeatureCosts.from_csv(args.costs, feature_names=feats)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r = train_to_budget(
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             lgb.Dataset(train[feats], train[label].to_numpy(), weight=train[weight[0]].to_numpy() if weight else None),
             budget=args.budget,
             valid_set=(valid[feats], valid[label].to_numpy()),
-            costs=costs,
+            costs=str(args.costs),  # read once, by train_to_budget (as_feature_costs)
             num_boost_round=rounds,
             progress=not args.quiet,
             choose=args.choose,

@@ -180,3 +180,40 @@ def test_cli_regression_reports_rmse(files, capsys):
     assert (rep["metric"], rep["scoring"]) == ("rmse", "neg_l2")
     assert rep["metric_value"] == pytest.approx(rmse) and rep["score"] == pytest.approx(-(rmse**2))
     assert all(c["metric_value"] == pytest.approx(np.sqrt(-c["score"])) for c in rep["frontier"])
+
+
+@pytest.mark.parametrize(
+    ("csv", "named", "words"),
+    [
+        ("feature,cost\na,1\nb,2\na,3\n", pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"]),
+         "gives feature 'a' twice; give each feature once."),
+        ("feature,cost\na,1\nzz,2\n", {"a": 1.0, "zz": 2.0}, "names unknown features ['zz']; known features are"),
+    ],
+)
+def test_cost_name_errors_are_checked_once_in_the_same_words_from_python_and_the_cli(
+    files, capsys, monkeypatch, csv, named, words
+):
+    """A feature named twice or unknown: one check, the same message from a dict, a Series, a CSV and the CLI."""
+    from budget_extras.core import _costs
+
+    d, df = files
+    calls = []
+    check = _costs._feature_positions
+    monkeypatch.setattr(_costs, "_feature_positions", lambda *a: calls.append(a) or check(*a))
+    (d / "bad_costs.csv").write_text(csv)
+    feats = ["a", "b", "c", "d"]
+    tr, va = df.iloc[:350], df.iloc[350:]
+    kw = dict(budget=4.0, valid_set=(va[feats], va["y"].to_numpy()), num_boost_round=8, progress=False)
+    with pytest.raises(ValueError) as from_csv:
+        train_to_budget({"objective": "binary"}, lgb.Dataset(tr[feats], tr["y"].to_numpy()),
+                        costs=str(d / "bad_costs.csv"), **kw)
+    assert len(calls) == 1 and words in str(from_csv.value)
+    rc = main(["train", "--config", str(d / "train.conf"), "--budget", "4", "--valid", str(d / "valid.csv"),
+               "--costs", str(d / "bad_costs.csv"), "-o", str(d / "m.txt"), "--quiet"])
+    assert rc == 2 and len(calls) == 2
+    assert capsys.readouterr().err == f"budget-extras train: error: {from_csv.value}\n"
+    with pytest.raises(ValueError) as from_python:
+        train_to_budget({"objective": "binary"}, lgb.Dataset(tr[feats], tr["y"].to_numpy()), costs=named, **kw)
+    assert len(calls) == 3
+    where = f"The costs CSV {str(d / 'bad_costs.csv')!r}"
+    assert str(from_python.value) == str(from_csv.value).replace(where, "The 'costs' argument of train_to_budget")
