@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
+from ..core._params import Interval, check_scalar
 from ._mpl import new_axes, two_axes
 
 __all__ = ["plot_cost_report", "plot_feature_share", "plot_row_costs"]
@@ -39,8 +41,7 @@ def plot_feature_share(report: Any, ax: Any = None, *, top: int | None = 20) -> 
         feature names.
     """
     _check(report, "plot_feature_share")
-    if top is not None and (isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1):
-        raise ValueError(f"The 'top' parameter of plot_feature_share must be None or a positive int. Got {top!r}.")
+    check_scalar(top, "top", [Interval(numbers.Integral, 1, None, closed="left"), None], owner="plot_feature_share")
     ax = new_axes(ax)
     ff = report.feature_frame()
     ff = ff[ff["share_paying"] > 0].sort_values("share_paying", ascending=False, kind="stable")
