@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from ..core._params import Interval, check_scalar
 from ._mpl import new_axes, two_axes
 
 __all__ = ["plot_cost_report", "plot_feature_share", "plot_row_costs"]
@@ -41,7 +39,11 @@ def plot_feature_share(report: Any, ax: Any = None, *, top: int | None = 20) -> 
         feature names.
     """
     _check(report, "plot_feature_share")
-    check_scalar(top, "top", [Interval(numbers.Integral, 1, None, closed="left"), None], owner="plot_feature_share")
+    if top is not None:  # numpy's rule, as the parameter table's: a bool is not an integer, np.int64 is
+        if np.ndim(top) != 0 or not np.issubdtype(np.asarray(top).dtype, np.integer):
+            raise TypeError(f"The 'top' parameter of plot_feature_share must be an integer >= 1 or None. Got {top!r}.")
+        if top < 1:
+            raise ValueError(f"The 'top' parameter of plot_feature_share must be an integer >= 1 or None. Got {top!r}.")
     ax = new_axes(ax)
     ff = report.feature_frame()
     ff = ff[ff["share_paying"] > 0].sort_values("share_paying", ascending=False, kind="stable")
