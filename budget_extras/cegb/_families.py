@@ -194,12 +194,19 @@ def greedy_forward(
     return [Subset(len(p), p, c) for p, c in zip(todo, cands, strict=True)]
 
 
-def cegb_knobs(s: Search, rank: Ranking, fork: bool) -> dict[str, Any]:
-    """Return the lazy-cost parameters every CEGB candidate adds (groups with the fork)."""
-    knobs: dict[str, Any] = {"cegb_penalty_feature_lazy": [float(v) for v in rank.unit_cost]}
+def cegb_knobs(s: Search, rank: Ranking, fork: bool, coupled: bool = False) -> dict[str, Any]:
+    """Return the cost parameters every CEGB candidate adds, from :meth:`FeatureCosts.to_cegb_params`.
+
+    The lazy costs (a grouped feature at its group's cost), the groups with the fork (upstream
+    LightGBM has no ``cegb_feature_group``) and, with ``coupled``, the coupled costs.
+    """
+    params = s.fc.to_cegb_params(s.fc.feature_names)
+    keys = ["cegb_penalty_feature_lazy"]
     if fork and np.any(np.asarray(s.fc.group) >= 0):
-        knobs["cegb_feature_group"] = [int(g) for g in s.fc.group]
-    return knobs
+        keys.append("cegb_feature_group")
+    if coupled:
+        keys.append("cegb_penalty_feature_coupled")
+    return {k: params[k] for k in keys}
 
 
 def _crossing(pts: list[tuple[float, Candidate]], b: float) -> tuple[float, float] | None:

@@ -6,7 +6,6 @@ import functools
 import inspect
 import math
 import numbers
-import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -17,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._compat import construct_dataset, param_aliases
-from ..core._costs import FeatureCosts, as_feature_costs
+from ..core._costs import as_feature_costs
+from ..core._params import Interval, Options, check_scalar, is_integer, is_real
 from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
@@ -60,26 +60,37 @@ class _Options:
     rule: str
 
 
-def _float(value: Any) -> float:
-    """``float(value)``, with an int beyond the float range read as +-inf instead of raising."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf
+#: The scalar arguments of :func:`train_to_budget` in the package's parameter table
+#: (``core/_params.py``): a bool is never a number, numpy scalars are numbers.
+_ARGUMENT_CONSTRAINTS: dict[str, list[Any]] = {
+    "budget": [Interval(numbers.Real, 0, None, closed="left")],
+    "num_boost_round": [Interval(numbers.Integral, 1, None, closed="left")],
+    "random_state": [Interval(numbers.Integral, None, None, closed="neither")],
+    "progress": ["boolean"],
+    "n_tradeoffs": [Interval(numbers.Integral, 0, None, closed="left")],
+    "n_bisect": [Interval(numbers.Integral, 0, None, closed="left")],
+    "greedy": ["boolean"],
+    "keep_boosters": ["boolean"],
+    "proxy_rows": [Interval(numbers.Integral, 100, None, closed="left"), Options(("auto",)), None],
+    "n_jobs": [Interval(numbers.Integral, 1, None, closed="left")],
+    "max_fits": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "time_limit": [Interval(numbers.Real, 0, None, closed="neither", allow_inf=True), None],
+    "search": [Options(("full", "fast"))],
+    "choose": [Options(("auto", "cv", "valid"))],
+    "rule": [Options(("best", "1se"))],
+}
 
 
-def _finite(value: Any) -> bool:
-    """Tell whether ``value`` converts to a finite float (an int beyond 1e308 does not)."""
-    return math.isfinite(_float(value))
+def _check_arguments(kw: Mapping[str, Any]) -> None:
+    """Check the scalar arguments of one call against :data:`_ARGUMENT_CONSTRAINTS` (before any work).
 
-
-def _int_at_least(name: str, val: Any, low: int, none_ok: bool = False) -> int | None:
-    if val is None and none_ok:
-        return None
-    if isinstance(val, bool) or not isinstance(val, numbers.Integral) or val < low:
-        more = " or None" if none_ok else ""
-        raise ValueError(f"The '{name}' argument must be an integer >= {low}{more}. Got {val!r}.")
-    return int(val)
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`~budget_extras.core._params.check_scalar`, naming the first argument refused.
+    """
+    for name, constraints in _ARGUMENT_CONSTRAINTS.items():
+        check_scalar(kw[name], name, constraints, owner="train_to_budget", kind="argument")
 
 
 def _params_iv(params: Any) -> dict[str, Any]:
@@ -162,9 +173,7 @@ def _iv(
     base = _params_iv(params)
     if not isinstance(train_set, lgb.Dataset):
         raise TypeError(f"The 'train_set' argument must be a lightgbm.Dataset. Got {type(train_set).__name__}.")
-    if (isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not _finite(budget)
-            or not float(budget) >= 0):
-        raise ValueError(f"The 'budget' argument must be a finite number >= 0. Got {budget!r}.")
+    _check_arguments({**kw, "budget": budget})
     Xv, yv, init = _valid_iv(valid_set, objective_kind(base))
     base.setdefault("seed", kw["random_state"])
     if not param_aliases("verbosity") & set(base):
@@ -175,7 +184,7 @@ def _iv(
             raise ValueError(f"The 'budgets' argument must be a sequence of numbers >= 0, not a string. "
                              f"Got {kw['budgets']!r}.")
         try:
-            extra = [float(v) for v in kw["budgets"]]
+            extra = [float(v) if is_real(v) else math.nan for v in kw["budgets"]]  # a bool is no budget
         except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(
                 f"The 'budgets' argument must be a sequence of numbers >= 0. Got {kw['budgets']!r}."
@@ -188,47 +197,37 @@ def _iv(
         if isinstance(grid, (str, bytes, bytearray)) or not isinstance(grid, Iterable):
             raise TypeError(f"The 'k_grid' argument must be a sequence of integers >= 1. Got {grid!r}.")
         grid = list(grid)
-        if any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in grid):
+        if any(not is_integer(k) for k in grid):
             raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
         ks = sorted({int(k) for k in grid})
         if not ks or ks[0] < 1:
             raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
     proxy = kw["proxy_rows"]
-    if not (proxy is None or proxy == "auto"):
-        _int_at_least("proxy_rows", proxy, 100)
-    if kw["search"] not in ("full", "fast"):
-        raise ValueError(f"The 'search' argument must be 'full' or 'fast'. Got {kw['search']!r}.")
     if kw["search"] == "fast" and not is_fork():
         raise ValueError(
             "The 'search' argument 'fast' needs the lightgbm-cegb fork (its cegb_budget parameter); "
             f"the imported lightgbm is {lgb.__version__}. Use search='full'."
         )
-    if kw["choose"] not in ("auto", "cv", "valid"):
-        raise ValueError(f"The 'choose' argument must be 'auto', 'cv' or 'valid'. Got {kw['choose']!r}.")
     if kw["choose"] == "cv" and kw["search"] == "fast":
         raise ValueError(
             "The 'choose' argument 'cv' needs search='full' (the fast search chooses on the validation rows)."
         )
-    if kw["rule"] not in ("best", "1se"):
-        raise ValueError(f"The 'rule' argument must be 'best' or '1se'. Got {kw['rule']!r}.")
     _warn_unused(kw)
     limit = kw["time_limit"]
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Real) or not _float(limit) > 0):
-        raise ValueError(f"The 'time_limit' argument must be a number of seconds > 0 or None. Got {limit!r}.")
     opts = _Options(
         base=base,
         budget=float(budget),
         targets=sorted({float(budget), *extra}),
-        rounds=int(_int_at_least("num_boost_round", kw["num_boost_round"], 1) or 1),
+        rounds=int(kw["num_boost_round"]),
         k_grid=ks,
-        n_tradeoffs=int(_int_at_least("n_tradeoffs", kw["n_tradeoffs"], 0) or 0),
-        n_bisect=int(_int_at_least("n_bisect", kw["n_bisect"], 0) or 0),
+        n_tradeoffs=int(kw["n_tradeoffs"]),
+        n_bisect=int(kw["n_bisect"]),
         greedy=bool(kw["greedy"]),
         leaves_grid=_leaves_grid(kw["num_leaves_grid"], params),
         proxy_rows=proxy,
-        n_jobs=int(_int_at_least("n_jobs", kw["n_jobs"], 1) or 1),
-        max_fits=_int_at_least("max_fits", kw["max_fits"], 1, none_ok=True),
-        time_limit=None if limit is None else _float(limit),
+        n_jobs=int(kw["n_jobs"]),
+        max_fits=None if kw["max_fits"] is None else int(kw["max_fits"]),
+        time_limit=None if limit is None else (math.inf if limit > 1e308 else float(limit)),
         search=str(kw["search"]),
         choose=str(kw["choose"]),
         rule=str(kw["rule"]),
@@ -257,7 +256,7 @@ def _warn_unused(kw: Mapping[str, Any]) -> None:
 def _is_default(value: Any, default: Any) -> bool:
     if default is None or isinstance(default, (bool, str)):
         return value is default or (isinstance(value, (bool, str)) and value == default)
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and value == default
+    return is_real(value) and value == default
 
 
 def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
@@ -277,7 +276,7 @@ def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
         vals = list(grid)
     except TypeError:
         raise ValueError(bad) from None
-    if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 2 for v in vals):
+    if any(not is_integer(v) or v < 2 for v in vals):
         raise ValueError(f"The 'num_leaves_grid' argument must hold integers >= 2. Got {grid!r}.")
     return sorted({int(v) for v in vals}, reverse=True)
 
@@ -358,9 +357,8 @@ def _run_families(s: Search, o: _Options, fork: bool) -> None:
     fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], o.n_bisect, o.targets)
     fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets)
     if np.any(np.asarray(s.fc.coupled) > 0):
-        coupled = {**knobs, "cegb_penalty_feature_coupled": [float(v) for v in s.fc.coupled]}
-        fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2,
-                       o.targets)
+        fam.lazy_sweep(s, "lazy_coupled", fam.cegb_knobs(s, rank, fork, coupled=True), None,
+                       [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2, o.targets)
     fam.smaller_trees(s, o.targets, o.leaves_grid)
 
 
@@ -545,7 +543,7 @@ def train_to_budget(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
         greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
-        search=search, choose=choose, rule=rule,
+        search=search, choose=choose, rule=rule, progress=progress, keep_boosters=keep_boosters,
     )
     return _search(o, train_set, (Xv, yv, init), costs, scoring, progress, keep_boosters)
 
@@ -643,8 +641,6 @@ def _search(
     ``valid``: the validation rows, labels and init_score (None without one).
     """
     Xv, yv, init = valid
-    if not isinstance(costs, (FeatureCosts, Mapping, pd.Series, list, tuple, np.ndarray, str, os.PathLike)):
-        as_feature_costs(costs, n_features=0, feature_names=[], owner="train_to_budget")  # raises the TypeError
     score_name, score_fn = resolve_scoring(scoring, o.base)
     fork = is_fork()
     raw = train_set.data  # read before construction, which may free it

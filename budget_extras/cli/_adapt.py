@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._args import add_actions, add_costs, add_label, add_model, add_output, add_quiet, add_train, add_valid
-from ._io import AtomicOutputs, check_paths, load_booster, read_costs, read_csv, write_table
+from ._io import AtomicOutputs, check_paths, load_booster, model_categories, read_costs, read_rows, write_table
 
 __all__ = ["register", "run"]
 
@@ -72,24 +72,19 @@ def _add_model_options(q: Any) -> None:
 def _load(args: argparse.Namespace) -> tuple[Any, pd.DataFrame]:
     """Return the fitted model (with its f0) and the data's feature columns, in the model's order."""
     from ..adapt._estimator import AdaptGBRT
-    from ..core._costs import FeatureCosts
 
-    data = read_csv(args.data, "--data")
-    if args.label is not None and args.label in data.columns:
-        data = data.drop(columns=[args.label])
-    model = AdaptGBRT.load(args.model, f0=load_booster(args.f0, "--f0"))
+    f0 = load_booster(args.f0, "--f0")
+    model = AdaptGBRT.load(args.model, f0=f0)
     names = model._feature_names
-    if names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names)):
-        missing = [f for f in names if f not in data.columns]
-        if missing:
-            raise ValueError(f"'{args.data}' lacks the model's feature columns {missing[:5]}.")
-        data = data[list(names)]
-    elif data.shape[1] != model.n_features_in_:
+    named = names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names))
+    data, _ = read_rows(args.data, "--data", list(names) if named and names is not None else None, label=args.label,
+                        categories=model_categories(f0))
+    if not named and data.shape[1] != model.n_features_in_:
         raise ValueError(
             f"'{args.data}' has {data.shape[1]} feature columns; the model expects {model.n_features_in_}."
         )
     if args.costs is not None:  # the costs CSV is read against the data's columns, known only now
-        model._price(FeatureCosts.from_csv(args.costs, feature_names=[str(c) for c in data.columns]))
+        model._price(read_costs(args.costs, [str(c) for c in data.columns]))
     return model, data
 
 
@@ -103,8 +98,7 @@ def run_predict(args: argparse.Namespace) -> int:
     """
     inputs = {"--model": args.model, "--f0": args.f0, "--data": args.data, "--costs": args.costs}
     check_paths(inputs, {} if args.output is None else {"-o/--output": args.output})
-    model, data = _load(args)
-    X = data.to_numpy(np.float64)
+    model, X = _load(args)
     proba = model.predict_proba(X)
     out = pd.DataFrame({"prediction": model.classes_[np.argmax(proba, axis=1)]})
     for k, c in enumerate(model.classes_):
@@ -124,12 +118,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         The parsed command line.
     """
     check_paths({"--model": args.model, "--f0": args.f0, "--data": args.data, "--costs": args.costs}, {})
-    frame = read_csv(args.data, "--data")
-    if args.label not in frame.columns:
-        raise ValueError(f"The label column '{args.label}' is not in '{args.data}'.")
-    y = frame[args.label].to_numpy()
+    _, y = read_rows(args.data, "--data", [], label=args.label, label_required=True)
     model, data = _load(args)
-    res = model.evaluate(data.to_numpy(np.float64), y)
+    res = model.evaluate(data, y)
     print(json.dumps({"n_rows": len(y), **res, "mean_cost": res["cost"]}, indent=1))
     return 0
 
@@ -152,17 +143,16 @@ def run(args: argparse.Namespace) -> int:
         {"--train": args.train, "--valid": args.valid, "--f0": args.f0, "--costs": args.costs},
         {"--output": args.output},
     )
-    train = read_csv(args.train, "--train")
-    if args.label not in train.columns:
-        raise ValueError(f"The label column '{args.label}' is not in '{args.train}'.")
-    y = train.pop(args.label).to_numpy()
+    f0 = load_booster(args.f0, "--f0")
+    cats = model_categories(f0)
+    train, y = read_rows(args.train, "--train", label=args.label, label_required=True, categories=cats)
     names = [str(c) for c in train.columns]
     costs = read_costs(args.costs, names)
-    f0 = load_booster(args.f0, "--f0")
     kw: dict[str, Any] = {}
     if args.valid is not None:
-        valid = read_csv(args.valid, "--valid")
-        kw = {"y_valid": valid.pop(args.label).to_numpy(), "X_valid": valid[names].astype(np.float64)}
+        X_valid, y_valid = read_rows(args.valid, "--valid", names, label=args.label, label_required=True,
+                                     categories=cats)
+        kw = {"y_valid": y_valid, "X_valid": X_valid}
     model = AdaptGBRT(
         f0,
         costs=costs,
@@ -173,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         max_em_iter=args.max_em_iter,
         progress=not args.quiet,
     )
-    model.fit(train.astype(np.float64), y, **kw)  # a DataFrame: the model keeps the column names
+    model.fit(train, y, **kw)  # a DataFrame: the model keeps the column names
     with AtomicOutputs() as out:
         model.save(out.path(args.output))
     summary: dict[str, Any] = {

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..core._costs import FeatureCosts
 from ..cstc._estimator import CSTC
 from ._args import (
     add_actions,
@@ -40,7 +39,16 @@ from ._args import (
     add_train,
     add_valid,
 )
-from ._io import AtomicOutputs, CLIError, check_paths, read_costs, read_csv, read_ensemble, write_table
+from ._io import (
+    AtomicOutputs,
+    CLIError,
+    check_paths,
+    model_categories,
+    read_costs,
+    read_ensemble,
+    read_rows,
+    write_table,
+)
 
 __all__ = ["register", "run"]
 
@@ -93,29 +101,9 @@ def _add_model_file(q: Any) -> None:
                    help="model file written by 'budget-extras cstc --output' (CSTC.save)")
 
 
-def _read_features(
-    path: str | Path, label: str | None, columns: list[str] | None, option: str, *, label_required: bool = False
-) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """Return the feature columns (``columns``, or all but ``label``) as float64 and the labels, if present."""
-    df = read_csv(path, option)
-    if label_required and label not in df.columns:
-        raise ValueError(
-            f"CSV {str(path)!r} has no label column {label!r} (it has {list(df.columns)[:6]!r}...)"
-        )
-    y = df.pop(label).to_numpy() if label is not None and label in df.columns else None
-    cols = columns if columns is not None else list(df.columns)
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"CSV {str(path)!r} lacks feature columns {missing[:6]!r}")
-    X = df[cols]
-    text = [c for c in cols if not pd.api.types.is_numeric_dtype(X[c])]
-    if text:
-        raise ValueError(f"CSV {str(path)!r} has non-numeric feature columns {text[:6]!r}")
-    return X.astype(np.float64), y
-
-
-def _read(path: Path, label: str, columns: list[str] | None, option: str = "CSV") -> tuple[pd.DataFrame, np.ndarray]:
-    X, y = _read_features(path, label, columns, option, label_required=True)
+def _read(path: Path, label: str, columns: list[str] | None, option: str = "CSV",
+          categories: dict[str, list[Any]] | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    X, y = read_rows(path, option, columns, label=label, label_required=True, categories=categories)
     return X, np.asarray(y)
 
 
@@ -209,19 +197,20 @@ def run(args: argparse.Namespace) -> int:
     )
     booster = None
     columns = None
+    cats: dict[str, list[Any]] = {}
     if args.model is not None:
         booster = read_ensemble(args.model, "--model")
-        columns = list(booster.feature_names)
-    X, y = _read(args.train, args.label, columns, "--train")
+        columns, cats = list(booster.feature_names), model_categories(booster)
+    X, y = _read(args.train, args.label, columns, "--train", cats)
     columns = list(X.columns)
     Xv = yv = None
     if args.valid is not None:
-        Xv, yv = _read(args.valid, args.label, columns, "--valid")
+        Xv, yv = _read(args.valid, args.label, columns, "--valid", cats)
     costs = read_costs(args.costs, columns)
     model = CSTC(booster, costs=costs, depth=args.depth, lam=args.lam, rho=args.rho, task=args.task, n_weak=args.n_weak,
                  weak_max_depth=args.weak_max_depth, random_state=args.seed)
     model.fit(X, y, X_valid=Xv, y_valid=yv)
-    Xr, yr = (X, y) if args.test is None else _read(args.test, args.label, columns, "--test")
+    Xr, yr = (X, y) if args.test is None else _read(args.test, args.label, columns, "--test", cats)
     out = result_dict(model, Xr, yr)
     with AtomicOutputs() as outputs:
         if args.output is not None:
@@ -230,6 +219,12 @@ def run(args: argparse.Namespace) -> int:
             prediction_table(model, Xr).to_csv(outputs.path(args.predictions), index_label="row")
     _print_result(out, args.json)
     return 0
+
+
+def _categories(model: CSTC) -> dict[str, list[Any]]:
+    """Return a loaded model's pandas categorical features (its weak learners' model records which)."""
+    booster = getattr(model, "booster_", None)
+    return {} if booster is None or not model._pandas_categorical else model_categories(booster)
 
 
 def _load(args: argparse.Namespace) -> tuple[CSTC, pd.DataFrame, np.ndarray | None]:
@@ -244,15 +239,15 @@ def _load(args: argparse.Namespace) -> tuple[CSTC, pd.DataFrame, np.ndarray | No
     names = model.feature_names_in_
     named = names is not None and not all(f == f"Column_{i}" for i, f in enumerate(names))
     cols = list(names) if named and names is not None else None
-    X, y = _read_features(args.data, args.label, cols, "--data", label_required=args.cstc_action == "evaluate")
+    X, y = read_rows(args.data, "--data", cols, label=args.label, label_required=args.cstc_action == "evaluate",
+                     categories=_categories(model))
     if X.shape[1] != model.n_features_in_:
         raise CLIError(
             f"--data {os.fspath(args.data)!r} has {X.shape[1]} feature columns; the model expects "
             f"{model.n_features_in_}"
         )
     if args.costs is not None:
-        costs = FeatureCosts.from_csv(args.costs, feature_names=list(X.columns))
-        model = CSTC.load(path, costs=costs)
+        model = CSTC.load(path, costs=read_costs(args.costs, [str(c) for c in X.columns]))
     return model, X, y
 
 

@@ -10,8 +10,9 @@ The policy (docs/cli.md, "Inputs and outputs"):
   failing run leaves neither a partial file nor an earlier output of the same run.
 * :func:`read_csv`, :func:`read_model_text` and :func:`load_booster` turn unreadable files
   (missing, a directory, binary garbage, a parser or LightGBM error) into a one-line
-  :class:`CLIError` naming the option and the file; :func:`select_features` does the same for
-  a CSV whose header lacks a model feature.
+  :class:`CLIError` naming the option and the file; :func:`read_rows`, the one reader of a
+  CSV's feature rows, does the same for a CSV whose header lacks a model feature and keeps a
+  model's pandas categorical columns.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ __all__ = [
     "check_paths",
     "costs_source",
     "load_booster",
+    "model_categories",
     "read_costs",
     "read_csv",
     "read_ensemble",
     "read_model_text",
+    "read_rows",
     "recorded_costs",
-    "select_features",
     "write_table",
 ]
 
@@ -262,7 +264,7 @@ def read_costs(path: PathArg, feature_names: Sequence[str], *, ensemble: Any = N
     Parameters
     ----------
     path : str or os.PathLike, optional
-        The ``--costs`` file (``FeatureCosts.from_csv``).
+        The ``--costs`` file, read by ``as_feature_costs`` (the cost input of every method).
     feature_names : sequence of str
         The features, in the model's order.
     ensemble : TreeEnsemble, optional
@@ -272,10 +274,10 @@ def read_costs(path: PathArg, feature_names: Sequence[str], *, ensemble: Any = N
     -------
     FeatureCosts
     """
-    from ..core._costs import FeatureCosts
+    from ..core._costs import FeatureCosts, as_feature_costs
 
     if path is not None:
-        return FeatureCosts.from_csv(path, feature_names=feature_names)
+        return as_feature_costs(path, n_features=len(feature_names), feature_names=feature_names, name="--costs")
     saved = None if ensemble is None else recorded_costs(ensemble)
     if saved is not None:
         return saved
@@ -350,33 +352,122 @@ def _read(
         raise CLIError(f"{option} {p!r}: cannot read {what}: {_describe(exc)}") from exc
 
 
-def select_features(table: Any, names: Sequence[str], option: str, path: str | os.PathLike[str]) -> Any:
-    """Return the model's feature columns of a CSV's table, by name (other columns are ignored).
+def model_categories(model: Any) -> dict[str, list[Any]]:
+    """Return each pandas categorical feature of a model with the categories it was trained on.
+
+    LightGBM records them in the model file: the ``pandas_categorical`` lists, in column order,
+    and the ``categorical_feature`` parameter (feature indices or names).
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        The table read from the CSV.
-    names : sequence of str
-        The model's feature names, in the model's order.
-    option : str
-        The command-line option that named the file, used in error messages.
-    path : str or os.PathLike
-        The CSV file, used in error messages.
+    model : lightgbm.Booster or TreeEnsemble
+        The model.
+
+    Returns
+    -------
+    dict
+        Feature name -> categories (empty for a model trained without pandas categoricals).
 
     Raises
     ------
     CLIError
-        If the header does not name every feature (the message lists the first missing ones).
+        If the model records a number of category lists other than its categorical features'.
     """
-    missing = [n for n in names if n not in table.columns]
+    if hasattr(model, "feature_name"):  # a lightgbm.Booster
+        names, spec = list(model.feature_name()), model.params.get("categorical_feature")
+    else:
+        names, spec = list(model.feature_names), model.parameters.get("categorical_feature")
+    cats = model.pandas_categorical
+    if not cats:
+        return {}
+    items = [str(v).strip() for v in (spec.split(",") if isinstance(spec, str) else spec or [])]
+    items = [i[5:] if i.startswith("name:") else i for i in items if i]
+    cols = [names[int(i)] if i.isdigit() and int(i) < len(names) else i for i in items]
+    if len(cols) != len(cats) or any(c not in names for c in cols):
+        raise CLIError(
+            f"the model records {len(cats)} pandas category lists but its categorical features are {cols[:6]!r}; "
+            "the CSV columns cannot be matched to them"
+        )
+    return {c: list(v) for c, v in zip(cols, cats, strict=True)}
+
+
+def read_rows(
+    path: str | os.PathLike[str],
+    option: str,
+    features: Sequence[str] | None = None,
+    *,
+    label: str | None = None,
+    label_required: bool = False,
+    categories: Mapping[str, Sequence[Any]] | None = None,
+    new_categories: bool = False,
+) -> tuple[Any, Any]:
+    """Read a CSV's feature rows and labels: the one CSV-to-rows reader of every subcommand.
+
+    The feature columns are matched by name (other columns are ignored) and returned in the
+    order of ``features``; a model's pandas categorical features (``categories``) become pandas
+    categoricals with the model's categories, so the estimators map them as LightGBM does
+    (a category the model has not seen becomes missing).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The CSV file (with a header row).
+    option : str
+        The command-line option that named the file, used in error messages.
+    features : sequence of str, optional
+        The feature columns, in the model's order (default: every column but ``label``).
+    label : str, optional
+        The label column, returned apart (None when the file has none).
+    label_required : bool, default False
+        Refuse a file without the ``label`` column.
+    categories : mapping of str to sequence, optional
+        Categorical features and their categories (:func:`model_categories`).
+    new_categories : bool, default False
+        Read the other non-numeric feature columns as categoricals of the values they hold (for
+        training); without it, such a column is an error.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        Numeric, bool and categorical feature columns.
+    y : numpy.ndarray or None
+        The labels.
+
+    Raises
+    ------
+    CLIError
+        If the file cannot be read, lacks the label or a feature column, or has a non-numeric
+        feature column that is not categorical.
+    """
+    import pandas as pd
+
+    cats = dict(categories or {})
+    text = {c: str for c, v in cats.items() if all(isinstance(x, str) for x in v)}  # "01" stays "01"
+    df = read_csv(path, option, dtype=text or None)
+    where = f"{option} {os.fspath(path)!r}"
+    shown = f"{[str(c) for c in df.columns][:6]!r}{' ...' if df.shape[1] > 6 else ''}"
+    if label is not None and label_required and label not in df.columns:
+        raise CLIError(f"{where} has no label column {label!r} (the file has {shown})")
+    y = df[label].to_numpy() if label is not None and label in df.columns else None
+    names = list(features) if features is not None else [c for c in df.columns if c != label]
+    missing = [n for n in names if n not in df.columns]
     if missing:
         raise CLIError(
-            f"{option} {os.fspath(path)!r}: the header must name the model's {len(names)} features; missing "
-            f"{missing[:6]!r}{' ...' if len(missing) > 6 else ''} (the file has "
-            f"{[str(c) for c in table.columns][:6]!r}{' ...' if table.shape[1] > 6 else ''})"
+            f"{where} lacks feature columns {missing[:6]!r}{' ...' if len(missing) > 6 else ''}: the header must "
+            f"name the model's {len(names)} features; missing {missing[:6]!r} (the file has {shown})"
         )
-    return table[list(names)]
+    X = df[names].copy()
+    for c in names:
+        if c in cats:
+            X[c] = pd.Categorical(X[c], categories=list(cats[c]))
+        elif not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])):
+            if not new_categories:
+                raise CLIError(
+                    f"{where} has the non-numeric feature column {c!r} and the model has no categories for it "
+                    "(a model trained on a pandas categorical column records them)"
+                )
+            X[c] = X[c].astype("category")
+    return X, y
 
 
 def read_csv(path: str | os.PathLike[str], option: str, **kwargs: Any) -> Any:

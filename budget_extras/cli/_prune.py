@@ -6,12 +6,9 @@ import argparse
 import json
 from typing import Any
 
-import numpy as np
-
 from ..budgetprune._estimator import BudgetPrune
-from ..core._costs import FeatureCosts
 from ._args import add_costs, add_label, add_model, add_output, add_quiet, add_scoring, add_train, add_valid
-from ._io import AtomicOutputs, CLIError, check_paths, load_booster, read_csv, select_features
+from ._io import AtomicOutputs, check_paths, load_booster, model_categories, read_costs, read_rows
 
 __all__ = ["register", "run"]
 
@@ -68,13 +65,10 @@ def run(args: argparse.Namespace) -> int:
     )
     booster = load_booster(args.model, "--model")
     names = list(booster.feature_name())
-    train = read_csv(args.train, "--train")
-    if args.label not in train.columns:
-        raise CLIError(f"--train {args.train!r} has no label column {args.label!r}")
-    valid = read_csv(args.valid, "--valid")
-    X_train = select_features(train, names, "--train", args.train).to_numpy(dtype=np.float64)
-    X_valid = select_features(valid, names, "--valid", args.valid).to_numpy(dtype=np.float64)
-    costs = FeatureCosts.from_csv(args.costs, feature_names=names) if args.costs else None
+    cats = model_categories(booster)
+    X_train, y_train = read_rows(args.train, "--train", names, label=args.label, label_required=True, categories=cats)
+    X_valid, y_valid = read_rows(args.valid, "--valid", names, label=args.label, categories=cats)
+    costs = read_costs(args.costs, names) if args.costs else None
     est = BudgetPrune(
         booster,
         costs=costs,
@@ -90,8 +84,7 @@ def run(args: argparse.Namespace) -> int:
             "auto" if args.min_score == "auto" else float(args.min_score)
         ),
     )
-    y_valid = valid[args.label].to_numpy() if args.label in valid.columns else None
-    est.fit(X_train, train[args.label].to_numpy(), X_valid=X_valid, y_valid=y_valid)  # _main reports errors
+    est.fit(X_train, y_train, X_valid=X_valid, y_valid=y_valid)  # _main reports errors
     r = est.result_
     summary = {
         "lambda": r.lam,

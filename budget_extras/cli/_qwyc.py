@@ -8,24 +8,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import numpy as np
-
 from ._args import add_model, add_output, add_seed
-from ._io import AtomicOutputs, check_paths, load_booster, read_csv, select_features
+from ._io import AtomicOutputs, check_paths, load_booster, model_categories, read_rows
 
 __all__ = ["register", "run"]
-
-
-def _read_calib(path: str, feature_names: list[str]) -> np.ndarray:
-    """Return the model's feature columns of the calibration CSV, by name (extra columns are ignored)."""
-    import pandas as pd
-
-    df = read_csv(path, "--calib")
-    df = select_features(df, feature_names, "--calib", path)
-    for c in df.columns:
-        if not np.issubdtype(df[c].dtype, np.number):
-            df[c] = pd.to_numeric(df[c], errors="coerce")
-    return df.to_numpy(dtype=np.float64)
 
 
 def register(subparsers: Any) -> None:
@@ -112,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_paths({"--model": args.model, "--calib": args.calib}, {"-o/--output": args.output})
     booster = load_booster(args.model, "--model")
-    X = _read_calib(args.calib, list(booster.feature_name()))
+    X, _ = read_rows(args.calib, "--calib", list(booster.feature_name()), categories=model_categories(booster))
     q = QWYC(
         booster,
         alpha=args.alpha,

@@ -12,7 +12,7 @@ import pandas as pd
 from ..core._ensemble import TreeEnsemble
 from ..core._report import CostReport, cost_report
 from ._args import add_costs, add_data, add_model
-from ._io import AtomicOutputs, check_paths, costs_source, read_costs, read_csv, read_ensemble
+from ._io import AtomicOutputs, check_paths, costs_source, model_categories, read_costs, read_ensemble, read_rows
 from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["load_data", "register", "report_dict", "run"]
@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
 
 
 def load_data(path: str | Path, ens: TreeEnsemble) -> pd.DataFrame:
-    """Read the data CSV and return the model's feature columns, in model order.
+    """Read the data CSV and return the model's feature columns, in model order (:func:`read_rows`).
 
     Parameters
     ----------
@@ -68,25 +68,12 @@ def load_data(path: str | Path, ens: TreeEnsemble) -> pd.DataFrame:
 
     Raises
     ------
-    ValueError
+    CLIError
         If the file cannot be read or lacks some model feature.
     """
-    df = read_csv(path, "--data (data CSV)")
-    missing = [f for f in ens.feature_names if f not in df.columns]
-    if missing:
-        raise ValueError(
-            f"data CSV {str(path)!r} lacks model feature columns {missing[:6]!r}"
-            f"{' ...' if len(missing) > 6 else ''} (it has {list(df.columns)[:6]!r}...)"
-        )
-    X = df[list(ens.feature_names)].copy()
-    text = [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
-    if text and ens.pandas_categorical is None:
-        raise ValueError(
-            f"data CSV columns {text[:6]!r} are not numeric and the model has no pandas categories"
-        )
-    for c in text:
-        X[c] = X[c].astype("category")
-    return X
+    X, _ = read_rows(path, "--data (data CSV)", list(ens.feature_names), categories=model_categories(ens))
+    frame: pd.DataFrame = X
+    return frame
 
 
 def report_dict(rep: CostReport, costs: str | None = None) -> dict[str, Any]:

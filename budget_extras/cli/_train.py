@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,9 @@ import pandas as pd
 
 from .._compat import param_aliases
 from ..cegb import train_to_budget
-from ..core._costs import FeatureCosts
 from ..core._status import Status, fits_budget
 from ._args import add_costs, add_output, add_quiet, add_valid
-from ._io import AtomicOutputs, check_paths, read_csv
+from ._io import AtomicOutputs, check_paths, read_rows
 from ._plot import add_plot, check_plot, new_figure, save_figure
 
 __all__ = ["read_config", "register", "run"]
@@ -64,10 +64,57 @@ def register(subparsers: Any) -> None:
                         "validation rows ('valid'), or 'cv' up to 10,000 rows ('auto', default)")
     p.add_argument("--rule", choices=("best", "1se"), default="best",
                    help="with cross-validation: the best mean score (default) or the cheapest within one SE of it")
+    _add_search_options(p)
     p.add_argument("--json", type=Path, default=None, help="also write the search report as JSON")
     add_plot(p, "every candidate's validation cost and score, the Pareto front and the chosen model")
     add_quiet(p)
     p.set_defaults(func=run)
+
+
+def _number(text: str, kind: type, low: float, *, strict: bool = False) -> Any:
+    """Return ``text`` read as ``kind`` (int or float), finite and >= ``low`` (> ``low`` with ``strict``).
+
+    Raises ``argparse.ArgumentTypeError``, which argparse reports naming the option.
+    """
+    what = ("an integer" if kind is int else "a number") + (" > " if strict else " >= ") + f"{low:g}"
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not (value > low if strict else value >= low) or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def _budgets(text: str) -> list[float]:
+    """``--budgets``: comma-separated budgets (numbers >= 0)."""
+    parts = [s.strip() for s in text.split(",")]
+    if not text.strip() or any(not s for s in parts):
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers >= 0 such as 2,5.5,10, got {text!r}")
+    try:
+        return [_number(s, float, 0.0) for s in parts]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated finite numbers >= 0 such as 2,5.5,10, got {text!r}"
+        ) from None
+
+
+def _add_search_options(p: Any) -> None:
+    """Add the search's options (``train_to_budget``'s arguments of the same names)."""
+    p.add_argument("--search", choices=("full", "fast"), default="full",
+                   help="'full' (default): every candidate family; 'fast' (the lightgbm-cegb fork only): the fork's "
+                        "learner budget and the largest top-k subset within it, about two trainings per budget")
+    p.add_argument("--budgets", type=_budgets, default=None, metavar="B1,B2,...",
+                   help="further budgets the search also refines (comma-separated); the saved model is --budget's, "
+                        "the --json report has the best candidate at each")
+    p.add_argument("--n-jobs", type=lambda s: _number(s, int, 1), default=1, metavar="N",
+                   help="candidates trained at once (threads; default 1)")
+    p.add_argument("--time-limit", type=lambda s: _number(s, float, 0.0, strict=True),
+                   default=None, metavar="SECONDS",
+                   help="no training starts after this many seconds; the best model so far trained on every row "
+                        "is saved (status LIMIT)")
+    p.add_argument("--max-fits", type=lambda s: _number(s, int, 1), default=None, metavar="N",
+                   help="most LightGBM trainings (proxies and selection fits included; status LIMIT when reached)")
 
 
 def read_config(path: Path) -> dict[str, str]:
@@ -105,8 +152,11 @@ def read_config(path: Path) -> dict[str, str]:
     return out
 
 
-def _read_csv(path: str | Path, what: str) -> pd.DataFrame:
-    frame: pd.DataFrame = read_csv(path, what)
+def _read_csv(path: str | Path, what: str, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every column of a CSV (:func:`read_rows`); text columns become categoricals, with ``like``'s categories."""
+    cats = {} if like is None else {c: like[c].cat.categories.tolist() for c in like.columns
+                                    if isinstance(like[c].dtype, pd.CategoricalDtype)}
+    frame: pd.DataFrame = read_rows(path, what, categories=cats, new_categories=True)[0]
     return frame
 
 
@@ -176,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     check_plot(args.plot)
     train = _read_csv(data_path, "data= (training CSV)")
     label = _label_name(next((conf[k] for k in _LABEL_KEYS if k in conf), "0"), list(train.columns), data_path)
-    valid = _read_csv(args.valid, "--valid")
+    valid = _read_csv(args.valid, "--valid", like=train)
     cols = list(train.columns)
     for key in sorted(k for k in conf if k in param_aliases("group_column")):
         raise ValueError(f"config key {key}=: query groups (ranking) are not supported by budget-extras train")
@@ -195,7 +245,6 @@ def run(args: argparse.Namespace) -> int:
         k: v for k, v in conf.items() if k not in _DATA_KEYS | _LABEL_KEYS | _DROP_KEYS | column_keys
     }
     rounds = _rounds(conf, args.num_boost_round)
-    costs = FeatureCosts.from_csv(args.costs, feature_names=feats)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         r = train_to_budget(
@@ -203,11 +252,16 @@ def run(args: argparse.Namespace) -> int:
             lgb.Dataset(train[feats], train[label].to_numpy(), weight=train[weight[0]].to_numpy() if weight else None),
             budget=args.budget,
             valid_set=(valid[feats], valid[label].to_numpy()),
-            costs=costs,
+            costs=str(args.costs),  # read once, by train_to_budget (as_feature_costs)
             num_boost_round=rounds,
             progress=not args.quiet,
             choose=args.choose,
             rule=args.rule,
+            search=args.search,
+            budgets=args.budgets,
+            n_jobs=args.n_jobs,
+            time_limit=args.time_limit,
+            max_fits=args.max_fits,
         )
     for w in caught:
         print(f"budget-extras train: warning: {w.message}")
@@ -219,6 +273,9 @@ def run(args: argparse.Namespace) -> int:
             "success": r.success,
             "message": r.message,
             "budget": r.budget,
+            "budgets": list(r.budgets),
+            "best_at": {f"{b:g}": _best_at(r, b) for b in r.budgets},
+            "nfev": r.nfev,
             "score": r.score,
             "cost": r.cost,
             "scoring": r.scoring,
@@ -254,6 +311,13 @@ def run(args: argparse.Namespace) -> int:
     print(r.message)
     print(f"family={r.chosen.family} k={r.chosen.k} tradeoff={r.chosen.tradeoff} status={r.status}")
     return _exit_status(r)
+
+
+def _best_at(r: Any, budget: float) -> dict[str, Any] | None:
+    """Return the candidate the result picks at ``budget`` (``best_at``; None: none fits)."""
+    c = r.best_at(budget)
+    return None if c is None else {"family": c.family, "k": c.k, "tradeoff": c.tradeoff, "score": c.score,
+                                   "metric_value": r.metric_value(c.score), "cost": c.cost}
 
 
 def _exit_status(r: Any) -> int:

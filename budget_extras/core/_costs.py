@@ -104,24 +104,16 @@ def _csv_features(
     where: str, rows: list[tuple[str, list[str]]], feature_names: Sequence[str] | None
 ) -> tuple[list[str], list[str]]:
     """Return the model's feature names and the feature each row names (a 0-based index resolved)."""
-    names = list(feature_names) if feature_names is not None else [f for f, _ in rows]
     feats = [f for f, _ in rows]
-    if feature_names is not None:  # a 0-based index names a feature, as in the fork's reader
+    if feature_names is None:
+        names = list(dict.fromkeys(feats))
+    else:  # a 0-based index names a feature, as in the fork's reader
+        names = list(feature_names)
         known = set(names)
         feats = [
             names[int(f)] if f not in known and _CSV_INDEX.fullmatch(f) and int(f) < len(names) else f for f in feats
         ]
-        unknown = [f for f in feats if f not in known]
-        if unknown:
-            raise ValueError(
-                f"The costs CSV {where!r} names unknown features {unknown[:5]!r}; known features are "
-                f"{names[:8]!r}{'...' if len(names) > 8 else ''}."
-            )
-    seen: set[str] = set()
-    for f in feats:
-        if f in seen:
-            raise ValueError(f"The costs CSV {where!r} gives feature {f!r} twice.")
-        seen.add(f)
+    _feature_positions(feats, names, f"The costs CSV {where!r}")
     return names, feats
 
 
@@ -184,6 +176,40 @@ def _named_items(x: Any, *, name: str, what: str = "feature") -> dict[Any, Any]:
     return check_unique_items(x, name=name, what=what)
 
 
+def _feature_positions(keys: Sequence[str], names: Sequence[str], where: str) -> list[int]:
+    """Return the position in ``names`` of each feature that ``keys`` names: the one name check of every cost input.
+
+    A feature named twice (a dict's ``1`` and ``"1"``, a Series' repeated index, a costs CSV's
+    repeated line) or a name that is not a feature is an error starting with ``where``, so a
+    dict, a Series and a costs CSV, from Python or the CLI, are refused in the same words.
+    """
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            raise ValueError(f"{where} gives feature {k!r} twice; give each feature once.")
+        seen.add(k)
+    index = {n: i for i, n in enumerate(names)}
+    unknown = [k for k in keys if k not in index]
+    if unknown:
+        raise ValueError(
+            f"{where} names unknown features {unknown[:5]!r}; known features are "
+            f"{list(names)[:8]!r}{'...' if len(names) > 8 else ''}."
+        )
+    return [index[k] for k in keys]
+
+
+def _named_vector(x: Any, *, name: str, names: Sequence[str], default: float, where: str) -> npt.NDArray[np.float64]:
+    """Return the per-feature vector of a dict or Series keyed by feature name (features not listed: ``default``).
+
+    Keys are compared as text (``1`` and ``"1"`` name the same feature).
+    """
+    pairs = list(x.items())
+    out = np.full(len(names), default, dtype=np.float64)
+    for i, (k, v) in zip(_feature_positions([str(k) for k, _ in pairs], names, where), pairs, strict=True):
+        out[i] = check_nonnegative_scalar(v, name=f"{name}[{k!r}]")
+    return out
+
+
 def _per_feature(
     x: Any,
     *,
@@ -201,18 +227,7 @@ def _per_feature(
                 f"The {name!r} parameter is keyed by feature name, so 'feature_names' is required. "
                 "Got feature_names=None."
             )
-        items = _named_items(x, name=name)
-        index = {n: i for i, n in enumerate(names)}
-        unknown = [k for k in items if k not in index]
-        if unknown:
-            raise ValueError(
-                f"The {name!r} parameter names unknown features {unknown[:5]!r}; "
-                f"known features are {list(names)[:8]!r}{'...' if len(names) > 8 else ''}."
-            )
-        out = np.full(n_features, default, dtype=np.float64)
-        for k, v in items.items():
-            out[index[k]] = check_nonnegative_scalar(v, name=f"{name}[{k!r}]")
-        return out
+        return _named_vector(x, name=name, names=names, default=default, where=f"The {name!r} parameter")
     if np.ndim(x) == 0:
         return np.full(n_features, check_nonnegative_scalar(x, name=name), dtype=np.float64)
     return check_finite_nonnegative(x, name=name, length=n_features)
@@ -355,14 +370,11 @@ class FeatureCosts:
                 raise ValueError(
                     "The 'groups' parameter is keyed by feature name, so 'feature_names' is required."
                 )
-            index = {nm: i for i, nm in enumerate(names)}
-            items = _named_items(groups, name="groups")
-            unknown = [k for k in items if k not in index]
-            if unknown:
-                raise ValueError(f"The 'groups' parameter names unknown features {unknown[:5]!r}.")
+            pairs = list(groups.items())
             per = [None] * n
-            for k, v in items.items():
-                per[index[k]] = v
+            for i, (_, v) in zip(_feature_positions([str(k) for k, _ in pairs], names, "The 'groups' parameter"),
+                                 pairs, strict=True):
+                per[i] = v
         else:
             per = list(groups)
             if len(per) != n:
@@ -648,37 +660,24 @@ def as_feature_costs(
     if costs is None:
         return FeatureCosts.uniform(n_features, feature_names=names)
     if isinstance(costs, str | os.PathLike):
-        if not os.path.isfile(costs):
+        where = str(os.fspath(costs))
+        if os.path.isdir(where):
+            raise ValueError(f"{what} must be the path of a costs CSV file. Got {where[:200]!r}, which is a directory.")
+        if not os.path.isfile(where):
             raise ValueError(
-                f"{what} is a string, so it must be the path of a costs CSV. Got {str(costs)[:80]!r}, "
-                "which is not a file."
+                f"{what} is a string, so it must be the path of a costs CSV. Got {where[:200]!r}, "
+                "which is not a file (it must name a readable CSV file)."
             )
-        costs = FeatureCosts.from_csv(costs, feature_names=names)
+        costs = FeatureCosts.from_csv(where, feature_names=names)
     elif isinstance(costs, FeatureCosts):
         pass
     elif _is_named(costs):
-        index = getattr(costs, "index", None)
-        if index is not None and index.has_duplicates:
-            dup = index[index.duplicated()].tolist()
-            raise ValueError(f"{what} names features more than once: {dup[:5]!r}.")
         if names is None:
             raise ValueError(
                 f"{what} is keyed by feature name, but the data have no feature names. "
                 f"Pass a DataFrame, or a list of {n_features} costs in column order."
             )
-        # keys are names: 1 and "1" are the same feature, and a repeat must not resolve to the last value
-        str_keys = [str(k) for k in costs.keys()]
-        dup = sorted({k for k in str_keys if str_keys.count(k) > 1})
-        if dup:
-            raise ValueError(f"{what} names features more than once: {dup[:5]!r}.")
-        mapping = {str(k): v for k, v in costs.items()}
-        unknown = [k for k in mapping if k not in names]
-        if unknown:
-            raise ValueError(
-                f"{what} names features {unknown[:5]!r} that the model does not have; "
-                f"its features are {list(names)[:8]!r}{'...' if len(names) > 8 else ''}."
-            )
-        costs = FeatureCosts(mapping, feature_names=names)
+        costs = FeatureCosts(_named_vector(costs, name=name, names=names, default=0.0, where=what), feature_names=names)
     elif isinstance(costs, Sequence | np.ndarray) or hasattr(costs, "__array__"):
         arr = np.asarray(costs)
         if arr.ndim != 1 or arr.shape[0] != n_features:

@@ -103,7 +103,10 @@ class Interval:
     def __contains__(self, x: Any) -> bool:
         if not self.accepts_type(x):
             return False
-        v = float(x)
+        try:
+            v = float(x)
+        except OverflowError:  # an integer beyond the float range
+            v = math.inf if x > 0 else -math.inf
         if math.isnan(v):
             return False
         if math.isinf(v):

@@ -39,8 +39,11 @@ def plot_feature_share(report: Any, ax: Any = None, *, top: int | None = 20) -> 
         feature names.
     """
     _check(report, "plot_feature_share")
-    if top is not None and (isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1):
-        raise ValueError(f"The 'top' parameter of plot_feature_share must be None or a positive int. Got {top!r}.")
+    if top is not None:  # numpy's rule, as the parameter table's: a bool is not an integer, np.int64 is
+        if np.ndim(top) != 0 or not np.issubdtype(np.asarray(top).dtype, np.integer):
+            raise TypeError(f"The 'top' parameter of plot_feature_share must be an integer >= 1 or None. Got {top!r}.")
+        if top < 1:
+            raise ValueError(f"The 'top' parameter of plot_feature_share must be an integer >= 1 or None. Got {top!r}.")
     ax = new_axes(ax)
     ff = report.feature_frame()
     ff = ff[ff["share_paying"] > 0].sort_values("share_paying", ascending=False, kind="stable")

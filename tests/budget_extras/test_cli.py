@@ -119,7 +119,7 @@ def test_report_defaults_to_the_costs_recorded_in_the_model(tmp_path, capsys):
         ({"--model": "missing.txt"}, r"--model .*missing.txt.*no such file"),
         ({"--data": "missing.csv"}, r"--data .*missing.csv.*no such file"),
         ({"--costs": "missing.csv"}, "readable CSV file"),
-        ({"drop_column": "Column_3"}, r"lacks model feature columns \['Column_3'\]"),
+        ({"drop_column": "Column_3"}, r"lacks feature columns \['Column_3'\]"),
         ({"bad_costs": "feature,cost\nColumn_0,-1\n"}, "finite number >= 0"),
         ({"--n-trees": "9999"}, "--n-trees must be in"),
     ],

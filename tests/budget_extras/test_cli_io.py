@@ -302,3 +302,48 @@ def test_feature_columns_matched_by_name_not_position(workdir, tmp_path, capsys,
     err = one_line_error(capsys, cmd)
     assert "missing ['d']" in err and "wrong.csv" in err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def categorical_model(tmp_path_factory):
+    """A model trained on a pandas categorical column (text in the CSV) that decides most rows."""
+    d = tmp_path_factory.mktemp("cli_categorical")
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.normal(size=400),
+                       "color": pd.Categorical(rng.choice(["red", "green", "blue"], size=400)),
+                       "b": rng.normal(size=400)})
+    y = ((df["color"] == "red").to_numpy() ^ (df["a"] > 1.0).to_numpy()).astype(int)
+    booster = lgb.train({"objective": "binary", "num_leaves": 4, "min_data_in_leaf": 10, "verbose": -1,
+                         "min_data_per_group": 5, "cat_smooth": 1.0}, lgb.Dataset(df, y), num_boost_round=6)
+    booster.save_model(str(d / "model.txt"))
+    df.assign(y=y).to_csv(d / "data.csv", index=False)
+    return d, df, y, booster
+
+
+def test_row_reader_keeps_a_models_categorical_column(categorical_model):
+    from budget_extras.cli._io import model_categories, read_rows
+
+    d, df, y, booster = categorical_model
+    loaded = lgb.Booster(model_file=str(d / "model.txt"))
+    assert model_categories(loaded) == {"color": ["blue", "green", "red"]}
+    X, labels = read_rows(d / "data.csv", "--data", loaded.feature_name(), label="y",
+                          categories=model_categories(loaded))
+    assert isinstance(X["color"].dtype, pd.CategoricalDtype)
+    np.testing.assert_array_equal(labels, y)
+    np.testing.assert_array_equal(loaded.predict(X), booster.predict(df))
+
+
+def test_prune_and_qwyc_read_a_categorical_column_as_the_model_does(categorical_model, tmp_path, capsys):
+    """The CLI's rows equal the library's on the DataFrame (the column was dropped or read as missing)."""
+    from budget_extras import QWYC, BudgetPrune
+
+    d, df, y, _ = categorical_model
+    model, data = str(d / "model.txt"), str(d / "data.csv")
+    assert main(["qwyc", "--model", model, "--calib", data, "-o", str(tmp_path / "q.txt")]) == 0, capsys.readouterr()
+    lib = QWYC(model, alpha=0.005, random_state=0).fit(df)
+    assert (tmp_path / "q.txt").read_text() == lib.to_model_string()
+    argv = ["prune", "--model", model, "--train", data, "--valid", data, "--label", "y", "--lambda", "0.01",
+            "--max-iter", "20", "-q", "-o", str(tmp_path / "p.txt")]
+    assert main(argv) == 0, capsys.readouterr()
+    est = BudgetPrune(model, lam=0.01, max_iter=20, progress=False).fit(df, y, X_valid=df, y_valid=y)
+    assert (tmp_path / "p.txt").read_text() == est.model_string_

@@ -1,7 +1,8 @@
 """The parameter table: every public parameter of every estimator, checked by one rule.
 
-Every estimator declares each constructor parameter once in ``_parameter_constraints``; the
-fit checks them before any work. The same probe values get the same answer everywhere: a bool
+Every estimator declares each constructor parameter once in ``_parameter_constraints``, and
+``train_to_budget`` each scalar argument in ``_ARGUMENT_CONSTRAINTS``; the fit (the call) checks
+them before any work. The same probe values get the same answer everywhere: a bool
 is never a number, numpy integer and floating scalars are numbers (accepted where the Python
 number is), NaN and infinity are refused, a string is refused unless it is one of the options.
 """
@@ -20,7 +21,8 @@ import pytest
 from sklearn.base import BaseEstimator
 
 import budget_extras
-from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, FeatureDropRefit
+from budget_extras import CSTC, QWYC, AdaptGBRT, BudgetPrune, FeatureDropRefit, train_to_budget
+from budget_extras.cegb import _train_to_budget as ttb
 from budget_extras.core._params import Interval, Options, check_params, check_scalar
 
 ESTIMATORS: list[type] = [BudgetPrune, FeatureDropRefit, QWYC, AdaptGBRT, CSTC]
@@ -73,34 +75,103 @@ def test_every_parameter_is_declared_once(cls: type) -> None:
     check_params(_make(cls))  # the defaults pass
 
 
-@pytest.mark.parametrize(("cls", "name"), PARAMS, ids=IDS)
-def test_one_rule_for_every_parameter(cls: type, name: str) -> None:
-    constraints = cls._parameter_constraints[name]  # type: ignore[attr-defined]
+#: train_to_budget's scalar arguments: their table, and a call's values that pass.
+TTB_TABLE: dict[str, list[Any]] = ttb._ARGUMENT_CONSTRAINTS
+TTB_VALUES = {n: p.default for n, p in inspect.signature(train_to_budget).parameters.items() if n in TTB_TABLE}
+TTB_VALUES["budget"] = 1.0
+#: Arguments of train_to_budget that are not scalars (data, costs, scorers, sequences: checked where used).
+TTB_NOT_SCALAR = {"params", "train_set", "valid_set", "costs", "scoring", "k_grid", "budgets", "num_leaves_grid"}
+
+
+def _ttb_outcome(name: str, value: Any) -> type[Exception] | None:
+    """The exception type train_to_budget's argument check raises for ``name=value`` (None: accepted)."""
+    try:
+        ttb._check_arguments({**TTB_VALUES, name: value})
+    except (ValueError, TypeError) as exc:
+        assert f"The {name!r} argument of train_to_budget must be " in str(exc)
+        assert "Got " in str(exc)
+        return type(exc)
+    return None
+
+
+def _one_rule(outcome: Any, constraints: list[Any]) -> None:
+    """The probes' answers for one parameter (``outcome(value)``) under its ``constraints``."""
     # a bool is never a number: accepted only where a bool is
-    assert _outcome(cls, name, True) is (None if "boolean" in constraints else TypeError)
+    assert outcome(True) is (None if "boolean" in constraints else TypeError)
     # numpy scalars are numbers: the same answer as the Python number
-    assert _outcome(cls, name, np.int64(3)) is _outcome(cls, name, 3)
-    assert _outcome(cls, name, np.float32(0.5)) is _outcome(cls, name, 0.5)
-    # NaN and infinity: refused everywhere (a wrong value where a real number fits, else a wrong type)
-    real = any(isinstance(c, Interval) and c.kind is numbers.Real for c in constraints)
+    assert outcome(np.int64(3)) is outcome(3)
+    assert outcome(np.float32(0.5)) is outcome(0.5)
+    # NaN and infinity: refused (a wrong value where a real number fits, else a wrong type), except an
+    # infinity an interval unbounded on that side declares (a time limit)
+    real = [c for c in constraints if isinstance(c, Interval) and c.kind is numbers.Real]
     for bad in (math.nan, math.inf, -math.inf):
-        assert _outcome(cls, name, bad) is (ValueError if real else TypeError)
+        accepted = any(bad in c for c in real)
+        assert outcome(bad) is (None if accepted else ValueError if real else TypeError)
     # a string: refused unless it is an option
     options = [o for c in constraints if isinstance(c, Options) for o in c.options]
-    assert _outcome(cls, name, "not-an-option") is (ValueError if options else TypeError)
+    assert outcome("not-an-option") is (ValueError if options else TypeError)
     for option in options:
-        assert _outcome(cls, name, option) is None
+        assert outcome(option) is None
+
+
+def _numpy_in_range(outcome: Any, constraints: list[Any]) -> None:
+    for c in (c for c in constraints if isinstance(c, Interval)):
+        probes = (1, 2, 3, 0, 0.5, -1, 100)
+        inside = next(v for v in probes if v in c and (c.kind is numbers.Real or isinstance(v, int)))
+        typed = np.int64(inside) if isinstance(inside, int) else np.float64(inside)
+        assert outcome(typed) is None
+        if c.kind is numbers.Real:
+            assert outcome(np.float32(inside)) is None
+
+
+@pytest.mark.parametrize(("cls", "name"), PARAMS, ids=IDS)
+def test_one_rule_for_every_parameter(cls: type, name: str) -> None:
+    _one_rule(lambda v: _outcome(cls, name, v), cls._parameter_constraints[name])  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("cls", "name"), PARAMS, ids=IDS)
 def test_numpy_scalars_are_accepted_in_range(cls: type, name: str) -> None:
-    intervals = [c for c in cls._parameter_constraints[name] if isinstance(c, Interval)]  # type: ignore[attr-defined]
-    for c in intervals:
-        inside = next(v for v in (1, 2, 3, 0, 0.5, -1) if v in c and (c.kind is numbers.Real or isinstance(v, int)))
-        typed = np.int64(inside) if isinstance(inside, int) else np.float64(inside)
-        assert _outcome(cls, name, typed) is None
-        if c.kind is numbers.Real:
-            assert _outcome(cls, name, np.float32(inside)) is None
+    _numpy_in_range(lambda v: _outcome(cls, name, v), cls._parameter_constraints[name])  # type: ignore[attr-defined]
+
+
+def test_train_to_budget_declares_every_scalar_argument_once() -> None:
+    assert set(TTB_TABLE) | TTB_NOT_SCALAR == set(inspect.signature(train_to_budget).parameters)
+    assert not set(TTB_TABLE) & TTB_NOT_SCALAR
+    ttb._check_arguments(TTB_VALUES)  # the defaults pass
+
+
+@pytest.mark.parametrize("name", list(TTB_TABLE))
+def test_one_rule_for_every_train_to_budget_argument(name: str) -> None:
+    _one_rule(lambda v: _ttb_outcome(name, v), TTB_TABLE[name])
+    _numpy_in_range(lambda v: _ttb_outcome(name, v), TTB_TABLE[name])
+
+
+def test_train_to_budget_refuses_a_bool_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def no_work(*args: Any) -> None:
+        raise AssertionError("the training set was binned before the arguments were checked")
+
+    monkeypatch.setattr(ttb, "_construct", no_work)
+    for name in ("num_boost_round", "budget", "n_jobs", "time_limit"):
+        with pytest.raises(TypeError, match=rf"'{name}' argument of train_to_budget must be .*Got True"):
+            train_to_budget({"objective": "binary"}, lgb.Dataset(X, y), valid_set=(X, y), costs=[1.0, 1.0, 1.0],
+                            progress=False, **{**{"budget": 1.0}, name: True})
+
+
+def test_train_to_budget_accepts_numpy_scalars() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    params = {"objective": "binary", "num_leaves": 4, "min_data_in_leaf": 5, "verbose": -1, "num_threads": 1}
+    kw: dict[str, Any] = dict(costs=[1.0, 2.0, 3.0], choose="valid", k_grid=[1], num_leaves_grid=None, progress=False)
+    typed = dict(budget=np.float32(2.0), num_boost_round=np.int64(4), n_tradeoffs=np.int8(1), n_bisect=np.int64(0),
+                 greedy=np.bool_(False), random_state=np.int32(3), max_fits=np.uint16(50))
+    plain = {k: v.item() for k, v in typed.items()}
+    a = train_to_budget(params, lgb.Dataset(X[:200], y[:200]), valid_set=(X[200:], y[200:]), **kw, **typed)
+    b = train_to_budget(params, lgb.Dataset(X[:200], y[:200]), valid_set=(X[200:], y[200:]), **kw, **plain)
+    assert a.booster.model_to_string() == b.booster.model_to_string() and a.nfev == b.nfev
 
 
 @pytest.mark.parametrize(

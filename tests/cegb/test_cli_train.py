@@ -180,3 +180,107 @@ def test_cli_regression_reports_rmse(files, capsys):
     assert (rep["metric"], rep["scoring"]) == ("rmse", "neg_l2")
     assert rep["metric_value"] == pytest.approx(rmse) and rep["score"] == pytest.approx(-(rmse**2))
     assert all(c["metric_value"] == pytest.approx(np.sqrt(-c["score"])) for c in rep["frontier"])
+
+
+@pytest.mark.parametrize(
+    ("csv", "named", "words"),
+    [
+        ("feature,cost\na,1\nb,2\na,3\n", pd.Series([1.0, 2.0, 3.0], index=["a", "b", "a"]),
+         "gives feature 'a' twice; give each feature once."),
+        ("feature,cost\na,1\nzz,2\n", {"a": 1.0, "zz": 2.0}, "names unknown features ['zz']; known features are"),
+    ],
+)
+def test_cost_name_errors_are_checked_once_in_the_same_words_from_python_and_the_cli(
+    files, capsys, monkeypatch, csv, named, words
+):
+    """A feature named twice or unknown: one check, the same message from a dict, a Series, a CSV and the CLI."""
+    from budget_extras.core import _costs
+
+    d, df = files
+    calls = []
+    check = _costs._feature_positions
+    monkeypatch.setattr(_costs, "_feature_positions", lambda *a: calls.append(a) or check(*a))
+    (d / "bad_costs.csv").write_text(csv)
+    feats = ["a", "b", "c", "d"]
+    tr, va = df.iloc[:350], df.iloc[350:]
+    kw = dict(budget=4.0, valid_set=(va[feats], va["y"].to_numpy()), num_boost_round=8, progress=False)
+    with pytest.raises(ValueError) as from_csv:
+        train_to_budget({"objective": "binary"}, lgb.Dataset(tr[feats], tr["y"].to_numpy()),
+                        costs=str(d / "bad_costs.csv"), **kw)
+    assert len(calls) == 1 and words in str(from_csv.value)
+    rc = main(["train", "--config", str(d / "train.conf"), "--budget", "4", "--valid", str(d / "valid.csv"),
+               "--costs", str(d / "bad_costs.csv"), "-o", str(d / "m.txt"), "--quiet"])
+    assert rc == 2 and len(calls) == 2
+    assert capsys.readouterr().err == f"budget-extras train: error: {from_csv.value}\n"
+    with pytest.raises(ValueError) as from_python:
+        train_to_budget({"objective": "binary"}, lgb.Dataset(tr[feats], tr["y"].to_numpy()), costs=named, **kw)
+    assert len(calls) == 3
+    where = f"The costs CSV {str(d / 'bad_costs.csv')!r}"
+    assert str(from_python.value) == str(from_csv.value).replace(where, "The 'costs' argument of train_to_budget")
+
+
+def _train_argv(d, *extra):
+    return ["train", "--config", str(d / "train.conf"), "--budget", "4", "--valid", str(d / "valid.csv"),
+            "--costs", str(d / "costs.csv"), "-o", str(d / "m.txt"), "--quiet", *extra]
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ((), {"search": "full", "budgets": None, "n_jobs": 1, "time_limit": None, "max_fits": None}),
+        (("--search", "fast"), {"search": "fast"}),
+        (("--budgets", "2,5.5, 10"), {"budgets": [2.0, 5.5, 10.0]}),
+        (("--n-jobs", "2"), {"n_jobs": 2}),
+        (("--time-limit", "30"), {"time_limit": 30.0}),
+        (("--max-fits", "12"), {"max_fits": 12}),
+    ],
+)
+def test_search_options_reach_train_to_budget(files, capsys, monkeypatch, extra, expected):
+    from budget_extras.cli import _train
+
+    d, _ = files
+    seen = {}
+
+    def spy(params, train_set, **kw):
+        seen.update(kw)
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setattr(_train, "train_to_budget", spy)
+    assert main(_train_argv(d, *extra)) == 2
+    assert "stopped by the test" in capsys.readouterr().err
+    assert {k: seen[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (("--search", "quick"), "argument --search: invalid choice: 'quick'"),
+        (("--budgets", "2,,3"), "argument --budgets: expected comma-separated numbers >= 0"),
+        (("--budgets", "2,-1"), "argument --budgets: expected comma-separated finite numbers >= 0"),
+        (("--budgets", "nan"), "argument --budgets: expected comma-separated finite numbers >= 0"),
+        (("--n-jobs", "0"), "argument --n-jobs: expected an integer >= 1, got '0'"),
+        (("--n-jobs", "1.5"), "argument --n-jobs: expected an integer >= 1, got '1.5'"),
+        (("--time-limit", "0"), "argument --time-limit: expected a number > 0, got '0'"),
+        (("--time-limit", "inf"), "argument --time-limit: expected a number > 0, got 'inf'"),
+        (("--max-fits", "x"), "argument --max-fits: expected an integer >= 1, got 'x'"),
+    ],
+)
+def test_search_options_are_refused_naming_the_option(files, capsys, extra, words):
+    d, _ = files
+    with pytest.raises(SystemExit) as exit_:
+        main(_train_argv(d, *extra))
+    assert exit_.value.code == 2
+    assert words in capsys.readouterr().err
+    assert not (d / "m.txt").exists()
+
+
+def test_cli_search_with_several_budgets_and_limits(files, capsys):
+    d, _ = files
+    rc = main(_train_argv(d, "--budgets", "2,6", "--n-jobs", "2", "--time-limit", "600", "--max-fits", "40",
+                          "--json", str(d / "r.json")))
+    assert rc == 0, capsys.readouterr()
+    rep = json.loads((d / "r.json").read_text())
+    assert rep["budgets"] == [2.0, 4.0, 6.0] and 0 < rep["nfev"] <= 40
+    for b, best in rep["best_at"].items():
+        assert best is None or best["cost"] <= float(b) + 1e-9
+    assert rep["best_at"]["4"]["cost"] == pytest.approx(rep["cost"])

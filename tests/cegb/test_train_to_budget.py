@@ -179,7 +179,7 @@ def test_fork_trains_with_groups(data, monkeypatch):
         ({"valid_set": (np.zeros((4, 5)), np.array([0, 1, 0, 1]))}, ValueError, "'valid_set'.*6 columns.*Got 5"),
         ({"n_jobs": 0}, ValueError, "'n_jobs'.*>= 1"),
         ({"max_fits": 0}, ValueError, "'max_fits'.*>= 1 or None"),
-        ({"time_limit": -1}, ValueError, "'time_limit'.*> 0"),
+        ({"time_limit": -1}, ValueError, "'time_limit'.*positive number or None"),
         ({"proxy_rows": 5}, ValueError, "'proxy_rows'.*>= 100"),
         ({"train_set": "train.csv"}, TypeError, "'train_set'.*Got str"),
     ],

@@ -153,8 +153,8 @@ def test_cv_falls_back_or_refuses_where_rows_cannot_be_pooled(data, tmp_path):
 
 
 @pytest.mark.parametrize(("kw", "match"), [
-    ({"choose": "folds"}, "'choose' argument must be 'auto', 'cv' or 'valid'"),
-    ({"rule": "2se"}, "'rule' argument must be 'best' or '1se'"),
+    ({"choose": "folds"}, r"'choose' argument of train_to_budget must be one of \('auto', 'cv', 'valid'\)"),
+    ({"rule": "2se"}, r"'rule' argument of train_to_budget must be one of \('best', '1se'\)"),
     ({"choose": "cv", "search": "fast"}, "'choose' argument 'cv' needs search='full'"),
 ])
 def test_choice_arguments_are_checked(data, kw, match):

@@ -107,10 +107,10 @@ def test_zero_budget_is_a_constant_model(data):
     assert r.status == Status.CONSTANT and r.cost == 0.0
 
 
-@pytest.mark.parametrize(("search", "match"), [("bogus", "'search' argument must be 'full' or 'fast'"),
-                                                 (None, "'search' argument must be 'full' or 'fast'")])
-def test_bad_search_is_refused(data, search, match):
-    with pytest.raises(ValueError, match=match):
+@pytest.mark.parametrize(("search", "exc"), [("bogus", ValueError), (None, TypeError)])
+def test_bad_search_is_refused(data, search, exc):
+    match = r"'search' argument of train_to_budget must be one of \('full', 'fast'\)"
+    with pytest.raises(exc, match=match):
         train_to_budget(PARAMS, lgb.Dataset(data[0], data[1]), budget=1.0, valid_set=(data[2], data[3]),
                         costs=COSTS, search=search)
 

@@ -88,6 +88,14 @@ def test_top_limits_the_bars(report):
         plot_feature_share(report, top=0)
 
 
+def test_top_is_an_integer_by_the_parameter_tables_rule(report):
+    """A bool is not a number of bars; a numpy integer is."""
+    assert len(plot_feature_share(report, top=np.int64(2)).patches) == 2
+    for bad in (True, np.bool_(True), 2.0, "2"):
+        with pytest.raises(TypeError, match=r"'top' parameter of plot_feature_share must be an integer >= 1 or None"):
+            plot_feature_share(report, top=bad)
+
+
 def test_refuses_what_is_not_a_report():
     with pytest.raises(TypeError, match=r"must be a budget_extras\.CostReport"):
         plot_cost_report(object())
