@@ -10,7 +10,7 @@ from ._acquire import AcquisitionResult, predict_acquiring
 from ._budget_scorer import BudgetScorer, make_budget_scorer
 from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
-from ._parse import ModelParseError
+from ._builder import ModelParseError
 from ._report import CostReport, cost_report, features_used
 from ._status import MethodResult, Status, fits_budget
 

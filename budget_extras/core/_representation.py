@@ -18,7 +18,9 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ._parse import ModelParseError, parse_dump, parse_model_string
+from ._builder import ModelParseError
+from ._parse import parse_model_string
+from ._parse_dump import parse_dump
 from ._validation import check_array_2d
 
 __all__ = ["NODE_ARRAYS", "EnsembleArrays", "readonly_copy"]
