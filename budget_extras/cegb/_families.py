@@ -212,8 +212,14 @@ def cegb_knobs(s: Search, rank: Ranking, fork: bool) -> dict[str, Any]:
 
 
 def _crossing(pts: list[tuple[float, Candidate]], b: float) -> tuple[float, float] | None:
+    """Return the tradeoffs around the first step from missing ``b`` to fitting it (None: none).
+
+    A candidate stopped early by successive halving has the cost of its first trees, a lower
+    bound of its cost: it counts where it misses ``b`` and is left out where it fits.
+    """
     pts.sort(key=lambda z: z[0])
-    for (t1, c1), (t2, c2) in itertools.pairwise(pts):
+    known = [(t, c) for t, c in pts if c.rounds is None or not fits_budget(c.cost, b)]
+    for (t1, c1), (t2, c2) in itertools.pairwise(known):
         if not fits_budget(c1.cost, b) and fits_budget(c2.cost, b):
             return t1, t2
     return None
@@ -230,18 +236,14 @@ def lazy_sweep(
 ) -> None:
     """CEGB at each of ``tradeoffs``, then ``n_bisect`` geometric bisections of every budget crossing."""
     specs = [Spec(family, {**extra, "cegb_tradeoff": t}, k, t) for t in tradeoffs]
-    # bisect between finished candidates (one stopped by successive halving has a partial cost)
-    pts = [(t, c) for t, c in zip(tradeoffs, s.fit_many(specs), strict=True) if c.rounds is None]
+    pts = list(zip(tradeoffs, s.fit_many(specs), strict=True))
     for b in targets:
         for _ in range(n_bisect):
             span = _crossing(pts, b)
             if span is None or span[1] / span[0] < 1.05:
                 break
             t = math.sqrt(span[0] * span[1])
-            c = s.fit(Spec(family, {**extra, "cegb_tradeoff": t}, k, t))
-            if c.rounds is not None:
-                break
-            pts.append((t, c))
+            pts.append((t, s.fit(Spec(family, {**extra, "cegb_tradeoff": t}, k, t))))
 
 
 def lazy_in_subsets(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import lightgbm as lgb
 import numpy as np
 
+from .._compat import param_aliases
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -97,9 +98,17 @@ def _decay_fn(first: float, last: float, rounds: int) -> Any:
 
 
 def _measure(s: Search, x: _Live, rung: int) -> None:
+    """Score and cost ``x`` on the validation rows at ``rung``.
+
+    LightGBM's predict sets the calling thread's OpenMP threads to its own ``num_threads``
+    (all cores unless given); training on after it would keep them, so the booster's
+    ``num_threads`` is set again before it trains on.
+    """
     t0 = time.perf_counter()
     cost = float(np.mean(s.row_costs(x.booster, s.Xv)))
     x.at = {**(x.at or {}), rung: (float(s.score_fn(x.booster, s.Xv, s.yv)), cost)}
+    threads = next((s.base[k] for k in sorted(param_aliases("num_threads")) if k in s.base), 0)
+    x.booster.reset_parameter({"num_threads": threads})
     x.seconds += time.perf_counter() - t0
 
 

@@ -95,6 +95,8 @@ def _check_bar(bars):
     dict(choose="valid", greedy=True, budgets=[1.5, 5.0]),
     dict(choose="valid", greedy=False, proxy_rows=150),  # proxies and their refits
     dict(choose="cv", greedy=False),  # the cross-validated choice and its refit
+    dict(choose="cv", greedy=False, budgets=[5.0], options={"halving": True}),
+    dict(choose="valid", greedy=True, proxy_rows=150, options={"halving": True}),
 ])
 def test_progress_ends_at_its_planned_total_and_never_passes_it(data, bars, kw):
     """The bar's total is the plan's; every stage's work stays within its plan; the count ends at the total."""
@@ -171,3 +173,99 @@ def test_bad_search_or_options_are_refused_naming_the_argument(data, search, opt
     with pytest.raises(err, match=f"'{name}'"):
         train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
                         progress=False, search=search, options=options)
+
+
+# successive halving (options={"halving": True})
+
+
+def test_halving_progress_ends_at_its_planned_total(data, bars):
+    """Candidates stopped early count their share of the rounds; the bar still ends at its plan."""
+    r = run(data, choose="valid", greedy=False, num_boost_round=40, options={"halving": True})
+    assert any(c.rounds is not None for c in r.frontier)
+    bar, spent = _check_bar(bars)
+    assert spent < bar.total
+
+
+@pytest.fixture(scope="module")
+def halved(data):
+    kw = dict(choose="valid", greedy=False, num_boost_round=40, budgets=[1.5, 5.0], keep_boosters=True,
+              progress=False)
+    Xt, yt, Xv, yv = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                                options={"halving": h}, **kw) for h in (False, True)]
+
+
+def test_halving_stops_dominated_candidates_which_are_never_returned(halved):
+    """Stopped candidates hold their first trees only, are marked proxy and never chosen."""
+    _, r = halved
+    stopped = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if c.rounds is not None]
+    assert stopped
+    for c, b in stopped:
+        assert c.proxy and 0 < c.rounds < 40 and b.current_iteration() == c.rounds
+    assert r.chosen.rounds is None and not r.chosen.proxy
+    for b in (1.5, 3.0, 5.0):
+        assert r.best_at(b).rounds is None
+
+
+def test_halving_trains_finished_candidates_as_one_straight_training(halved, data):
+    """A candidate trained on by Booster.update() between rungs equals lgb.train with its parameters."""
+    full, r = halved
+    straight = {repr(sorted(c.params.items())): c for c in full.frontier}
+    same = 0
+    for c in r.frontier:
+        key = repr(sorted(c.params.items()))
+        if c.rounds is None and key in straight:
+            same += 1
+            assert c.score == pytest.approx(straight[key].score, abs=1e-12)
+            assert c.cost == pytest.approx(straight[key].cost, abs=1e-12)
+    assert same >= 10
+    Xt, yt, Xv, _ = data
+    params = {**PARAMS, "seed": 0, "verbosity": -1, **r.chosen.params}
+    ref = lgb.train(params, lgb.Dataset(Xt, yt), num_boost_round=40)
+    np.testing.assert_allclose(r.booster.predict(Xv), ref.predict(Xv), rtol=0, atol=1e-12)
+
+
+class _FakeSearch:
+    def __init__(self, history):
+        self.history = history
+
+
+def test_a_candidate_is_stopped_only_when_another_is_no_dearer_and_better_by_the_margin():
+    """The dominance rule: no higher cost AND a score higher by more than margin x the spread."""
+    from budget_extras.cegb._halving import _drop_dominated, _Live
+
+    def live(score, cost):
+        return _Live(Spec("x", {}), None, at={10: (score, cost)})
+
+    cheap_good, dear_better, dear_worse, tie = live(0.80, 1.0), live(0.85, 2.0), live(0.70, 2.0), live(0.80, 1.0)
+    group = [cheap_good, dear_better, dear_worse, tie]
+    _drop_dominated(_FakeSearch([{10: (0.5, 0.0)}]), group, 10, margin=0.0)
+    assert [x.stopped for x in group] == [None, None, 10, None]
+    # a finished candidate of an earlier batch dominates too; a margin of the spread protects close calls
+    group = [live(0.79, 1.0), live(0.60, 1.0)]
+    _drop_dominated(_FakeSearch([{10: (0.80, 0.5)}, {10: (0.50, 0.0)}]), group, 10, margin=0.1)
+    assert [x.stopped for x in group] == [None, 10]
+
+
+@pytest.mark.parametrize("options", [
+    {"halving": "yes"}, {"halving": True, "rungs": [0.5, 1.0]}, {"halving": True, "rungs": "0.5"},
+    {"halving": True, "margin": -1}, {"halving": True, "margin": float("nan")},
+])
+def test_bad_halving_options_are_refused_naming_them(data, options):
+    """Halving knobs out of range raise naming options and the key."""
+    Xt, yt, Xv, yv = data
+    key = [k for k in options if k != "halving"] or ["halving"]
+    with pytest.raises(ValueError, match=f"'options' argument's '{key[-1]}'"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                        num_boost_round=5, greedy=False, choose="valid", progress=False, options=options)
+
+
+def test_rungs_are_whole_rounds_below_the_last():
+    """Rungs are shares of the rounds, at least one round, strictly below the last, without repeats."""
+    from budget_extras.cegb._halving import Halving
+
+    assert Halving((0.125, 0.25, 0.5), 0.0).rounds_at(200) == [25, 50, 100]
+    assert Halving((0.1, 0.2, 0.5), 0.0).rounds_at(4) == [1, 2]
+    assert Halving((0.5,), 0.0).rounds_at(1) == []
