@@ -254,9 +254,10 @@ def resolve_strategy(search: Any, options: Any, fork: bool, lgb_version: str) ->
     UserWarning
         Naming the keys of ``options`` the strategy does not use (they are ignored).
     """
-    if callable(search) and not isinstance(search, str):
-        strategy = search if isinstance(search, Strategy) else _callable_strategy(search)
-        name = getattr(search, "__name__", type(search).__name__)
+    if isinstance(search, Strategy):
+        strategy, name = search, getattr(search.run, "__name__", "Strategy")
+    elif callable(search):
+        strategy, name = _callable_strategy(search), getattr(search, "__name__", type(search).__name__)
     elif isinstance(search, str) and search in STRATEGIES:
         strategy, name = STRATEGIES[search], repr(search)
     else:

@@ -148,6 +148,22 @@ def test_callable_strategy_trains_its_own_candidates_and_reads_its_options(data,
     assert bar.total == 2.0 and spent == pytest.approx(2.0)
 
 
+def test_strategy_object_with_its_own_options_is_accepted(data, bars):
+    """A Strategy (run, plan, option defaults) is a search= value; its defaults reach its run."""
+    from budget_extras.cegb._strategies import Strategy
+
+    def run_it(search_run):
+        with search_run.stage("plain"):
+            for leaves in search_run.options["leaves"]:
+                search_run.search.fit(Spec("all", {"num_leaves": leaves}))
+
+    mine = Strategy(run=run_it, plan=lambda p, options: [("plain", float(len(options["leaves"])))],
+                    options={"leaves": (3, 7)})
+    r = run(data, search=mine, choose="valid")
+    assert [c.params["num_leaves"] for c in r.frontier] == [3, 7]
+    _check_bar(bars)
+
+
 def test_callable_without_plan_counts_without_a_total(data, bars):
     """Without a plan the bar has no total to pass: it counts the trainings."""
     r = run(data, search=lambda search_run: search_run.search.fit(Spec("all", {})), choose="valid")
