@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["Halving", "fit_halving", "halving_from_options"]
 
 #: The full search's halving knobs and their defaults (``options=``).
-DEFAULTS: dict[str, Any] = {"halving": False, "rungs": (0.125, 0.25, 0.5), "margin": 0.02}
+DEFAULTS: dict[str, Any] = {"halving": False, "rungs": (0.25,), "margin": 0.0}
 
 
 @dataclass(frozen=True)
