@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import ClassVar
 
 import lightgbm as lgb
@@ -285,3 +286,17 @@ def test_rungs_are_whole_rounds_below_the_last():
     assert Halving((0.125, 0.25, 0.5), 0.0).rounds_at(200) == [25, 50, 100]
     assert Halving((0.1, 0.2, 0.5), 0.0).rounds_at(4) == [1, 2]
     assert Halving((0.5,), 0.0).rounds_at(1) == []
+
+
+def test_halving_with_threads_gives_the_serial_candidates(halved, data):
+    """n_jobs=2 advances live candidates in threads; the candidates and choice are the serial run's."""
+    Xt, yt, Xv, yv = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                            choose="valid", greedy=False, num_boost_round=40, budgets=[1.5, 5.0], progress=False,
+                            options={"halving": True}, n_jobs=2)
+    serial = halved[1]
+    assert [(c.family, c.rounds, c.score, c.cost) for c in r.frontier] == [
+        (c.family, c.rounds, c.score, c.cost) for c in serial.frontier]
+    assert replace(r.chosen, seconds=0.0) == replace(serial.chosen, seconds=0.0)
