@@ -13,8 +13,14 @@ process, and peak resident memory (ru_maxrss) as a multiple of ``plain``'s, plus
 chosen model's test score and test cost. Optionally (``--compare``) the same searches with
 ``proxy_rows=None`` (every candidate on every row) for the score difference.
 
+CPU time (``time.process_time``, every thread of the process) is measured beside wall time, as
+a multiple of the plain training's CPU time. ``--options '{"halving": false}'`` passes
+``options=`` to the full searches; ``--quick`` runs the three-budget full search on the
+10k-30k-row tables only (magic, higgs, adult).
+
     python benchmarks/budget_search_cost.py --data-dir ../shared/data
     python benchmarks/budget_search_cost.py --data-dir ../shared/data --datasets covertype54x --compare
+    python benchmarks/budget_search_cost.py --data-dir ../shared/data --quick --options '{"halving": false}'
 """
 
 from __future__ import annotations
@@ -80,16 +86,16 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
     Xt, yt, Xv, yv, Xs, ys = split(ds)
     costs = FeatureCosts(fdata.tiered_costs(len(ds.names)), feature_names=list(ds.names))
     params = {**PARAMS, "num_threads": args.threads}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if args.one == "plain":
         booster = lgb.train(params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), num_boost_round=ROUNDS)
         extra: dict[str, Any] = {}
     else:
         # a plain training right before the search, in the same process: the ratio's denominator
-        t_plain = time.perf_counter()
+        t_plain, c_plain = time.perf_counter(), time.process_time()
         lgb.train(params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), num_boost_round=ROUNDS)
-        t0 = time.perf_counter()
-        t_plain = t0 - t_plain
+        t0, c0 = time.perf_counter(), time.process_time()
+        t_plain, c_plain = t0 - t_plain, c0 - c_plain
         fr = [0.3] if args.one.startswith("one") else [0.2, 0.4, 0.6]
         budgets = [f * args.full_cost for f in fr]
         with warnings.catch_warnings():
@@ -99,15 +105,18 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
                 costs=costs, num_boost_round=ROUNDS, progress=False, budgets=budgets[1:], keep_boosters=True,
                 proxy_rows=None if args.one.endswith("_full") else "auto",
                 search="fast" if args.one.endswith("_fast") else "full",
+                options=None if args.one.endswith("_fast") else json.loads(args.options),
             )
         booster = r.booster
-        extra = {"plain_seconds": t_plain, "nfev": r.nfev, "n_candidates": len(r.frontier), "family": r.chosen.family,
+        stopped = sum(getattr(c, "rounds", None) is not None for c in r.frontier)
+        extra = {"plain_seconds": t_plain, "plain_cpu": c_plain, "stopped": stopped,
+                 "nfev": r.nfev, "n_candidates": len(r.frontier), "family": r.chosen.family,
                  "seconds_by_family": {k: round(v, 2) for k, v in r.seconds.items()}, "per_budget": []}
         for b in budgets:
             bb = r.booster_at(b)
             extra["per_budget"].append({"budget": b, **measure(bb, Xs, ys, costs)} if bb is not None else {"budget": b})
-    seconds = time.perf_counter() - t0
-    out = {"seconds": seconds, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out = {"seconds": seconds, "cpu": cpu, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            **measure(booster, Xs, ys, costs), **extra}
     if args.one == "plain":
         out["valid_cost"] = float(cost_report(TreeEnsemble.from_booster(booster), Xv, costs).total_cost.mean())
@@ -125,7 +134,7 @@ def measure(booster: Any, X: np.ndarray, y: np.ndarray, costs: Any) -> dict[str,
 
 def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: float = 0.0) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
-           "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost)]
+           "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost), "--options", args.options]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -139,6 +148,8 @@ def main() -> None:
     p.add_argument("--searches", nargs="+", default=["one", "three", "one_fast", "three_fast"],
                    help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "budget_search_cost.json")
+    p.add_argument("--options", default="{}", help="options= of the full searches, as JSON")
+    p.add_argument("--quick", action="store_true", help="three budgets, full search, magic / higgs / adult")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--one-dataset", help=argparse.SUPPRESS)
     p.add_argument("--full-cost", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -146,6 +157,8 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args)))
         return
+    if args.quick:
+        args.datasets, args.searches = ["magic", "higgs", "adult"], ["three"]
     rows = []
     for name in args.datasets:
         plain = run_child(args, name, "plain")
@@ -153,10 +166,12 @@ def main() -> None:
         for what in args.searches + (["one_full", "three_full"] if args.compare else []):
             r = run_child(args, name, what, plain["valid_cost"])
             r["time_x"] = r["seconds"] / r["plain_seconds"]
+            r["cpu_x"] = r["cpu"] / r["plain_cpu"]
             r["mem_x"] = r["maxrss_mb"] / plain["maxrss_mb"]
             row[what] = r
             print(f"{name:14s} {what:10s} {r['seconds']:8.1f} s = {r['time_x']:6.2f}x plain "
-                  f"({r['plain_seconds']:.2f} s), "
+                  f"({r['plain_seconds']:.2f} s), CPU {r['cpu']:.1f} s = {r['cpu_x']:.2f}x ({r['plain_cpu']:.2f} s), "
+                  f"stopped early {r['stopped']}, "
                   f"memory {r['mem_x']:.2f}x, fits {r['nfev']}, chosen {r['family']}, "
                   + ", ".join(f"B={q['budget']:.3g}: AUC {q.get('test_auc', float('nan')):.4f} "
                               f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)

@@ -30,7 +30,7 @@ from ._scoring import readable
 from ._search import Search
 
 __all__ = [
-    "CV_ROWS", "N_FOLDS", "Pool", "cross_validate", "make_pool", "noise_note", "pick", "planned_units", "pool_problem",
+    "CV_ROWS", "N_FOLDS", "Pool", "cross_validate", "make_pool", "noise_note", "pick", "planned", "pool_problem",
     "refit", "shortlist",
 ]
 
@@ -177,14 +177,19 @@ def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[C
     return out
 
 
-def planned_units(n_targets: int, pooled_share: float) -> float:
-    """Return the expected cost of the cross-validation in trainings on the training rows.
+def planned(n_targets: int, n_pooled: int, n_train: int, n_classes: int) -> list[tuple[str, float]]:
+    """Return the most work of the cross-validated choice, in trainings on the ``n_train`` training rows.
 
-    About three candidates per budget plus the cheapest, each trained on ``N_FOLDS`` folds of
-    the pooled rows (``pooled_share`` times the training rows), and one refit.
+    ``"cv"``: every candidate :func:`shortlist` can return (per budget the best of each top-k
+    order and :data:`TOP_PER_BUDGET` more; the cheapest), each trained on every fold (a fold
+    fit holds at most 4/5 of the pooled rows plus one per class: stratified folds);
+    ``"cv_refit"``: at most three refits on every pooled row per budget.
     """
-    per_fit = pooled_share * (N_FOLDS - 1) / N_FOLDS
-    return (1 + 3 * n_targets) * N_FOLDS * per_fit + pooled_share
+    folds = N_FOLDS * (N_REPEATS if n_pooled < REPEATS_BELOW else 1)
+    fit_rows = min(n_pooled, n_pooled * (N_FOLDS - 1) / N_FOLDS + max(1, n_classes))
+    shortlist_most = 1 + n_targets * (2 + TOP_PER_BUDGET)
+    share = n_pooled / max(1, n_train)
+    return [("cv", shortlist_most * folds * fit_rows / max(1, n_train)), ("cv_refit", 3.0 * n_targets * share)]
 
 
 def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np.ndarray, float]:

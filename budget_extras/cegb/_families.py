@@ -22,6 +22,7 @@ __all__ = [
     "Ranking",
     "Subset",
     "cegb_knobs",
+    "default_k_grid",
     "greedy_forward",
     "lazy_in_subsets",
     "lazy_sweep",
@@ -89,6 +90,14 @@ def plain_and_ranking(s: Search) -> tuple[Candidate, Ranking]:
         scale=scale,
     )
     return c0, rank
+
+
+def default_k_grid(n_used: int) -> list[int]:
+    """Return the default top-k sizes: up to 5 geometric sizes below ``n_used``."""
+    if n_used <= 1:
+        return []
+    ks = np.unique(np.round(np.geomspace(1, n_used, 6)).astype(int))
+    return [int(k) for k in ks if k < n_used][:5]
 
 
 def _packed(fc: FeatureCosts, order: np.ndarray, budget: float) -> list[int]:
@@ -210,8 +219,14 @@ def cegb_knobs(s: Search, rank: Ranking, fork: bool, coupled: bool = False) -> d
 
 
 def _crossing(pts: list[tuple[float, Candidate]], b: float) -> tuple[float, float] | None:
+    """Return the tradeoffs around the first step from missing ``b`` to fitting it (None: none).
+
+    A candidate stopped early by successive halving has the cost of its first trees, a lower
+    bound of its cost: it counts where it misses ``b`` and is left out where it fits.
+    """
     pts.sort(key=lambda z: z[0])
-    for (t1, c1), (t2, c2) in itertools.pairwise(pts):
+    known = [(t, c) for t, c in pts if c.rounds is None or not fits_budget(c.cost, b)]
+    for (t1, c1), (t2, c2) in itertools.pairwise(known):
         if not fits_budget(c1.cost, b) and fits_budget(c2.cost, b):
             return t1, t2
     return None
@@ -264,6 +279,7 @@ def smaller_trees(s: Search, targets: list[float], leaves_grid: list[int]) -> No
             i
             for i, c in enumerate(s.frontier)
             if fits_budget(c.cost, b) and not c.constant and i not in refit and "num_leaves" not in c.params
+            and c.rounds is None
         ]
         if not within:
             continue
@@ -271,3 +287,50 @@ def smaller_trees(s: Search, targets: list[float], leaves_grid: list[int]) -> No
         refit.add(i)
         c = s.frontier[i]
         s.fit_many([Spec(c.family, {**c.params, "num_leaves": nl}, c.k, c.tradeoff) for nl in leaves_grid])
+
+
+# The most work of each family, in trainings on the search's rows at the search's rounds (the
+# progress bar's plan; a family that ends under it moves the bar forward).
+
+
+def planned_topk(n_features: int, n_grid: int, n_targets: int) -> float:
+    """Return the most fits of :func:`topk`: per order, every grid size and a packed subset per budget."""
+    return 2.0 * (min(n_grid, max(0, n_features - 1)) + n_targets) if n_features > 1 else 0.0
+
+
+def greedy_fit_share(rows: int, cross_fit: bool) -> float:
+    """Return the largest share of ``rows`` a greedy selection fit trains on (:meth:`Search.folds`)."""
+    if rows <= 0:
+        return 0.0
+    held = rows // 3 if cross_fit else max(1, round(0.2 * rows))
+    return (rows - held) / rows
+
+
+def planned_greedy(n_features: int, rows: int, cross_fit: bool, rounds: int,
+                   pool_size: int = 16, steps: int = 8) -> float:
+    """Return the most work of :func:`greedy_forward`: every selection fit of every step, and the refits.
+
+    The selection fits count their share of the rows and of the rounds (at most 40).
+    """
+    pool = min(pool_size, n_features)
+    if n_features <= 1 or pool == 0:
+        return 0.0
+    n_steps = min(steps, pool)
+    folds = 3 if cross_fit else 1
+    evals = folds * (1 + sum(pool - i for i in range(n_steps)))
+    return evals * greedy_fit_share(rows, cross_fit) * min(40, rounds) / rounds + n_steps
+
+
+def planned_lazy_sweep(n_tradeoffs: int, n_bisect: int, n_targets: int) -> float:
+    """Return the most fits of :func:`lazy_sweep`."""
+    return float(n_tradeoffs + n_bisect * n_targets)
+
+
+def planned_lazy_in_subsets(n_targets: int) -> float:
+    """Return the most fits of :func:`lazy_in_subsets`: per budget, a three-point sweep and its bisections."""
+    return n_targets * planned_lazy_sweep(3, 2, n_targets)
+
+
+def planned_smaller_trees(n_targets: int, n_leaves: int) -> float:
+    """Return the most fits of :func:`smaller_trees`."""
+    return float(n_targets * n_leaves)

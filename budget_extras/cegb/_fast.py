@@ -21,6 +21,8 @@ The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never re
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import lightgbm as lgb
@@ -31,7 +33,7 @@ from . import _families as fam
 from ._result import Candidate
 from ._search import Search, Spec
 
-__all__ = ["FAST_DECAY", "RANK_ROUNDS", "convergence", "decay_end", "planned_fast_units", "run_fast"]
+__all__ = ["FAST_DECAY", "RANK_ROUNDS", "convergence", "decay_end", "run_fast"]
 
 #: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, and last round
 #: before :func:`decay_end` multiplies it by the ranking model's convergence ratio.
@@ -42,17 +44,6 @@ MIN_CONVERGENCE = 1e-4
 
 #: Rounds of the plain ranking model.
 RANK_ROUNDS = 40
-
-
-def planned_fast_units(rounds: int, n_targets: int, share: float) -> float:
-    """Return the expected cost in trainings on every row.
-
-    With proxies on ``share`` of the rows: the plain proxy, two proxies and one refit per
-    budget; without: the ranking model and two candidates per budget.
-    """
-    if share < 1:
-        return share * (1 + 2 * n_targets) + n_targets
-    return min(RANK_ROUNDS, rounds) / rounds + 2.0 * n_targets
 
 
 def convergence(booster: lgb.Booster) -> float:
@@ -159,7 +150,8 @@ def _refit(proxy: Search, full: Search, targets: list[float], margin: float) -> 
     return capped
 
 
-def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float]) -> None:
+def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float],
+             stage: Callable[[str], AbstractContextManager[Any]] | None = None) -> None:
     """Run the whole fast search: the ranking model, two candidates at every budget, retries.
 
     Parameters
@@ -175,8 +167,13 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float])
         ``knobs_for(search, ranking)`` returns the lazy-cost parameters of the capped candidates.
     targets : list of float
         The budgets.
+    stage : callable, optional
+        ``stage(name)`` returns the context each stage runs in (``"rank"``, ``"candidates"``,
+        ``"refit"``, ``"retry"``: the progress plan's stages).
     """
-    c0, rank = fam.plain_and_ranking(ranker)
+    stage = stage or (lambda name: nullcontext())
+    with stage("rank"):
+        c0, rank = fam.plain_and_ranking(ranker)
     last = decay_end(ranker.boosters[-1])
     knobs = knobs_for(full, rank)
     margin = _margin(c0, len(full.yv), full.rows)
@@ -184,16 +181,19 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float])
     s = ranker if subsample else full
     seen: set[tuple[int, ...]] = set()
     capped = []
-    for b in targets:
-        specs = [_capped(knobs, b if subsample else max(0.0, b - margin), last)]
-        sub = _topk_within(full, rank, b)
-        if sub is not None and tuple(sub) not in seen:
-            seen.add(tuple(sub))
-            specs.append(Spec("topk_gain", {"interaction_constraints": [sub]}, len(sub)))
-        if fits_budget(c0.cost, b) and () not in seen:  # the short plain model fits: so may the full one
-            seen.add(())
-            specs.append(Spec("all", {}))
-        capped.append((s.fit_many(specs)[0], b))
+    with stage("candidates"):
+        for b in targets:
+            specs = [_capped(knobs, b if subsample else max(0.0, b - margin), last)]
+            sub = _topk_within(full, rank, b)
+            if sub is not None and tuple(sub) not in seen:
+                seen.add(tuple(sub))
+                specs.append(Spec("topk_gain", {"interaction_constraints": [sub]}, len(sub)))
+            if fits_budget(c0.cost, b) and () not in seen:  # the short plain model fits: so may the full one
+                seen.add(())
+                specs.append(Spec("all", {}))
+            capped.append((s.fit_many(specs)[0], b))
     if subsample:
-        capped = _refit(ranker, full, targets, margin)
-    retry_over_budget(full, capped)
+        with stage("refit"):
+            capped = _refit(ranker, full, targets, margin)
+    with stage("retry"):
+        retry_over_budget(full, capped)

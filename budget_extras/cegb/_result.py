@@ -60,6 +60,10 @@ class Candidate:
         a candidate scored on the validation rows.
     fold_scores : tuple of float
         The K fold scores (empty for a candidate scored on the validation rows).
+    rounds : int or None
+        Boosting rounds trained when successive halving stopped the candidate early (its
+        ``score`` and ``cost`` are those of its first ``rounds`` trees, and it is marked
+        ``proxy``: never returned); None: trained for every round.
     """
 
     family: str
@@ -78,6 +82,7 @@ class Candidate:
     folds: int = 0
     score_se: float | None = None
     fold_scores: tuple[float, ...] = ()
+    rounds: int | None = None
 
 
 def pick(cands: Sequence[Candidate], budget: float, rule: str = "best") -> int | None:

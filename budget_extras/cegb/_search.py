@@ -6,8 +6,9 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lightgbm as lgb
 import numpy as np
@@ -19,6 +20,9 @@ from ..core._leaf_cost import row_costs_from_leaves
 from ..core._report import model_coupled_cost
 from ..core._status import fits_budget
 from ._result import Candidate
+
+if TYPE_CHECKING:
+    from ._halving import Halving
 
 __all__ = ["Search", "SearchCut", "Spec"]
 
@@ -97,6 +101,10 @@ class Search:
         self.rows = int(root.num_data() if indices is None else indices.size)
         self.frontier: list[Candidate] = []
         self.boosters: list[lgb.Booster] = []
+        #: Successive halving of the candidates (None: each one trained to every round).
+        self.halving: Halving | None = None
+        #: The rung measurements, {round: (score, cost)}, of every candidate halving trained to the end.
+        self.history: list[dict[int, tuple[float, float]]] = []
 
     def folds(self, n_folds: int, salt: int) -> list[tuple[lgb.Dataset, lgb.Dataset]]:
         """Split this search's rows at random into (fit, held-out) Dataset pairs.
@@ -155,12 +163,17 @@ class Search:
                 with ThreadPoolExecutor(max_workers=len(batch)) as pool:
                     yield list(pool.map(work, batch))
 
-    def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster]:
+    def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster, float]:
         t0 = time.perf_counter()
         b = self.train_booster(spec.extra, self.train, spec.decay)
+        return self.measure(spec, b, time.perf_counter() - t0), b, 1.0
+
+    def measure(self, spec: Spec, b: lgb.Booster, seconds: float) -> Candidate:
+        """Return ``spec``'s candidate: ``b`` measured on the validation rows (``seconds``: its training's)."""
+        t0 = time.perf_counter()
         ens = TreeEnsemble.from_booster(b)
         row_cost = self.row_costs(b, self.Xv, ens)
-        c = Candidate(
+        return Candidate(
             family=spec.family,
             params=dict(spec.extra),
             k=spec.k,
@@ -171,17 +184,17 @@ class Search:
             constant=bool(np.sum(b.feature_importance("split")) == 0),
             rows=self.rows,
             proxy=self.proxy,
-            seconds=time.perf_counter() - t0,
+            seconds=seconds + time.perf_counter() - t0,
             cost_sd=float(np.std(row_cost)),
             decay=spec.decay,
         )
-        return c, b
 
     def fit_many(self, specs: Sequence[Spec]) -> list[Candidate]:
         """Train ``specs`` (in parallel with ``n_jobs`` threads); results in the order of ``specs``.
 
         The candidates are the same as serial fits: each one is trained with its own parameters
-        on the same rows; only their wall-clock order differs.
+        on the same rows; only their wall-clock order differs. With :attr:`halving`, the specs
+        are trained side by side and the dominated ones stopped early (:mod:`._halving`).
 
         Raises
         ------
@@ -189,13 +202,32 @@ class Search:
             Before a fit that ``max_fits`` or ``time_limit`` does not allow (fits already done stay).
         """
         out: list[Candidate] = []
-        for done in self.batches(self._train_one, specs):
-            for c, b in done:
+        batches = (self.batches(self._train_one, specs) if self.halving is None else
+                   self._halving_batches(specs))
+        for done in batches:
+            for c, b, share in done:
                 self.frontier.append(c)
                 self.boosters.append(b)
-                self.clock.record(c, self.best_score())
+                self.clock.record(c, self.best_score(), share)
                 out.append(c)
         return out
+
+    def _halving_batches(self, specs: Sequence[Spec]) -> Iterator[list[tuple[Candidate, lgb.Booster, float]]]:
+        """Yield the specs the limits allow, trained together with successive halving, then raise any cut."""
+        from ._halving import fit_halving
+
+        allowed, cut = [], None
+        for spec in specs:
+            try:
+                self.clock.allow(1)
+            except SearchCut as exc:
+                cut = exc
+                break
+            allowed.append(spec)
+        if allowed:
+            yield fit_halving(self, allowed, self.halving)  # type: ignore[arg-type]
+        if cut is not None:
+            raise cut
 
     def fit(self, spec: Spec) -> Candidate:
         """Train one candidate (see :meth:`fit_many`)."""
@@ -203,7 +235,7 @@ class Search:
 
     def best_score(self) -> float | None:
         """Best validation score among this row set's candidates within the main budget."""
-        fits = [c.score for c in self.frontier if fits_budget(c.cost, self.clock.budget)]
+        fits = [c.score for c in self.frontier if c.rounds is None and fits_budget(c.cost, self.clock.budget)]
         return max(fits) if fits else None
 
 
@@ -211,8 +243,17 @@ class Clock:
     """Fit and time limits, per-family wall time and the progress bar of one search.
 
     The bar counts in units of ONE training of the user's model on every row: a proxy fit on
-    ``m`` of ``n`` rows counts ``m / n``, so the bar's position is the search's cost so far
-    as a multiple of one training.
+    ``m`` of ``n`` rows counts ``m / n``, a candidate stopped after ``r`` of ``R`` rounds
+    ``r / R``. Its total is the search's plan: the most work of each stage (a family, the
+    refits, the cross-validation), declared before the search starts. A stage that ends under
+    its plan moves the bar to the stage's planned end, so the bar never passes its total and
+    ends exactly at it; :attr:`spent` keeps the work actually done.
+
+    Parameters
+    ----------
+    plan : sequence of (str, float) or None
+        The stages in order, each with its most work in trainings on every row; None: no plan
+        (the bar counts without a total).
     """
 
     def __init__(
@@ -223,7 +264,7 @@ class Clock:
         time_limit: float | None,
         n_jobs: int,
         progress: bool,
-        planned: float,
+        plan: Sequence[tuple[str, float]] | None,
     ) -> None:
         from tqdm.auto import tqdm
 
@@ -236,10 +277,32 @@ class Clock:
         self.nfev = 0
         self.seconds: dict[str, float] = defaultdict(float)
         self.cut: str | None = None
+        self.plan = None if plan is None else [(str(n), max(0.0, float(u))) for n, u in plan]
+        self.total = None if self.plan is None else float(sum(u for _, u in self.plan))
+        self.spent = 0.0  # the work done, in trainings on every row
+        self.overrun = 0.0  # work beyond a stage's plan (a plan below its stage's most work)
+        self._done = 0.0  # the planned work of the stages ended
+        self._stage = 0.0  # the plan of the stage running
         self.bar = tqdm(
-            total=round(planned, 2), disable=not progress, desc="train_to_budget", unit="training",
-            bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} trainings [{elapsed}<{remaining}{postfix}]",
+            total=self.total, disable=not progress, desc="train_to_budget", unit="training",
+            bar_format=("{l_bar}{bar}| {n:.1f}/{total:.1f} trainings [{elapsed}<{remaining}{postfix}]"
+                        if self.total is not None else "{desc}: {n:.1f} trainings [{elapsed}{postfix}]"),
         )
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Run one stage of the plan; at its end (or a cut) the bar moves to the stage's planned end."""
+        self._stage = dict(self.plan or []).get(name, 0.0)
+        try:
+            yield
+        finally:
+            self._done += self._stage
+            self._stage = 0.0
+            self._advance_to(self._done)
+
+    def _advance_to(self, position: float) -> None:
+        if self.total is not None and position > self.bar.n:
+            self.bar.update(min(position, self.total) - self.bar.n)
 
     def allow(self, n: int) -> None:
         """Raise :class:`SearchCut` if ``n`` more fits would pass a limit (the first fit always runs)."""
@@ -251,21 +314,30 @@ class Clock:
             raise SearchCut(self.cut)
         self.nfev += n
 
-    def record(self, c: Candidate, best: float | None) -> None:
-        """Account one finished candidate: its family's time and the bar."""
-        self.record_raw(("proxy:" if c.proxy else "") + c.family, c.seconds, c.rows)
+    def record(self, c: Candidate, best: float | None, rounds: float = 1.0) -> None:
+        """Account one finished candidate (``rounds``: the share of the rounds it was trained for)."""
+        self.record_raw(("proxy:" if c.proxy else "") + c.family, c.seconds, c.rows * rounds)
         self.bar.set_postfix(best="-" if best is None else f"{best:.4g}", refresh=False)
 
     def record_raw(self, family: str, seconds: float, rows: float) -> None:
-        """Account one fit's time to ``family`` and advance the bar by ``rows`` (row-rounds) / all rows."""
+        """Account one fit's time to ``family`` and advance the bar by ``rows`` (row-rounds) / all rows.
+
+        Within a plan the bar stops at the running stage's planned end (work beyond it is
+        counted in :attr:`overrun`).
+        """
         self.seconds[family] += seconds
         step = rows / self.n_rows
-        if self.bar.n + step > self.bar.total:
-            self.bar.total = round(self.bar.n + step, 2)
-        self.bar.update(step)
+        self.spent += step
+        if self.total is None:
+            self.bar.update(step)
+            return
+        room = max(0.0, self._done + self._stage - self.bar.n)
+        self.overrun += max(0.0, step - room)
+        self._advance_to(self.bar.n + min(step, room))
 
     def close(self) -> dict[str, float]:
-        """Close the bar and return the per-family seconds with their ``"total"``."""
-        self.bar.total = self.bar.n
+        """Move the bar to its total, close it and return the per-family seconds with their ``"total"``."""
+        if self.total is not None:
+            self._advance_to(self.total)
         self.bar.close()
         return {**dict(self.seconds), "total": time.perf_counter() - self.start}

@@ -21,11 +21,10 @@ from ..core._params import Interval, Options, check_scalar, is_integer, is_real
 from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
-from . import _families as fam
-from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate, pick
 from ._scoring import objective_kind, readable, resolve_scoring
-from ._search import Clock, Search, SearchCut, Spec
+from ._search import Clock, Search, SearchCut
+from ._strategies import PlanInput, SearchRun, Strategy, resolve_strategy
 
 __all__ = ["is_fork", "train_to_budget"]
 
@@ -56,6 +55,8 @@ class _Options:
     max_fits: int | None
     time_limit: float | None
     search: str
+    strategy: Strategy
+    knobs: dict[str, Any]
     choose: str
     rule: str
 
@@ -75,7 +76,6 @@ _ARGUMENT_CONSTRAINTS: dict[str, list[Any]] = {
     "n_jobs": [Interval(numbers.Integral, 1, None, closed="left")],
     "max_fits": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "time_limit": [Interval(numbers.Real, 0, None, closed="neither", allow_inf=True), None],
-    "search": [Options(("full", "fast"))],
     "choose": [Options(("auto", "cv", "valid"))],
     "rule": [Options(("best", "1se"))],
 }
@@ -203,14 +203,10 @@ def _iv(
         if not ks or ks[0] < 1:
             raise ValueError(f"The 'k_grid' argument must hold integers >= 1. Got {kw['k_grid']!r}.")
     proxy = kw["proxy_rows"]
-    if kw["search"] == "fast" and not is_fork():
+    strategy, knobs = resolve_strategy(kw["search"], kw["options"], is_fork(), str(lgb.__version__))
+    if kw["choose"] == "cv" and not strategy.cross_validates:
         raise ValueError(
-            "The 'search' argument 'fast' needs the lightgbm-cegb fork (its cegb_budget parameter); "
-            f"the imported lightgbm is {lgb.__version__}. Use search='full'."
-        )
-    if kw["choose"] == "cv" and kw["search"] == "fast":
-        raise ValueError(
-            "The 'choose' argument 'cv' needs search='full' (the fast search chooses on the validation rows)."
+            f"The 'choose' argument 'cv' needs search='full' (search={kw['search']!r} chooses on the validation rows)."
         )
     _warn_unused(kw)
     limit = kw["time_limit"]
@@ -228,7 +224,9 @@ def _iv(
         n_jobs=int(kw["n_jobs"]),
         max_fits=None if kw["max_fits"] is None else int(kw["max_fits"]),
         time_limit=None if limit is None else (math.inf if limit > 1e308 else float(limit)),
-        search=str(kw["search"]),
+        search=kw["search"] if isinstance(kw["search"], str) else getattr(kw["search"], "__name__", "callable"),
+        strategy=strategy,
+        knobs=knobs,
         choose=str(kw["choose"]),
         rule=str(kw["rule"]),
     )
@@ -241,7 +239,7 @@ _FULL_ONLY = ("k_grid", "n_tradeoffs", "n_bisect", "greedy", "num_leaves_grid")
 
 def _warn_unused(kw: Mapping[str, Any]) -> None:
     """Warn when ``search="fast"`` meets full-search options set to other than their defaults."""
-    if kw["search"] != "fast":
+    if not isinstance(kw["search"], str) or kw["search"] != "fast":
         return
     defaults = inspect.signature(train_to_budget).parameters
     unused = [k for k in _FULL_ONLY if not _is_default(kw[k], defaults[k].default)]
@@ -279,13 +277,6 @@ def _leaves_grid(grid: Any, params: Mapping[str, Any]) -> list[int]:
     if any(not is_integer(v) or v < 2 for v in vals):
         raise ValueError(f"The 'num_leaves_grid' argument must hold integers >= 2. Got {grid!r}.")
     return sorted({int(v) for v in vals}, reverse=True)
-
-
-def _default_k_grid(n_used: int) -> list[int]:
-    if n_used <= 1:
-        return []
-    ks = np.unique(np.round(np.geomspace(1, n_used, 6)).astype(int))
-    return [int(k) for k in ks if k < n_used][:5]
 
 
 def _align_valid(Xv: Any, names: list[str]) -> Any:
@@ -344,49 +335,6 @@ def _proxy_indices(n: int, o: _Options, seed: int) -> np.ndarray | None:
     return _rows(n, max(10_000, n // 40) if o.proxy_rows == "auto" else int(o.proxy_rows), seed)
 
 
-def _run_families(s: Search, o: _Options, fork: bool) -> None:
-    """Every candidate family on one row set (raises :class:`SearchCut` at a limit)."""
-    _, rank = fam.plain_and_ranking(s)
-    seen: set[frozenset[int]] = set()
-    grid = o.k_grid if o.k_grid is not None else _default_k_grid(rank.by_gain.size)
-    subsets = fam.topk(s, rank, grid, seen, o.targets)
-    if o.greedy and rank.by_gain.size > 1:
-        subsets += fam.greedy_forward(s, rank, seen)
-    knobs = fam.cegb_knobs(s, rank, fork)
-    exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
-    fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], o.n_bisect, o.targets)
-    fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets)
-    if np.any(np.asarray(s.fc.coupled) > 0):
-        fam.lazy_sweep(s, "lazy_coupled", fam.cegb_knobs(s, rank, fork, coupled=True), None,
-                       [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2, o.targets)
-    fam.smaller_trees(s, o.targets, o.leaves_grid)
-
-
-def _refit_finalists(proxy: Search, full: Search, o: _Options) -> None:
-    """Refit on every row the best proxy at each budget.
-
-    A refit that misses its budget is replaced by the next proxy, at most three refits a budget.
-    """
-    done: dict[tuple[str, str], Candidate] = {}
-    for b in sorted(o.targets, key=lambda t: t != o.budget):
-        need, tries = 1, 0
-        ranked = sorted(
-            (c for c in proxy.frontier if fits_budget(c.cost, b)), key=lambda c: (-c.score, c.constant, c.cost)
-        )
-        if not ranked:  # infeasible at b: the cheapest proxy, so the cheapest full model is known
-            ranked = sorted(proxy.frontier, key=lambda c: (c.cost, -c.score))[:1]
-        for c in ranked:
-            key = (c.family, repr(sorted(c.params.items())))
-            if key not in done:
-                if tries == 3:
-                    break
-                tries += 1
-                done[key] = full.fit(Spec(c.family, c.params, c.k, c.tradeoff))
-            need -= bool(fits_budget(done[key].cost, b))
-            if need <= 0:
-                break
-
-
 def _choose(frontier: list[Candidate], budget: float) -> tuple[int, Status]:
     full = [i for i, c in enumerate(frontier) if not c.proxy]
     j = pick([frontier[i] for i in full], budget)
@@ -408,22 +356,6 @@ def _message(status: Status, c: Candidate, budget: float, score_name: str, cut: 
     if cut is not None:
         msg = f"search cut ({cut}): best so far: {msg}"
     return msg
-
-
-def _planned_units(o: _Options, share: float, cross_fit: bool, n_coupled: bool, n_features: int) -> float:
-    """Return the search's expected cost in trainings on every row (the progress bar's total).
-
-    Typical counts, not bounds: top-k sizes that repeat are skipped, greedy selection runs
-    about four steps over its pool (the 16 best features), bisections stop early.
-    """
-    pool = min(16, n_features)
-    steps = min(4, pool)
-    t = len(o.targets)
-    k = len(o.k_grid) if o.k_grid is not None else 5
-    fits = 1 + 1.5 * k + o.n_tradeoffs + o.n_bisect * t + 5 * t + (5 if n_coupled else 0) + len(o.leaves_grid) * t
-    selection = (3 * 2 / 3 if cross_fit else 0.8) * steps * (pool - steps / 2) * min(40, o.rounds) / o.rounds
-    greedy = steps + selection if o.greedy else 0.0
-    return (fits + greedy) * share + (t if share < 1 else 0)
 
 
 def train_to_budget(
@@ -448,9 +380,10 @@ def train_to_budget(
     n_jobs: int = 1,
     max_fits: int | None = None,
     time_limit: float | None = None,
-    search: str = "full",
+    search: Any = "full",
     choose: str = "auto",
     rule: str = "best",
+    options: Mapping[str, Any] | None = None,
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
@@ -475,8 +408,8 @@ def train_to_budget(
         A Dataset's ``init_score`` starts the raw scores (required if the training set has one).
     costs : FeatureCosts, list / array, dict, pandas.Series or path to a costs CSV
         Per-feature acquisition costs (dict / Series keyed by feature name; features not listed
-        cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and
-        evaluation costs.
+        cost 0). A FeatureCosts may also carry groups (the fork trains with them; upstream
+        LightGBM does not, but a group is still charged once per row), coupled and evaluation costs.
     num_boost_round : int, default 200
         Rounds of every candidate.
     scoring : None, str or callable
@@ -486,7 +419,7 @@ def train_to_budget(
     random_state : int, default 0
         LightGBM ``seed`` unless ``params`` sets one; also draws the proxy and greedy rows.
     progress : bool, default True
-        Show a progress bar counted in trainings on every row.
+        A bar in trainings on every row, its total (the planned most work) its end.
     k_grid : sequence of int, optional
         Subset sizes (default: up to 5 geometric sizes below the number of used features).
     n_tradeoffs, n_bisect : int
@@ -509,10 +442,9 @@ def train_to_budget(
     max_fits, time_limit : int or float, optional
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
-    search : {"full", "fast"}, default "full"
-        ``"full"``: every family above. ``"fast"`` (the fork only): about two trainings per
-        budget, the fork's learner budget ``cegb_budget`` and the largest top-k subset within
-        the budget; the full search's options are not used (a UserWarning names those set).
+    search : {"full", "fast"} or callable, default "full"
+        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two
+        trainings per budget; a callable ``search(search_run, **options)`` (docs/train_to_budget.md).
     choose : {"auto", "cv", "valid"}, default "auto"
         ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
         cross-validated (5 stratified folds of the training and validation rows pooled), the
@@ -520,6 +452,8 @@ def train_to_budget(
         to 10,000 rows together when the rows can be pooled (docs/train_to_budget.md).
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
+    options : dict, optional
+        The strategy's knobs (``"full"``: successive halving); unused keys warn.
 
     Returns
     -------
@@ -534,16 +468,12 @@ def train_to_budget(
         cheapest is returned), if a limit cut the search (``LIMIT``), on unused options, or if
         a cross-validated choice is within one standard error of the best top-k subset or of
         a constant model.
-
-    Notes
-    -----
-    With upstream LightGBM groups are not trained on, but a group is still charged once per row.
     """
     o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
         greedy=greedy, num_leaves_grid=num_leaves_grid, n_jobs=n_jobs, max_fits=max_fits, random_state=random_state,
-        search=search, choose=choose, rule=rule, progress=progress, keep_boosters=keep_boosters,
+        search=search, choose=choose, rule=rule, options=options, progress=progress, keep_boosters=keep_boosters,
     )
     return _search(o, train_set, (Xv, yv, init), costs, scoring, progress, keep_boosters)
 
@@ -553,8 +483,8 @@ def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_
     """Return why the choice is made on the validation rows (None: by cross-validation)."""
     if o.choose == "valid":
         return "choose='valid'"
-    if o.search == "fast":
-        return "search='fast'"
+    if not o.strategy.cross_validates:
+        return f"search={o.search!r}"
     why = ("the training set is large enough for proxies" if proxied else
            cv.pool_problem(train_set, raw, objective_kind(o.base), yv, n_train, size_limit=o.choose == "auto"))
     if why is not None and o.choose == "cv":
@@ -604,12 +534,14 @@ def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_
     pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), o.base)
     if pool is None:
         return None
-    cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
+    with full.clock.stage("cv"):
+        cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
     refits: dict[int, tuple[lgb.Booster, float]] = {}
-    for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
-        i, status = _pick_and_refit(full, pool, cands, b, o.rule, refits)
-        if b == o.budget:
-            chosen, main_status = i, status
+    with full.clock.stage("cv_refit"):
+        for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
+            i, status = _pick_and_refit(full, pool, cands, b, o.rule, refits)
+            if b == o.budget:
+                chosen, main_status = i, status
     note = cv.noise_note(cands, chosen, o.budget, score_name) if main_status == Status.SUCCESS else None
     return _CVChoice(cands, chosen, refits, main_status, note)
 
@@ -630,6 +562,20 @@ def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
     if ch.status == Status.CONSTANT:
         return f"only a constant model (one prediction for every row) fits budget {budget:g}: {what}"
     return f"{what} fits budget {budget:g}"
+
+
+def _plan(o: _Options, p: PlanInput, cross_validates: bool, labels: np.ndarray) -> list[tuple[str, float]] | None:
+    """Return the search's stages with their most work (the strategy's, then the cross-validation's).
+
+    ``labels``: the training and validation labels (their classes bound a stratified fold's size).
+    """
+    if o.strategy.plan is None:
+        return None
+    plan = list(o.strategy.plan(p, o.knobs))
+    if cross_validates:
+        n_classes = 1 if objective_kind(o.base) == "regression" else int(np.unique(labels).size)
+        plan += cv.planned(len(o.targets), labels.size, p.rows, n_classes)
+    return plan
 
 
 def _search(
@@ -656,40 +602,36 @@ def _search(
     names = [str(n) for n in root.get_feature_name()]
     Xv = _align_valid(Xv, names)
     fc = as_feature_costs(costs, n_features=len(names), feature_names=names, owner="train_to_budget")
-    idx = _proxy_indices(root.num_data(), o, int(o.base["seed"]))
+    idx = _proxy_indices(root.num_data(), o, int(o.base["seed"])) if o.strategy.proxies else None
     cv_why = _cv_reason(o, train_set, raw, yv, root.num_data(), idx is not None)
-    share = 1.0 if idx is None else idx.size / root.num_data()
-    planned = (planned_fast_units(o.rounds, len(o.targets), share) if o.search == "fast" else
-               _planned_units(o, share, idx is None and root.num_data() <= fam.CROSS_FIT_ROWS,
-                              bool(np.any(np.asarray(fc.coupled) > 0)), len(names)))
-    if cv_why is None:
-        planned += cv.planned_units(len(o.targets), (root.num_data() + len(yv)) / root.num_data())
-    clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, planned)
+    plan = _plan(o, PlanInput(o, len(names), root.num_data() if idx is None else idx.size,
+                              1.0 if idx is None else idx.size / root.num_data(),
+                              bool(np.any(np.asarray(fc.coupled) > 0))), cv_why is None,
+                 np.concatenate([np.asarray(root.get_label(), dtype=np.float64).ravel(), yv]))
+    clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, plan)
     full = Search(o.base, root, None, Xv, yv, fc, _with_offset(score_fn, init), o.rounds, clock)
-    proxy = None
     choice = None
     seed = int(o.base["seed"])
-    if idx is not None:  # proxies are ranked on as many validation rows as they were trained on
-        proxy = Search(o.base, root, idx, *_valid_sample(Xv, yv, idx.size, seed), fc,
-                       _with_offset(score_fn, init, idx.size, seed), o.rounds, clock)
+
+    def sample(indices: np.ndarray | None, m: int, rounds: int) -> Search:
+        """Return a proxy Search on ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds."""
+        return Search(o.base, root, indices, *_valid_sample(Xv, yv, m, seed), fc,
+                      _with_offset(score_fn, init, m, seed), rounds, clock, proxy=True)
+
+    # proxies are ranked on as many validation rows as they were trained on
+    proxy = None if idx is None else sample(idx, idx.size, o.rounds)
+    run = SearchRun(proxy or full, full, proxy, o, fork, dict(o.knobs), sample)
     try:
-        if o.search == "fast":  # without proxies, the ranking model: every row, few rounds, 5,000 validation rows
-            proxy = proxy or Search(o.base, root, None, *_valid_sample(Xv, yv, 5000, seed), fc,
-                                    _with_offset(score_fn, init, 5000, seed), min(RANK_ROUNDS, o.rounds), clock,
-                                    proxy=True)
-            run_fast(proxy, full, lambda s, rank: fam.cegb_knobs(s, rank, fork), o.targets)
-        else:
-            _run_families(proxy or full, o, fork)
-            if proxy is not None:
-                _refit_finalists(proxy, full, o)
-            if cv_why is None:
-                choice = _choose_by_cv(full, root, raw, o, score_name)
+        o.strategy.run(run)
+        if cv_why is None:
+            choice = _choose_by_cv(full, root, raw, o, score_name)
     except SearchCut:
         pass
     finally:
         seconds = clock.close()
     if choice is not None:
         return _cv_result(choice, full, o, score_name, fork, keep_boosters, clock.nfev, seconds)
+    proxy = run.proxy
     frontier = (proxy.frontier if proxy else []) + full.frontier
     boosters = (proxy.boosters if proxy else []) + full.boosters
     if not full.frontier:  # proxies only rank: a model on fewer rows or rounds is never returned

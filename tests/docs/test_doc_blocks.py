@@ -100,6 +100,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/train_to_budget.md", "python benchmarks/budget_search_cost.py --data-dir ../shared"): (
         "a benchmark over ../shared/data (many minutes); its numbers are in the table below it"
     ),
+    ("docs/train_to_budget.md", "python benchmarks/halving_rank_agreement.py --data-dir ../sh"): (
+        "a benchmark over ../shared/data (minutes); its numbers are in the table above it"
+    ),
     ("docs/train_to_budget.md", "python benchmarks/small_data.py --data-dir ../shared/data"): (
         "a benchmark over ../shared/data (an hour on 2 cores); its numbers are in the table below it"
     ),

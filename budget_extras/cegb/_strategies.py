@@ -1,0 +1,282 @@
+"""The search strategies of :func:`train_to_budget`, one table: ``search=`` names one or is a callable.
+
+As scipy's ``minimize(method=...)``: every strategy is a :class:`Strategy` with its run, its
+plan (the most work of each of its stages, declared before it starts: the progress bar's
+total) and its knobs (``options=``; unknown keys warn).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core._status import fits_budget
+from . import _families as fam
+from ._fast import RANK_ROUNDS, run_fast
+from ._halving import DEFAULTS as HALVING_DEFAULTS
+from ._halving import halving_from_options
+from ._result import Candidate
+from ._search import Search, Spec
+
+__all__ = ["STRATEGIES", "PlanInput", "SearchRun", "Strategy", "resolve_strategy"]
+
+#: Stages of a plan: (name, most work in trainings on every row), in order.
+Plan = list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """What a plan is made from, known before any training.
+
+    ``opts`` is the validated call (budgets ``targets``, ``rounds``, the full search's grids);
+    ``share``: the proxy subsample's share of the training rows (1: no proxies); ``rows``: the
+    rows the candidates are trained on; ``coupled``: whether the costs have coupled costs.
+    """
+
+    opts: Any
+    n_features: int
+    rows: int
+    share: float
+    coupled: bool
+
+
+@dataclass
+class SearchRun:
+    """What a strategy runs on.
+
+    Attributes
+    ----------
+    search : Search
+        Where the candidates are trained: the proxy subsample on large training sets, else
+        every row. ``search.fit(Spec(family, params))`` trains and measures one candidate.
+    full : Search
+        Every training row (the models the search may return).
+    proxy : Search or None
+        The proxy subsample (None: none).
+    opts : _Options
+        The validated call.
+    fork : bool
+        Whether the imported LightGBM is the fork.
+    options : dict
+        The strategy's knobs: its defaults updated with ``options=``.
+    sample : callable
+        ``sample(indices, m, rounds)`` returns a proxy :class:`Search` on the training rows
+        ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds; a strategy
+        that ranks on one sets :attr:`proxy` to it (its candidates join the frontier as proxies).
+    """
+
+    search: Search
+    full: Search
+    proxy: Search | None
+    opts: Any
+    fork: bool
+    options: dict[str, Any]
+    sample: Callable[[np.ndarray | None, int, int], Search]
+
+    def stage(self, name: str) -> Any:
+        """Return the context in which the plan's stage ``name`` runs (the bar's accounting)."""
+        return self.search.clock.stage(name)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way of searching.
+
+    Attributes
+    ----------
+    run : callable
+        ``run(search_run)`` trains the candidates (``search_run.options`` holds the knobs).
+    plan : callable or None
+        ``plan(plan_input, options)`` returns the stages in order with their most work in
+        trainings on every row; None: no plan (the bar counts without a total).
+    options : mapping
+        The knobs and their defaults (``options=`` may set these keys only).
+    fork_only : bool
+        Whether it needs the lightgbm-cegb fork.
+    proxies : bool
+        Whether it trains on the proxy subsample of a large training set (else every row).
+    cross_validates : bool
+        Whether ``choose="cv"`` may choose among its candidates (else they are chosen on the
+        validation rows).
+    """
+
+    run: Callable[[SearchRun], None]
+    plan: Callable[[PlanInput, Mapping[str, Any]], Plan] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    fork_only: bool = False
+    proxies: bool = True
+    cross_validates: bool = True
+
+
+# ---------------------------------------------------------------------------------------------
+# search="full": every family
+
+
+def _plan_full(p: PlanInput, options: Mapping[str, Any]) -> Plan:
+    """Return the full search's stages: each family's most fits at its share of the rows."""
+    o, t, share = p.opts, len(p.opts.targets), p.share
+    n_grid = len(o.k_grid) if o.k_grid is not None else 5
+    cross_fit = share >= 1 and p.rows <= fam.CROSS_FIT_ROWS
+    plan: Plan = [
+        ("all", share),
+        ("topk", share * fam.planned_topk(p.n_features, n_grid, t)),
+        ("greedy", share * fam.planned_greedy(p.n_features, p.rows, cross_fit, o.rounds) if o.greedy else 0.0),
+        ("lazy", share * fam.planned_lazy_sweep(o.n_tradeoffs, o.n_bisect, t)),
+        ("lazy_subsets", share * fam.planned_lazy_in_subsets(t)),
+        ("lazy_coupled", share * fam.planned_lazy_sweep(3, 2, t) if p.coupled else 0.0),
+        ("smaller_trees", share * fam.planned_smaller_trees(t, len(o.leaves_grid))),
+    ]
+    if share < 1:
+        plan.append(("refit", 3.0 * t))
+    return plan
+
+
+def _run_full(r: SearchRun) -> None:
+    """Every candidate family on ``r.search``, then (with proxies) the finalists refit on every row."""
+    s, o = r.search, r.opts
+    s.halving = halving_from_options(r.options)
+    with r.stage("all"):
+        _, rank = fam.plain_and_ranking(s)
+    seen: set[frozenset[int]] = set()
+    grid = o.k_grid if o.k_grid is not None else fam.default_k_grid(rank.by_gain.size)
+    with r.stage("topk"):
+        subsets = fam.topk(s, rank, grid, seen, o.targets)
+    with r.stage("greedy"):
+        if o.greedy and rank.by_gain.size > 1:
+            subsets += fam.greedy_forward(s, rank, seen)
+    knobs = fam.cegb_knobs(s, rank, r.fork)
+    exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
+    with r.stage("lazy"):
+        fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], o.n_bisect, o.targets)
+    with r.stage("lazy_subsets"):
+        fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets)
+    with r.stage("lazy_coupled"):
+        if np.any(np.asarray(s.fc.coupled) > 0):
+            coupled = fam.cegb_knobs(s, rank, r.fork, coupled=True)
+            fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2,
+                           o.targets)
+    with r.stage("smaller_trees"):
+        fam.smaller_trees(s, o.targets, o.leaves_grid)
+    if r.proxy is not None:
+        with r.stage("refit"):
+            refit_finalists(r.proxy, r.full, o.targets, o.budget)
+
+
+def refit_finalists(proxy: Search, full: Search, targets: list[float], budget: float) -> None:
+    """Refit on every row the best proxy at each budget (``budget``, the main one, first).
+
+    A refit that misses its budget is replaced by the next proxy, at most three refits a budget.
+    """
+    done: dict[tuple[str, str], Candidate] = {}
+    for b in sorted(targets, key=lambda t: t != budget):
+        need, tries = 1, 0
+        finished = [c for c in proxy.frontier if c.rounds is None]  # not stopped by successive halving
+        ranked = sorted((c for c in finished if fits_budget(c.cost, b)), key=lambda c: (-c.score, c.constant, c.cost))
+        if not ranked:  # infeasible at b: the cheapest proxy, so the cheapest full model is known
+            ranked = sorted(finished, key=lambda c: (c.cost, -c.score))[:1]
+        for c in ranked:
+            key = (c.family, repr(sorted(c.params.items())))
+            if key not in done:
+                if tries == 3:
+                    break
+                tries += 1
+                done[key] = full.fit(Spec(c.family, c.params, c.k, c.tradeoff))
+            need -= bool(fits_budget(done[key].cost, b))
+            if need <= 0:
+                break
+
+
+# ---------------------------------------------------------------------------------------------
+# search="fast": the fork's learner budget
+
+
+def _plan_fast(p: PlanInput, options: Mapping[str, Any]) -> Plan:
+    """Return the fast search's stages: the ranking model, at most three candidates per budget, refits, retries."""
+    t, rounds = len(p.opts.targets), p.opts.rounds
+    if p.share < 1:
+        return [("rank", p.share), ("candidates", p.share * (2 * t + 1)), ("refit", float(t)), ("retry", float(t))]
+    return [("rank", min(RANK_ROUNDS, rounds) / rounds), ("candidates", 2.0 * t + 1), ("retry", float(t))]
+
+
+def _run_fast(r: SearchRun) -> None:
+    """Run the fast search; without proxies, its ranking model has every row, few rounds, 5,000 validation rows."""
+    if r.proxy is None:
+        r.proxy = r.sample(None, 5000, min(RANK_ROUNDS, r.opts.rounds))
+    run_fast(r.proxy, r.full, lambda s, rank: fam.cegb_knobs(s, rank, r.fork), r.opts.targets, r.full.clock.stage)
+
+
+#: The strategies ``search=`` names.
+STRATEGIES: dict[str, Strategy] = {
+    "full": Strategy(run=_run_full, plan=_plan_full, options=HALVING_DEFAULTS),
+    "fast": Strategy(run=_run_fast, plan=_plan_fast, fork_only=True, cross_validates=False),
+}
+
+
+def _callable_strategy(fn: Callable[..., Any]) -> Strategy:
+    """Wrap a user's ``fn(search_run, **options)`` (its plan: ``fn.plan(plan_input, options)`` if it has one)."""
+    try:
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = []
+    takes_any = any(q.kind == inspect.Parameter.VAR_KEYWORD for q in params)
+    defaults = {q.name: (None if q.default is inspect.Parameter.empty else q.default) for q in params
+                if q.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    plan = getattr(fn, "plan", None)
+    return Strategy(run=lambda r: fn(r, **r.options), plan=plan if callable(plan) else None,
+                    options=_AnyKey(defaults) if takes_any else defaults, proxies=False)
+
+
+class _AnyKey(dict[str, Any]):
+    """Option defaults of a callable that takes ``**kwargs``: every key is used."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+def resolve_strategy(search: Any, options: Any, fork: bool, lgb_version: str) -> tuple[Strategy, dict[str, Any]]:
+    """Return the strategy ``search`` names (or wraps) and its knobs, ``options`` over its defaults.
+
+    Raises
+    ------
+    ValueError
+        On an unknown name, a fork-only strategy without the fork.
+    TypeError
+        When ``options`` is not a mapping with string keys.
+
+    Warns
+    -----
+    UserWarning
+        Naming the keys of ``options`` the strategy does not use (they are ignored).
+    """
+    if isinstance(search, Strategy):
+        strategy, name = search, getattr(search.run, "__name__", "Strategy")
+    elif callable(search):
+        strategy, name = _callable_strategy(search), getattr(search, "__name__", type(search).__name__)
+    elif isinstance(search, str) and search in STRATEGIES:
+        strategy, name = STRATEGIES[search], repr(search)
+    else:
+        raise ValueError(f"The 'search' argument must be {' or '.join(repr(k) for k in STRATEGIES)}, "
+                         f"or a callable strategy. Got {search!r}.")
+    if strategy.fork_only and not fork:
+        raise ValueError(
+            f"The 'search' argument {name} needs the lightgbm-cegb fork (its cegb_budget parameter); "
+            f"the imported lightgbm is {lgb_version}. Use search='full'."
+        )
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping) or not all(isinstance(k, str) for k in options):
+        raise TypeError(f"The 'options' argument must be a dict of the strategy's knobs (string keys) or None. "
+                        f"Got {options!r:.80}.")
+    unused = [k for k in options if k not in strategy.options]
+    if unused:
+        known = ", ".join(repr(k) for k in strategy.options) or "none"
+        warnings.warn(f"train_to_budget: search={name} does not use the options "
+                      f"{', '.join(repr(k) for k in unused)} (its options: {known}); they are ignored.",
+                      UserWarning, stacklevel=4)
+    return strategy, {**dict(strategy.options), **{k: v for k, v in options.items() if k in strategy.options}}

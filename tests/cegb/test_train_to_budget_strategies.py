@@ -1,0 +1,302 @@
+"""train_to_budget's strategies: the table, a callable, options= and the progress plan that is never overshot."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from typing import ClassVar
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+import tqdm.auto
+
+import budget_extras.cegb._search as search_mod
+from budget_extras.cegb import train_to_budget
+from budget_extras.cegb._search import Spec
+from budget_extras.cegb._strategies import STRATEGIES
+from budget_extras.cegb._train_to_budget import is_fork
+
+PARAMS = {"objective": "binary", "num_leaves": 7, "min_data_in_leaf": 10, "learning_rate": 0.2, "num_threads": 1}
+COSTS = [1.0, 2.0, 1.0, 3.0, 1.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 6))
+    y = (X[:, 0] + 0.6 * X[:, 1] + 0.4 * X[:, 3] + 0.5 * rng.normal(size=600) > 0).astype(int)
+    return X[:400], y[:400], X[400:], y[400:]
+
+
+class CountingBar:
+    """A tqdm stand-in that records its total and every position it reaches."""
+
+    made: ClassVar[list[CountingBar]] = []
+
+    def __init__(self, total=None, disable=False, **kw):
+        self.total, self.n, self.totals, self.positions = total, 0.0, [total], []
+        CountingBar.made.append(self)
+
+    def __setattr__(self, name, value):
+        if name == "total" and hasattr(self, "totals"):
+            self.totals.append(value)
+        object.__setattr__(self, name, value)
+
+    def update(self, step):
+        assert step >= 0
+        self.n += step
+        self.positions.append(self.n)
+
+    def set_postfix(self, **kw):
+        pass
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def bars(monkeypatch):
+    CountingBar.made = []
+    monkeypatch.setattr(tqdm.auto, "tqdm", CountingBar)
+    overruns = []
+    close = search_mod.Clock.close
+
+    def close_and_keep(self):
+        overruns.append((self.overrun, self.spent, self.total))
+        return close(self)
+
+    monkeypatch.setattr(search_mod.Clock, "close", close_and_keep)
+    return CountingBar.made, overruns
+
+
+def run(data, **kw):
+    Xt, yt, Xv, yv = data
+    kw.setdefault("costs", COSTS)
+    kw.setdefault("num_boost_round", 15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=kw.pop("budget", 3.0), valid_set=(Xv, yv),
+                               progress=True, **kw)
+
+
+def _check_bar(bars):
+    made, overruns = bars
+    assert len(made) == 1
+    bar = made[0]
+    assert bar.totals == [bar.total] and bar.total > 0  # known up front, never changed
+    assert max(bar.positions) <= bar.total + 1e-9  # never overshot
+    assert bar.n == pytest.approx(bar.total, abs=1e-9)  # ends exactly at the plan
+    overrun, spent, total = overruns[0]
+    assert overrun == 0.0 and 0 < spent <= total + 1e-9  # every stage stayed within its plan
+    return bar, spent
+
+
+@pytest.mark.parametrize("kw", [
+    dict(choose="valid", greedy=True, budgets=[1.5, 5.0]),
+    dict(choose="valid", greedy=False, proxy_rows=150),  # proxies and their refits
+    dict(choose="cv", greedy=False),  # the cross-validated choice and its refit
+    dict(choose="cv", greedy=False, budgets=[5.0], options={"halving": True}),
+    dict(choose="valid", greedy=True, proxy_rows=150, options={"halving": True}),
+])
+def test_progress_ends_at_its_planned_total_and_never_passes_it(data, bars, kw):
+    """The bar's total is the plan's; every stage's work stays within its plan; the count ends at the total."""
+    run(data, **kw)
+    _check_bar(bars)
+
+
+@pytest.mark.skipif(not is_fork(), reason="search='fast' needs the fork")
+@pytest.mark.parametrize("proxy_rows", [None, 150])
+def test_fast_search_progress_ends_at_its_planned_total(data, bars, proxy_rows):
+    """The fast search's stages (ranking, candidates, refits, retries) stay within their plan."""
+    run(data, search="fast", proxy_rows=proxy_rows, budgets=[1.5, 5.0])
+    _check_bar(bars)
+
+
+def test_cut_search_still_ends_at_its_total(data, bars):
+    """A search cut by max_fits moves the bar to its total at the end instead of stopping short."""
+    r = run(data, choose="valid", greedy=False, max_fits=4)
+    assert r.nfev == 4
+    _check_bar(bars)
+
+
+def test_strategy_table_holds_the_search_names():
+    """The names users pass to search= are the table's keys."""
+    assert set(STRATEGIES) == {"full", "fast"}
+
+
+def test_callable_strategy_trains_its_own_candidates_and_reads_its_options(data, bars):
+    """A callable gets the search and its options; its plan gives the bar a total that holds."""
+    seen = {}
+
+    def plain_and_topk(search_run, k=2):
+        seen["k"] = k
+        s = search_run.search
+        s.fit(Spec("all", {}))
+        s.fit(Spec("topk_gain", {"interaction_constraints": [list(range(k))]}, k))
+
+    plain_and_topk.plan = lambda plan_input, options: [("mine", 2.0)]
+
+    def with_stage(search_run, k=2):
+        with search_run.stage("mine"):
+            plain_and_topk(search_run, k)
+
+    with_stage.plan = plain_and_topk.plan
+    r = run(data, search=with_stage, options={"k": 3}, choose="valid")
+    assert seen["k"] == 3
+    assert [c.family for c in r.frontier] == ["all", "topk_gain"]
+    bar, spent = _check_bar(bars)
+    assert bar.total == 2.0 and spent == pytest.approx(2.0)
+
+
+def test_strategy_object_with_its_own_options_is_accepted(data, bars):
+    """A Strategy (run, plan, option defaults) is a search= value; its defaults reach its run."""
+    from budget_extras.cegb._strategies import Strategy
+
+    def run_it(search_run):
+        with search_run.stage("plain"):
+            for leaves in search_run.options["leaves"]:
+                search_run.search.fit(Spec("all", {"num_leaves": leaves}))
+
+    mine = Strategy(run=run_it, plan=lambda p, options: [("plain", float(len(options["leaves"])))],
+                    options={"leaves": (3, 7)})
+    r = run(data, search=mine, choose="valid")
+    assert [c.params["num_leaves"] for c in r.frontier] == [3, 7]
+    _check_bar(bars)
+
+
+def test_callable_without_plan_counts_without_a_total(data, bars):
+    """Without a plan the bar has no total to pass: it counts the trainings."""
+    r = run(data, search=lambda search_run: search_run.search.fit(Spec("all", {})), choose="valid")
+    assert r.chosen.family == "all"
+    assert bars[0][0].total is None and bars[0][0].n == pytest.approx(1.0)
+
+
+def test_unknown_option_warns_naming_it(data):
+    """An options= key the strategy does not use is named in a UserWarning and ignored."""
+    Xt, yt, Xv, yv = data
+    with pytest.warns(UserWarning, match="'nope'"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                        num_boost_round=5, greedy=False, choose="valid", progress=False, options={"nope": 1})
+
+
+@pytest.mark.parametrize(("search", "options", "err"), [
+    ("slow", None, ValueError), (3, None, ValueError), ("full", [1], TypeError), ("full", {1: 2}, TypeError),
+])
+def test_bad_search_or_options_are_refused_naming_the_argument(data, search, options, err):
+    """An unknown strategy name or non-dict options raise naming 'search' / 'options'."""
+    Xt, yt, Xv, yv = data
+    name = "options" if options is not None else "search"
+    with pytest.raises(err, match=f"'{name}'"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                        progress=False, search=search, options=options)
+
+
+# successive halving (options={"halving": True})
+
+
+def test_halving_progress_ends_at_its_planned_total(data, bars):
+    """Candidates stopped early count their share of the rounds; the bar still ends at its plan."""
+    r = run(data, choose="valid", greedy=False, num_boost_round=40, options={"halving": True})
+    assert any(c.rounds is not None for c in r.frontier)
+    bar, spent = _check_bar(bars)
+    assert spent < bar.total
+
+
+@pytest.fixture(scope="module")
+def halved(data):
+    kw = dict(choose="valid", greedy=False, num_boost_round=40, budgets=[1.5, 5.0], keep_boosters=True,
+              progress=False)
+    Xt, yt, Xv, yv = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                                options={"halving": h}, **kw) for h in (False, True)]
+
+
+def test_halving_stops_dominated_candidates_which_are_never_returned(halved):
+    """Stopped candidates hold their first trees only, are marked proxy and never chosen."""
+    _, r = halved
+    stopped = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if c.rounds is not None]
+    assert stopped
+    for c, b in stopped:
+        assert c.proxy and 0 < c.rounds < 40 and b.current_iteration() == c.rounds
+    assert r.chosen.rounds is None and not r.chosen.proxy
+    for b in (1.5, 3.0, 5.0):
+        assert r.best_at(b).rounds is None
+
+
+def test_halving_trains_finished_candidates_as_one_straight_training(halved, data):
+    """A candidate trained on by Booster.update() between rungs equals lgb.train with its parameters."""
+    full, r = halved
+    straight = {repr(sorted(c.params.items())): c for c in full.frontier}
+    same = 0
+    for c in r.frontier:
+        key = repr(sorted(c.params.items()))
+        if c.rounds is None and key in straight:
+            same += 1
+            assert c.score == pytest.approx(straight[key].score, abs=1e-12)
+            assert c.cost == pytest.approx(straight[key].cost, abs=1e-12)
+    assert same >= 10
+    Xt, yt, Xv, _ = data
+    params = {**PARAMS, "seed": 0, "verbosity": -1, **r.chosen.params}
+    ref = lgb.train(params, lgb.Dataset(Xt, yt), num_boost_round=40)
+    np.testing.assert_allclose(r.booster.predict(Xv), ref.predict(Xv), rtol=0, atol=1e-12)
+
+
+class _FakeSearch:
+    def __init__(self, history):
+        self.history = history
+
+
+def test_a_candidate_is_stopped_only_when_another_is_no_dearer_and_better_by_the_margin():
+    """The dominance rule: no higher cost AND a score higher by more than margin x the spread."""
+    from budget_extras.cegb._halving import _drop_dominated, _Live
+
+    def live(score, cost):
+        return _Live(Spec("x", {}), None, at={10: (score, cost)})
+
+    cheap_good, dear_better, dear_worse, tie = live(0.80, 1.0), live(0.85, 2.0), live(0.70, 2.0), live(0.80, 1.0)
+    group = [cheap_good, dear_better, dear_worse, tie]
+    _drop_dominated(_FakeSearch([{10: (0.5, 0.0)}]), group, 10, margin=0.0)
+    assert [x.stopped for x in group] == [None, None, 10, None]
+    # a finished candidate of an earlier batch dominates too; a margin of the spread protects close calls
+    group = [live(0.79, 1.0), live(0.60, 1.0)]
+    _drop_dominated(_FakeSearch([{10: (0.80, 0.5)}, {10: (0.50, 0.0)}]), group, 10, margin=0.1)
+    assert [x.stopped for x in group] == [None, 10]
+
+
+@pytest.mark.parametrize("options", [
+    {"halving": "yes"}, {"halving": True, "rungs": [0.5, 1.0]}, {"halving": True, "rungs": "0.5"},
+    {"halving": True, "margin": -1}, {"halving": True, "margin": float("nan")},
+])
+def test_bad_halving_options_are_refused_naming_them(data, options):
+    """Halving knobs out of range raise naming options and the key."""
+    Xt, yt, Xv, yv = data
+    key = [k for k in options if k != "halving"] or ["halving"]
+    with pytest.raises(ValueError, match=f"'options' argument's '{key[-1]}'"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                        num_boost_round=5, greedy=False, choose="valid", progress=False, options=options)
+
+
+def test_rungs_are_whole_rounds_below_the_last():
+    """Rungs are shares of the rounds, at least one round, strictly below the last, without repeats."""
+    from budget_extras.cegb._halving import Halving
+
+    assert Halving((0.125, 0.25, 0.5), 0.0).rounds_at(200) == [25, 50, 100]
+    assert Halving((0.1, 0.2, 0.5), 0.0).rounds_at(4) == [1, 2]
+    assert Halving((0.5,), 0.0).rounds_at(1) == []
+
+
+def test_halving_with_threads_gives_the_serial_candidates(halved, data):
+    """n_jobs=2 advances live candidates in threads; the candidates and choice are the serial run's."""
+    Xt, yt, Xv, yv = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                            choose="valid", greedy=False, num_boost_round=40, budgets=[1.5, 5.0], progress=False,
+                            options={"halving": True}, n_jobs=2)
+    serial = halved[1]
+    assert [(c.family, c.rounds, c.score, c.cost) for c in r.frontier] == [
+        (c.family, c.rounds, c.score, c.cost) for c in serial.frontier]
+    assert replace(r.chosen, seconds=0.0) == replace(serial.chosen, seconds=0.0)
