@@ -22,18 +22,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from _runner import environment
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.svm import SVC
 
+from benchmarks._runner import environment
 from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
 from budget_extras.adapt._sweep import pareto_mask
 from budget_extras.adapt._train import default_lgb_params
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GATE_THRESHOLDS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0)
 TARGETS = {"letters": 0.31, "forest": 0.32, "magic": 0.63}
 ALL_METHODS = ("Adapt-GBRT", "L1 baseline", "ADAPT-LIN")
@@ -499,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--append", action="store_true", help="pool the candidates with the stored run of the dataset (same split, f0)"
     )
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt.json"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
     ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
     args = ap.parse_args(argv)

@@ -27,7 +27,6 @@ import argparse
 import itertools
 import json
 import os
-import sys
 from typing import Any
 
 import lightgbm as lgb
@@ -35,8 +34,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import KFold, cross_val_predict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from adapt import load_magic
+from benchmarks.adapt.adapt import load_magic
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 F1_PARAMS = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.05, "num_threads": 1, "verbose": -1}
@@ -84,7 +82,7 @@ def subset_system(
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", default=os.path.join(HERE, "results", "adapt_magic_oracle.json"))
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "results", "adapt_magic_oracle.json"))
     args = ap.parse_args(argv)
     ds = load_magic(args.data_dir)
     f0 = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=0)

@@ -42,7 +42,7 @@ from budget_extras.budgetprune._baselines import ccp_prune, gini, greedy_prune_p
 from budget_extras.budgetprune._leaves import leaf_nodes, pruned_leaf_map, raw_from_leaves
 from budget_extras.budgetprune._setup import prepare
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ----------------------------------------------------------------------------- data
@@ -461,7 +461,7 @@ def _run_highs(prob, args):
             **{k: getattr(prob, k) for k in ("pair_node", "pair_cost", "pair_group", "pair_row", "pair_count")},
             n_rows=prob.n_rows,
         )
-        cmd = [sys.executable, __file__, "--data-dir", args.data_dir, "--part", "_highs_child"]
+        cmd = [sys.executable, "-m", __spec__.name, "--data-dir", args.data_dir, "--part", "_highs_child"]
         cmd += ["--problem-file", str(path), "--speed-lam", str(args.speed_lam)]
         cmd += ["--highs-limit", str(args.highs_limit), "--highs-mem-gb", str(args.highs_mem_gb)]
         t = time.perf_counter()

@@ -48,7 +48,7 @@ from sklearn.model_selection import train_test_split
 from budget_extras.budgetprune import FeatureDropRefit
 from budget_extras.core import TreeEnsemble, cost_report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PARAMS = dict(learning_rate=0.05, num_leaves=31, num_threads=1, verbose=-1, seed=0, deterministic=True)
 ROUNDS = 200
 

@@ -31,10 +31,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import environment
-from gbdt_prune import prepare, train
-
+from benchmarks._runner import environment
+from benchmarks.budgetprune.gbdt_prune import prepare, train
 from budget_extras import TreeEnsemble, cost_report
 
 
@@ -71,7 +69,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--datasets", nargs="+", default=["thyroid", "heart", "adult", "magic"])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "gbdt_prune_floor.json")
+    ap.add_argument("--out", type=Path,
+                    default=Path(__file__).resolve().parents[1] / "results" / "gbdt_prune_floor.json")
     args = ap.parse_args()
     results = [run(name, args.data_dir) for name in args.datasets]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -41,12 +41,10 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gbdt_prune import mean_cost, prepare, score, train
-
+from benchmarks.budgetprune.gbdt_prune import mean_cost, prepare, score, train
 from budget_extras.core import TreeEnsemble, cost_report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOP = 25  # affordable subsets kept in the JSON, best validation score first
 
 

@@ -25,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _runner import common_parser, run_interleaved, synthetic_regression
+from benchmarks._runner import common_parser, run_interleaved, synthetic_regression
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -111,7 +111,7 @@ def main() -> None:
     procs = []
     try:
         for rank in range(2):
-            procs.append(subprocess.Popen([sys.executable, __file__, "--worker", "--machines", machines,
+            procs.append(subprocess.Popen([sys.executable, "-m", __spec__.name, "--worker", "--machines", machines,
                                            "--port", str(ports[rank]), "--bin", str(bin_path),
                                            "--out", str(tmp / f"r{rank}.json"), "--rounds", str(args.rounds),
                                            "--leaves", str(args.leaves), "--threads", str(args.threads),

@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BEFORE = "0885654"  # a commit before streaming (cost_report walked row chunks but stacked whole outputs)
 
 
@@ -81,7 +81,7 @@ def main() -> None:
                 env = dict(os.environ)
                 first = old if variant == "before" else str(ROOT)
                 env["PYTHONPATH"] = os.pathsep.join([first, env.get("PYTHONPATH", "")])
-                cmd = [sys.executable, __file__, "--child", variant, "--rows", str(args.rows),
+                cmd = [sys.executable, "-m", __spec__.name, "--child", variant, "--rows", str(args.rows),
                        "--trees", str(args.trees), *([] if counts else ["--no-counts"])]
                 results.append(json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True,
                                                          env=env).stdout))

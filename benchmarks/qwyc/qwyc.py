@@ -22,8 +22,8 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
-from _runner import environment
 
+from benchmarks._runner import environment
 from budget_extras.qwyc._baselines import fan_exit, fan_fit, pred_early_stop_plan
 from budget_extras.qwyc._estimator import QWYC
 from budget_extras.qwyc._kernels import ExitTrace

@@ -37,23 +37,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-from _runner import environment
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from frontier_data import LOADERS, split
-from qwyc import CATS, load_adult
-
+from benchmarks._runner import environment
+from benchmarks.qwyc.qwyc import CATS, load_adult
+from benchmarks.train_to_budget._data import LOADERS, split
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._estimator import QWYC
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CANDIDATES = ("holdout0.5", "holdout0.3", "holdout0.2", "holdout0.5_fit0.5", "holdout0.3_fit0.5", "crossfit2",
               "crossfit5", "crossfit5_fit0.5", "insample")
 

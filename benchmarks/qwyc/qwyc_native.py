@@ -28,12 +28,10 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qwyc import CATS, load_adult
-
+from benchmarks.qwyc.qwyc import CATS, load_adult
 from budget_extras import QWYC
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class NativePredictor:

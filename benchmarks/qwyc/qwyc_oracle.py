@@ -37,17 +37,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _runner import environment
-from qwyc import CATS, load_adult
-
+from benchmarks._runner import environment
+from benchmarks.qwyc.qwyc import CATS, load_adult
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._baselines import pred_early_stop_plan
 from budget_extras.qwyc._estimator import QWYC

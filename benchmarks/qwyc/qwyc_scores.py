@@ -37,19 +37,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-from _runner import environment
 from sklearn.metrics import log_loss, roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from frontier_data import LOADERS, cost_schemes, feature_costs, split
-
+from benchmarks._runner import environment
+from benchmarks.train_to_budget._data import LOADERS, cost_schemes, feature_costs, split
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc import _scores
 from budget_extras.qwyc._baselines import pred_early_stop_plan
@@ -201,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="+", default=["adult", "magic", "higgs", "heart"], choices=sorted(LOADERS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--alphas", nargs="+", type=float, default=[0.001, 0.005, 0.01])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "qwyc_scores.json")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results" / "qwyc_scores.json")
     args = ap.parse_args(argv)
     runs = [run_dataset(d, args.data_dir, s, args.alphas) for d in args.datasets for s in args.seeds]
     result = {

@@ -17,17 +17,13 @@ import argparse
 import itertools
 import json
 import os
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qwyc import CATS, load_adult
-
+from benchmarks.qwyc.qwyc import CATS, load_adult
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._baselines import pred_early_stop_plan
 from budget_extras.qwyc._estimator import QWYC

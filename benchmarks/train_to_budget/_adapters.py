@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from benchmarks.train_to_budget._data import feature_costs
+
 ROUNDS, LEARNING_RATE, LEAVES = 200, 0.05, 31
 TRADEOFFS = [float(10.0 ** e) for e in np.arange(-4.0, 1.0001, 0.25)]  # factor 10^0.25, 1e-4 .. 1e1
 # cegb_tradeoff_scale=gain: the tradeoff is a share of each tree's best root gain (documented range 1e-3 .. 10^-0.25)
@@ -54,8 +56,6 @@ class Context:
 
     @property
     def fc(self) -> Any:
-        from frontier_data import feature_costs
-
         return feature_costs(self.names, self.costs, self.groups)
 
     @property
@@ -285,8 +285,6 @@ class BudgetPruneAdapter(Adapter):
     lams: tuple[float, ...] = tuple(float(10.0 ** e) for e in np.arange(-4.0, -0.99, 0.25))
 
     def candidates(self, ctx: Context) -> list[dict[str, Any]]:
-        from frontier_data import feature_costs
-
         from budget_extras import BudgetPrune
 
         plain = ctx.plain()

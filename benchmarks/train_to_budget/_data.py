@@ -1,4 +1,4 @@
-"""Datasets and cost schemes of the accuracy-cost frontier harness (``benchmarks/frontier.py``).
+"""Datasets and cost schemes of the accuracy-cost frontier harness (``benchmarks/train_to_budget/frontier.py``).
 
 Every loader reads ``--data-dir`` (the shared data folder) and returns a :class:`Dataset`: all rows
 pooled (numeric features, categorical strings as integer codes, missing as NaN), the task and the
@@ -9,15 +9,13 @@ real costs where the data has them. :func:`split` draws one seed's train / valid
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cegb_curves import THYROID_NAMES, load_heart_frame
+from benchmarks.cegb.cegb_curves import THYROID_NAMES, load_heart_frame
 
 TIERS = (1.0, 5.0, 10.0)
 

@@ -32,10 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier_data as fdata
+from benchmarks.train_to_budget import _data as fdata
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PARAMS = {"objective": "binary", "learning_rate": 0.05, "num_leaves": 31, "verbosity": -1, "seed": 0}
 ROUNDS = 200
 
@@ -124,7 +123,7 @@ def measure(booster: Any, X: np.ndarray, y: np.ndarray, costs: Any) -> dict[str,
 
 
 def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: float = 0.0) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
+    cmd = [sys.executable, "-m", __spec__.name, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
            "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost)]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(res.stdout.strip().splitlines()[-1])

@@ -18,21 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier as fr
-import frontier_adapters as fa
-import frontier_data as fdata
-
 import budget_extras.cegb._fast as fast
+from benchmarks.train_to_budget import _adapters as fa
+from benchmarks.train_to_budget import _data as fdata
+from benchmarks.train_to_budget import frontier as fr
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def one_split(ds: fdata.Dataset, scheme: str, seed: int) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -38,14 +37,12 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier_data as fdata
-
 import budget_extras.cegb._fast as fast
+from benchmarks.train_to_budget import _data as fdata
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cegb import train_to_budget
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PARAMS = {"objective": "regression", "learning_rate": 0.1, "num_leaves": 31, "verbosity": -1, "seed": 0}
 ROUNDS = 100
 FRACTIONS = (0.2, 0.4, 0.6)

@@ -23,6 +23,7 @@ CEGB tradeoff grid. Writes ``benchmarks/results/frontier.json`` and ``docs/img/f
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -33,13 +34,10 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import itertools
+from benchmarks.train_to_budget import _adapters as fa
+from benchmarks.train_to_budget import _data as fdata
 
-import frontier_adapters as fa
-import frontier_data as fdata
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = [0.1, 0.2, 0.3, 0.5, 0.75, 1.0]
 TOLERANCE = 0.005
 CLIFF_SHARE = 0.3

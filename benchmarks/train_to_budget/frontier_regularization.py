@@ -12,7 +12,6 @@ means) and the test AUC of the variant chosen on validation per seed.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,7 @@ import lightgbm as lgb
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier_data as fd
+from benchmarks.train_to_budget import _data as fd
 
 BASE: dict[str, Any] = dict(objective="binary", learning_rate=0.05, num_leaves=31, verbose=-1, num_threads=1,
                             deterministic=True)

@@ -20,14 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier as fr
-import frontier_data as fdata
+from benchmarks.train_to_budget import _data as fdata
+from benchmarks.train_to_budget import frontier as fr
 
 
 def auc_se(a: float, n1: int, n0: int) -> float:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -38,10 +37,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import frontier_data as fdata
+from benchmarks.train_to_budget import _data as fdata
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 100
 FRACTIONS = (0.2, 0.4, 0.6)
 TABLES = ["heart", "thyroid", "adult_rare1500", "adult_rare5000"] + [

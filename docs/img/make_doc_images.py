@@ -1,6 +1,6 @@
 """Draw the images of docs/plotting.md (docs/img/plotting_*.png) with the package's own plots.
 
-    python benchmarks/make_doc_images.py [--out docs/img]
+    python docs/img/make_doc_images.py [--out docs/img]
 
 Data: the embedded UCI thyroid data (budget_extras.datasets.load_thyroid, Turney's test costs,
 TT4/T4U/FTI one acquisition group), the binary task "abnormal vs normal", the first 2,500
@@ -71,7 +71,7 @@ def qwyc(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "img")
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     result = frontier(args.out)

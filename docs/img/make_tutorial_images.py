@@ -1,6 +1,6 @@
 """Draw the images of docs/tutorial.md (docs/img/tutorial_*.png) by running the tutorial itself.
 
-    python benchmarks/make_tutorial_images.py [--out docs/img]
+    python docs/img/make_tutorial_images.py [--out docs/img]
 
 Runs every ``python`` block of docs/tutorial.md in order, in one namespace, in a temporary
 folder, and prints what the blocks print; the blocks save their figures there
@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 
-TUTORIAL = Path(__file__).resolve().parents[1] / "docs" / "tutorial.md"
+TUTORIAL = Path(__file__).resolve().parents[1] / "tutorial.md"
 IMAGES = ("tutorial_cost_report.png", "tutorial_frontier.png", "tutorial_qwyc.png")
 
 
