@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/adapt.py --data-dir DATA [--datasets letters forest magic] [--quick]
+    python -m benchmarks.adapt.adapt --data-dir DATA [--datasets letters forest magic] [--quick]
 
 For every dataset: fit f0, then the competitors (interleaved in one run): Adapt-GBRT swept over
 (P_full, gamma), ADAPT-LIN swept over (P_full, lambda), and the L1 baseline (its own candidate
@@ -27,7 +27,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import cross_val_predict, train_test_split
 from sklearn.svm import SVC
 
-from benchmarks._runner import environment
+from benchmarks._runner import environment, parse, script_parser, write_results
 from budget_extras.adapt import AdaptGBRT, AdaptLin, L1GateBaseline
 from budget_extras.adapt._sweep import pareto_mask
 from budget_extras.adapt._train import default_lgb_params
@@ -462,10 +462,8 @@ def plot(results: dict[str, Any], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", default="", help="folder with letter/, covertype/, magic04/")
+    ap = script_parser(__doc__.splitlines()[0], result_name="adapt", quick={"plot": None})
     ap.add_argument("--datasets", nargs="+", default=["letters", "forest", "magic"])
-    ap.add_argument("--quick", action="store_true", help="smaller grids")
     ap.add_argument("--n-trees", type=int, default=100)
     ap.add_argument("--max-em-iter", type=int, default=10)
     ap.add_argument("--forest-train", type=int, default=20000)
@@ -498,10 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--append", action="store_true", help="pool the candidates with the stored run of the dataset (same split, f0)"
     )
-    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "adapt.json"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "adapt_tradeoff.png"))
     ap.add_argument("--plot-only", action="store_true", help="re-plot an existing results file")
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
     if args.plot_only:
         with open(args.out, encoding="utf-8") as fh:
             plot(json.load(fh), args.plot)
@@ -552,9 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             sweeps = [*old.get("sweeps", [old["settings"]]), new["settings"]]
             new = dict(append_sweep(old, new, args.val_margin), sweeps=sweeps)
         results["datasets"][name] = new
-        os.makedirs(os.path.dirname(args.out), exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=1)
+        write_results(args.out, results)
     if args.plot:
         plot(results, args.plot)
     return 0

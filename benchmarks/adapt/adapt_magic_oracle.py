@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/adapt_magic_oracle.py --data-dir DATA
+    python -m benchmarks.adapt.adapt_magic_oracle --data-dir DATA
 
 The systems of Adapt-GBRT's form: ``f1`` and the gate read a feature subset ``S`` on every row,
 rows sent to ``f0`` (the benchmark's random forest, which reads all 10 features) pay all 10.
@@ -23,10 +23,7 @@ cost <= 3.7 and compared with ``f0``'s test accuracy - 1 point. Results:
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
-import os
 from typing import Any
 
 import lightgbm as lgb
@@ -34,9 +31,9 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import KFold, cross_val_predict
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.adapt.adapt import load_magic
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 F1_PARAMS = {"objective": "binary", "num_leaves": 15, "learning_rate": 0.05, "num_threads": 1, "verbose": -1}
 GATE_PARAMS = {"objective": "regression", "num_leaves": 15, "learning_rate": 0.05, "num_threads": 1, "verbose": -1}
 
@@ -80,10 +77,9 @@ def subset_system(
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "results", "adapt_magic_oracle.json"))
-    args = ap.parse_args(argv)
+    ap = script_parser(__doc__.splitlines()[0], result_name="adapt_magic_oracle", quick={"max_features": 1})
+    ap.add_argument("--max-features", type=int, default=3, help="largest feature subset of f1 (--quick: 1)")
+    args = parse(ap, argv)
     ds = load_magic(args.data_dir)
     f0 = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=0)
     f0_oof = cross_val_predict(f0, ds["X"], ds["y"], cv=3, method="predict_proba")[:, 1]
@@ -93,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     need = float(f0_test_ok.mean()) - 0.01
     print(f"f0 test accuracy {f0_test_ok.mean():.4f}; needed {need:.4f} at mean cost <= 3.7", flush=True)
     rows = []
-    for k in (1, 2, 3):
+    for k in range(1, args.max_features + 1):
         for S in itertools.combinations(range(10), k):
             r = subset_system(ds, S, f0_oof_ok, f0_test_ok)
             rows.append(r)
@@ -117,9 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         "feasible_oracle": feasible_oracle,
         "feasible_learned": feasible_learned,
     }
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=1)
+    write_results(args.out, out, "lightgbm", "sklearn")
     print(f"feasible with oracle gate: {len(feasible_oracle)}; learned: {len(feasible_learned)}")
     return 0
 

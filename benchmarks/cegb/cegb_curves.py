@@ -12,20 +12,20 @@ and measures on the test set the accuracy and the average cost actually paid per
 (budget_extras.cost_report: features on the patient's paths, each group paid once). The cost
 accounting is the same for all three, groups included, so the points are comparable.
 
-    python benchmarks/cegb_curves.py --data-dir DIR [--dataset thyroid heart]
+    python -m benchmarks.cegb.cegb_curves --data-dir DIR [--dataset thyroid heart] [--quick]
 
 Writes benchmarks/results/cegb_curves.json and docs/img/cegb_curves.png.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from benchmarks._runner import parse, script_parser, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,23 +138,32 @@ def run(name, loader, data_dir, tradeoffs, rounds):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", required=True, type=Path, help="folder holding thyroid_costs/ and heart_costs/")
+    parser = script_parser(__doc__, result_name="cegb_curves",
+                           quick={"rounds": 30, "tradeoffs": [0.001, 0.01, 0.1], "plot": None})
     parser.add_argument("--dataset", nargs="+", default=["thyroid", "heart"], choices=["thyroid", "heart"])
     parser.add_argument("--rounds", type=int, default=150)
     parser.add_argument("--tradeoffs", type=float, nargs="+",
                         default=[0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.3, 1.0])
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "cegb_curves.json")
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "cegb_curves.png")
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     for sub in ("thyroid_costs", "heart_costs"):
         if not (args.data_dir / sub).is_dir():
             parser.error(f"--data-dir must contain {sub}/, got {args.data_dir}")
     loaders = {"thyroid": load_thyroid, "heart": load_heart}
     results = {name: run(name, loaders[name], args.data_dir, args.tradeoffs, args.rounds) for name in args.dataset}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2))
+    write_results(args.out, {"datasets": results}, "lightgbm", indent=2)
+    if args.plot is not None:
+        plot(results, args.plot)
+    for name, points in results.items():
+        print(f"\n{name}")
+        for label, pts in points.items():
+            for acc, cost, knob in sorted(pts, key=lambda p: p[1]):
+                print(f"  {label:28s} knob={knob:<8g} accuracy={acc:.4f} mean cost={cost:8.2f}")
+    return 0
 
+
+def plot(results: dict, path: Path) -> None:
+    """Accuracy against mean test cost, one panel per dataset."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -172,14 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         ax.grid(alpha=0.3)
         ax.legend()
     fig.tight_layout()
-    args.plot.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.plot, dpi=110)
-    for name, points in results.items():
-        print(f"\n{name}")
-        for label, pts in points.items():
-            for acc, cost, knob in sorted(pts, key=lambda p: p[1]):
-                print(f"  {label:28s} knob={knob:<8g} accuracy={acc:.4f} mean cost={cost:8.2f}")
-    return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,13 @@ Competitors (each in its own interpreter, interleaved, min and median over repea
   upstream_lazy    upstream LightGBM 4.7.0 wheel, lazy penalties    (with --upstream-python)
 Correctness gate: `lazy` and `lazy_scan` must save the same model.
 
-    python benchmarks/cegb_lazy_speed.py [--rows 200000] [--cols 50] [--leaves 63] [--rounds 50]
+    python -m benchmarks.cegb.cegb_lazy_speed [--rows 200000] [--cols 50] [--leaves 63] [--rounds 50] [--quick]
 
 Writes benchmarks/results/cegb_lazy_speed.json.
 """
 
 from __future__ import annotations
 
-import json
 import platform
 import statistics
 import sys
@@ -25,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._runner import common_parser, run_interleaved, synthetic_regression
+from benchmarks._runner import common_parser, parse, run_interleaved, synthetic_regression, write_results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = common_parser(__doc__, result_name="cegb_lazy_speed", repeats=3)
     parser.add_argument("--leaves", type=int, default=63)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
 
     X, y, base, costs = synthetic_regression(args.rows, args.cols, leaves=args.leaves, threads=args.threads)
     lazy = dict(base, cegb_tradeoff=0.01, cegb_penalty_feature_lazy=costs)
@@ -55,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"correctness gate (lazy == lazy_scan model): {'OK' if gate else 'FAILED'}")
     result = {"rows": args.rows, "cols": args.cols, "leaves": args.leaves, "rounds": args.rounds,
               "threads": args.threads, "machine": platform.platform(), "summary": summary, "gate_ok": gate}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2))
+    write_results(args.out, result, "lightgbm", indent=2)
     return 0 if gate else 1
 
 

@@ -1,9 +1,10 @@
 """Distributed lazy CEGB cost: 2 local processes (tree_learner=data), 400k x 50, lazy costs.
 
 Prints, side by side, distributed lazy time / distributed plain time and serial lazy / serial plain,
-and the bytes sent per split for the histograms (reduce-scatter input) and for the CEGB sync.
+and the bytes sent per split for the histograms (reduce-scatter input) and for the CEGB sync; writes
+them to benchmarks/results/distributed_cegb.json (not committed: the numbers are in the doc).
 
-    .venv/bin/python benchmarks/distributed_cegb.py [--rows 400000] [--features 50] [--rounds 20]
+    .venv/bin/python -m benchmarks.cegb.distributed_cegb [--rows 400000] [--features 50] [--rounds 20] [--quick]
 
 Each rank uses --threads threads (default 1, so the two ranks do not fight over the cores).
 Timings are the best of --repeat runs. Results are recorded in docs/benchmarks.md.
@@ -21,6 +22,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks._runner import parse, script_parser, write_results
 
 
 def make_data(rows: int, features: int) -> tuple[np.ndarray, np.ndarray]:
@@ -60,8 +63,9 @@ def worker(args: argparse.Namespace) -> None:
     Path(args.out).write_text(json.dumps(out))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__, result_name="distributed_cegb", data=False,
+                       quick={"rows": 20_000, "rounds": 5, "repeat": 1})
     ap.add_argument("--rows", type=int, default=400_000)
     ap.add_argument("--features", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=20)
@@ -72,8 +76,7 @@ def main() -> None:
     ap.add_argument("--machines", help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--bin", help=argparse.SUPPRESS)
-    ap.add_argument("--out", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = parse(ap, argv)
     if args.worker:
         worker(args)
         return
@@ -131,6 +134,9 @@ def main() -> None:
     print(f"{'data x2 ranks':14s} {dist['plain']:9.2f} {dist['lazy']:9.2f} {dist['lazy'] / dist['plain']:10.3f}")
     print(f"bytes per split: histograms (reduce-scatter input) {hist_bytes}, CEGB count sync {sync_bytes} "
           f"({100 * sync_bytes / hist_bytes:.2f}%); splits in the lazy model: {dist['lazy_splits']}")
+    settings = {k: getattr(args, k) for k in ("rows", "features", "rounds", "leaves", "threads", "repeat")}
+    write_results(args.out, {"settings": settings, "serial_s": serial, "distributed_s": dist,
+                             "bytes_per_split": {"histograms": hist_bytes, "cegb_sync": sync_bytes}}, "lightgbm")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ given by --upstream-python), on the same data file and parameters; runs are inte
 is also a correctness gate: both must save the same model (CEGB off, split-only and lazy
 without bagging are parity configurations).
 
-    python benchmarks/fork_overhead.py [--rows 200000] [--cols 50] [--rounds 50] [--repeats 5]
+    python -m benchmarks.cegb.fork_overhead [--rows 200000] [--cols 50] [--rounds 50] [--repeats 5] [--quick]
 
 Prints min / median seconds per configuration and the ratio fork / upstream, and writes JSON
 to benchmarks/results/fork_overhead.json.
@@ -14,7 +14,6 @@ to benchmarks/results/fork_overhead.json.
 
 from __future__ import annotations
 
-import json
 import platform
 import statistics
 import sys
@@ -23,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._runner import common_parser, run_interleaved, synthetic_regression
+from benchmarks._runner import common_parser, parse, run_interleaved, synthetic_regression, write_results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = common_parser(__doc__, result_name="fork_overhead", repeats=5)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
 
     X, y, base, lazy = synthetic_regression(args.rows, args.cols, leaves=63, threads=args.threads)
     configs = {
@@ -58,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
             if not same_model:
                 print(f"  correctness gate FAILED: {name} models differ", file=sys.stderr)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2))
+    write_results(args.out, results, "lightgbm", indent=2)
     return 0 if all(r["same_model"] for r in results["configs"].values()) else 1
 
 

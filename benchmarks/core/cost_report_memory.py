@@ -7,11 +7,13 @@ report on all rows and reports the increase of the peak resident set over the in
 Variants: ``before`` = budget_extras as of ``--before`` (default: the commit before streaming,
 extracted with ``git archive`` into a temporary folder and put first on PYTHONPATH),
 ``after`` = the working tree. Both read the same data and model (same seeds), and the
-script checks that their total costs are equal.
+script checks that their total costs are equal. Each subprocess runs in the folder of its
+budget_extras (the ``-m`` form puts that folder first on ``sys.path``). The table is printed and
+written to benchmarks/results/cost_report_memory.json (not committed: the numbers are in the doc).
 
 Usage::
 
-    python benchmarks/cost_report_memory.py [--rows 1000000] [--trees 100]
+    python -m benchmarks.core.cost_report_memory [--rows 1000000] [--trees 100] [--quick]
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks._runner import parse, script_parser, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = "0885654"  # a commit before streaming (cost_report walked row chunks but stacked whole outputs)
@@ -60,14 +64,15 @@ def _child(variant: str, rows: int, trees: int, feature_counts: bool) -> dict[st
             "total_cost_sum": float(rep.total_cost.sum())}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__.splitlines()[0], result_name="cost_report_memory", data=False,
+                       quick={"rows": 100_000, "trees": 20})
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--before", default=BEFORE, help="git revision of the 'before' variant")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--no-counts", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = parse(ap, argv)
     if args.child:
         print(json.dumps(_child(args.child, args.rows, args.trees, not args.no_counts)))
         return
@@ -80,11 +85,11 @@ def main() -> None:
             for variant in ("before", "after"):
                 env = dict(os.environ)
                 first = old if variant == "before" else str(ROOT)
-                env["PYTHONPATH"] = os.pathsep.join([first, env.get("PYTHONPATH", "")])
+                env["PYTHONPATH"] = os.pathsep.join([first, str(ROOT), env.get("PYTHONPATH", "")])
                 cmd = [sys.executable, "-m", __spec__.name, "--child", variant, "--rows", str(args.rows),
                        "--trees", str(args.trees), *([] if counts else ["--no-counts"])]
                 results.append(json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True,
-                                                         env=env).stdout))
+                                                         env=env, cwd=first).stdout))
     print(f"{'variant':8} {'feature_counts':>14} {'input MB':>9} {'peak +MB':>9} {'peak/input':>10} "
           f"{'outputs MB':>10} {'wall s':>7}")
     for r in results:
@@ -93,6 +98,8 @@ def main() -> None:
     sums = {(r["feature_counts"], r["variant"]): r["total_cost_sum"] for r in results}
     assert sums[(True, "before")] == sums[(True, "after")], "before and after total costs differ"
     assert sums[(False, "before")] == sums[(False, "after")], "before and after total costs differ"
+    write_results(args.out, {"rows": args.rows, "trees": args.trees, "before": args.before, "variants": results},
+                  "numpy", "lightgbm")
 
 
 if __name__ == "__main__":

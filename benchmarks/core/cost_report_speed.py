@@ -10,20 +10,16 @@ before timing.
 
 Usage::
 
-    python benchmarks/cost_report_speed.py [--rows 100000] [--trees 500] [--depth 6]
+    python -m benchmarks.core.cost_report_speed [--rows 100000] [--trees 500] [--depth 6]
         [--repeats 3] [--out benchmarks/results/cost_report_speed.json]
-        [--plot docs/img/cost_report_speed.png]
+        [--plot docs/img/cost_report_speed.png] [--quick]
 
-The data are synthetic (Gaussian features); ``--data-dir`` is accepted for uniformity with
-the other benchmarks and unused.
+The data are synthetic (Gaussian features). ``--quick``: 10,000 rows, 50 trees, one repeat.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -32,9 +28,8 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-import scipy
 
-import budget_extras
+from benchmarks._runner import parse, script_parser, write_results
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 
 
@@ -119,17 +114,16 @@ def correctness_gate(booster: lgb.Booster, ens: TreeEnsemble, X: np.ndarray, cos
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = script_parser(__doc__, result_name="cost_report_speed", data=False,
+                       quick={"rows": 10_000, "trees": 50, "repeats": 1})
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--features", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data-dir", type=Path, default=None, help="unused (synthetic data)")
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/cost_report_speed.json"))
     ap.add_argument("--plot", type=Path, default=None)
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
 
     booster, rng = make_model(args.trees, args.depth, args.features, args.seed)
     ens = TreeEnsemble.from_booster(booster)
@@ -168,27 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     payload = {
         "benchmark": "cost_report_speed",
         "config": {
-            k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "data_dir"
+            k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
         },
         "model": {"n_trees": ens.n_trees, "n_nodes": ens.n_nodes, "max_depth": int(ens.depth.max())},
         "target_s": 10.0,
         "results": results,
-        "versions": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "lightgbm": lgb.__version__,
-            "budget_extras": budget_extras.__version__,
-        },
-        "hardware": {
-            "machine": platform.machine(),
-            "processor": platform.processor(),
-            "cpu_count": os.cpu_count(),
-            "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    write_results(args.out, payload, "numpy", "scipy", "lightgbm", "budget_extras", indent=2)
     for name, r in results.items():
         print(
             f"{name:55s} wall min {r['wall_min_s']:7.2f} s  median {r['wall_median_s']:7.2f} s   "

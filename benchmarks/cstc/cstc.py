@@ -17,7 +17,7 @@ Cost of a row: the features on its paths through the trees it evaluates (booster
 the weak learners with nonzero weight on the CSTC nodes it visits), priced by the dataset's
 FeatureCosts (budget_extras' unified accounting: cost_report / features_used + row_cost).
 
-Usage: python benchmarks/cstc.py --data-dir DIR [--out benchmarks/results/cstc.json] [--plots docs/img]
+Usage: python -m benchmarks.cstc.cstc --data-dir DIR [--out benchmarks/results/cstc.json] [--plots docs/img]
 """
 
 from __future__ import annotations

@@ -497,7 +497,7 @@ class TrainToBudget(Adapter):
     unconstrained validation cost (``budgets=``); every candidate it trains is recorded, so choosing on
     validation at budget B (the harness rule) is ``result.best_at(B)``. The harness chooses every
     method's operating point on the validation rows, so the search runs with ``choose="valid"`` (its
-    cross-validated choice on small tables is measured by ``benchmarks/small_data.py``)."""
+    cross-validated choice on small tables is measured by ``benchmarks/train_to_budget/small_data.py``)."""
 
     name, family = "train_to_budget", "ours"
     extra: ClassVar[dict[str, Any]] = {"choose": "valid"}

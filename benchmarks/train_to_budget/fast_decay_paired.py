@@ -1,6 +1,6 @@
 """The fast search's last tradeoff on the frontier harness: fixed at 0.003 against the convergence-scaled one.
 
-On every split of the frontier harness (``benchmarks/frontier.py``: 7 tables x their cost schemes x
+On every split of the frontier harness (``benchmarks/train_to_budget/frontier.py``: 7 tables x their cost schemes x
 3 seeds, 6,000 pooled rows, the harness's parameters) it runs the harness's
 ``train_to_budget_fast`` adapter twice on the same split, once with the capped candidates' last
 tradeoff fixed at ``FAST_DECAY[1]`` (``old``) and once as shipped (``new``: times the ranking
@@ -10,7 +10,7 @@ One JSON line per split goes to ``benchmarks/results/fast_decay_paired.jsonl`` (
 the splits there); the summary counts the cells (table x scheme x budget, mean over seeds) where
 ``new`` is below or above ``old`` by more than one standard error of the paired difference.
 
-    python benchmarks/fast_decay_paired.py --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.fast_decay_paired --data-dir ../shared/data
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ JSON to ``benchmarks/results/fast_regression.json``.
 Tables:
 
 * ``elevation``: Covertype's elevation (metres) from the other 11 columns (wilderness area and
-  soil type as codes), tiered costs 1 / 5 / 10 (``frontier_data.tiered_costs``), a 20,000-row
+  soil type as codes), tiered costs 1 / 5 / 10 (``_data.tiered_costs``), a 20,000-row
   random sample;
 * ``gems``: diamond-like prices (the construction of
   ``tests/cegb/test_train_to_budget_fast.py::test_regression_spends_a_budget_worth_spending``):
@@ -20,7 +20,7 @@ Tables:
 * ``proxy``: ``y = 3 x_exp + 0.3 x_1 + 0.3 x_2 + noise`` where ``x_exp`` costs 10, and a cheap
   noisy copy of it, ``x_1``, ``x_2`` and nine noise features cost 1 each.
 
-    python benchmarks/fast_regression.py --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.fast_regression --data-dir ../shared/data
 """
 
 from __future__ import annotations

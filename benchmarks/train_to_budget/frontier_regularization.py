@@ -6,7 +6,7 @@ unconstrained LightGBM (200 rounds, learning rate 0.05, as the harness) with one
 knob changed at a time on the harness's splits, and prints the validation and test AUC (seed
 means) and the test AUC of the variant chosen on validation per seed.
 
-    python benchmarks/frontier_regularization.py --data-dir ../shared/data --datasets magic adult
+    python -m benchmarks.train_to_budget.frontier_regularization --data-dir ../shared/data --datasets magic adult
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Evidence used to choose a rule must not be the test rows, so the report first gi
 rule does on VALIDATION-side evidence (the chosen cost), then the test score of both choices for
 the record.
 
-    python benchmarks/frontier_select.py --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.frontier_select --data-dir ../shared/data
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def main() -> None:
     args = ap.parse_args()
     recs = [r for r in fr.load_records(args.out_dir, quick=False) if r["method"] in ("train_to_budget", "lightgbm")]
     if not recs:
-        raise SystemExit(f"no checkpoints in {args.out_dir}: run benchmarks/frontier.py first (they are a local cache)")
+        raise SystemExit(f"no checkpoints in {args.out_dir}: run python -m benchmarks.train_to_budget.frontier first "
+                         "(they are a local cache)")
     counts: dict[tuple[str, int], tuple[str, np.ndarray]] = {}
     rows = []
     for r in recs:

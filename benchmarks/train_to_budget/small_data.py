@@ -21,8 +21,8 @@ Each cell prints the mean test score and the paired mean difference against ``to
 standard error over the splits; the CPU time of the search is printed as a multiple of one plain
 training (one thread, same parameters).
 
-    python benchmarks/small_data.py --data-dir ../shared/data
-    python benchmarks/small_data.py --data-dir ../shared/data --tables heart,magic1500 --seeds 5
+    python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data --tables heart,magic1500 --seeds 5
 """
 
 from __future__ import annotations
