@@ -18,15 +18,12 @@ the weak learners with nonzero weight on the CSTC nodes it visits), priced by th
 FeatureCosts (budget_extras' unified accounting: cost_report / features_used + row_cost).
 
 Usage: python -m benchmarks.cstc.cstc --data-dir DIR [--out benchmarks/results/cstc.json] [--plots docs/img]
+[--quick] (``--quick``: heart, one split, no quadrants, no plots)
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -34,11 +31,9 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 import pandas as pd
-import scipy
-import sklearn
 from sklearn.model_selection import train_test_split
 
-import budget_extras
+from benchmarks._runner import parse, script_parser, write_results
 from budget_extras import CSTC, FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cstc._features import _read_weak_learners, _tree_outputs
 from budget_extras.cstc._synthetic import QUADRANT_COSTS, make_quadrants
@@ -294,25 +289,16 @@ def plot(results: dict[str, Any], out_dir: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True, help="folder holding thyroid_costs/, heart_costs/, magic04/")
-    ap.add_argument("--out", default=os.path.join("benchmarks", "results", "cstc.json"))
+    ap = script_parser(__doc__, result_name="cstc",
+                       quick={"datasets": "heart", "heart_seeds": 1, "no_synthetic": True, "plots": ""})
     ap.add_argument("--plots", default=os.path.join("docs", "img"))
     ap.add_argument("--datasets", default="thyroid,heart,magic")
     ap.add_argument("--heart-seeds", type=int, default=3, help="random splits of heart (303 rows)")
     ap.add_argument("--magic-seeds", type=int, default=1, help="random splits of magic")
     ap.add_argument("--no-synthetic", action="store_true", help="skip the paper's synthetic quadrants")
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
 
-    results: dict[str, Any] = {
-        "benchmark": "cstc",
-        "versions": {"python": sys.version.split()[0], "lightgbm": lgb.__version__, "numpy": np.__version__,
-                     "scipy": scipy.__version__, "sklearn": sklearn.__version__,
-                     "budget_extras": getattr(budget_extras, "__version__", "dev")},
-        "hardware": {"machine": platform.machine(), "processor": platform.processor(),
-                     "cpu_count": os.cpu_count(), "system": platform.system()},
-        "datasets": {},
-    }
+    results: dict[str, Any] = {"benchmark": "cstc", "datasets": {}}
     for name in [n for n in args.datasets.split(",") if n]:
         merged: dict[str, list[dict[str, Any]]] = {}
         seeds = {"thyroid": [0], "heart": list(range(args.heart_seeds)),
@@ -326,9 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         results["datasets"][name] = merged
     if not args.no_synthetic:
         results["quadrants"] = run_quadrants(0)
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
+    write_results(args.out, results, "lightgbm", "numpy", "scipy", "sklearn", "budget_extras")
     if args.plots:
         os.makedirs(args.plots, exist_ok=True)
         print("plots:", plot(results, args.plots))

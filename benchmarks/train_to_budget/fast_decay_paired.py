@@ -15,21 +15,18 @@ the splits there); the summary counts the cells (table x scheme x budget, mean o
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import budget_extras.cegb._fast as fast
+from benchmarks._runner import parse, script_parser
 from benchmarks.train_to_budget import _adapters as fa
 from benchmarks.train_to_budget import _data as fdata
 from benchmarks.train_to_budget import frontier as fr
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def one_split(ds: fdata.Dataset, scheme: str, seed: int) -> dict[str, Any]:
@@ -74,13 +71,13 @@ def summary(recs: list[dict[str, Any]]) -> str:
             f"seconds old {sum(r['old_s'] for r in recs):.0f}, new {sum(r['new_s'] for r in recs):.0f}")
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+def main(argv: list[str] | None = None) -> None:
+    p = script_parser(__doc__, result_name="fast_decay_paired", suffix=".jsonl",
+                      quick={"datasets": ["heart"], "seeds": 1})
     p.add_argument("--datasets", nargs="+", default=list(fdata.LOADERS), choices=list(fdata.LOADERS))
     p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "fast_decay_paired.jsonl")
-    args = p.parse_args()
+    args = parse(p, argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     recs = [json.loads(line) for line in args.out.read_text().splitlines()] if args.out.exists() else []
     done = {(r["ds"], r["scheme"], r["seed"]) for r in recs}
     for seed in range(args.seeds):

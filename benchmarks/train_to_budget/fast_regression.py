@@ -25,8 +25,6 @@ Tables:
 
 from __future__ import annotations
 
-import argparse
-import json
 import platform
 import time
 import warnings
@@ -38,11 +36,11 @@ import numpy as np
 import pandas as pd
 
 import budget_extras.cegb._fast as fast
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.train_to_budget import _data as fdata
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cegb import train_to_budget
 
-ROOT = Path(__file__).resolve().parents[2]
 PARAMS = {"objective": "regression", "learning_rate": 0.1, "num_leaves": 31, "verbosity": -1, "seed": 0}
 ROUNDS = 100
 FRACTIONS = (0.2, 0.4, 0.6)
@@ -127,15 +125,13 @@ def table_lines(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+def main(argv: list[str] | None = None) -> None:
+    p = script_parser(__doc__, result_name="fast_regression", quick={"tables": ["gems"], "rows": 2_000})
     tables = ["elevation", "gems", "proxy"]
     p.add_argument("--tables", nargs="+", default=tables, choices=tables)
     p.add_argument("--rows", type=int, default=20_000, help="rows per table (sampled from Covertype; generated)")
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "fast_regression.json")
-    args = p.parse_args()
+    args = parse(p, argv)
     rows = []
     for name in args.tables:
         X, y, costs = (load_elevation(args.data_dir, args.rows) if name == "elevation" else
@@ -144,9 +140,8 @@ def main() -> None:
         print("\n".join(table_lines(rows[-1:])[2:]), flush=True)
         secs = {h: round(rows[-1][h]["seconds"], 1) for h in ("default", "fast", "fixed_end")}
         print(f"  seconds: {secs}", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"rows": rows, "rounds": ROUNDS, "params": PARAMS, "fractions": FRACTIONS,
-                                        "lightgbm": lgb.__version__, "machine": platform.platform()}, indent=1))
+        write_results(args.out, {"rows": rows, "rounds": ROUNDS, "params": PARAMS, "fractions": FRACTIONS,
+                                 "lightgbm": lgb.__version__, "machine": platform.platform()}, "lightgbm")
     print("\n".join(table_lines(rows)))
 
 

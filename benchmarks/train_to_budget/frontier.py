@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._runner import RESULTS, parse, script_parser, write_results
 from benchmarks.train_to_budget import _adapters as fa
 from benchmarks.train_to_budget import _data as fdata
 
@@ -461,11 +462,10 @@ def report(args: argparse.Namespace) -> str:
     summary = summarize(recs)
     tg = targets(summary)
     text = markdown(summary, tg)
+    lean = {k: {kk: vv for kk, vv in e.items() if kk != "points"} for k, e in summary.items()}
+    payload = {"summary": lean, "targets": tg, "winners": winners(summary), "budgets": BUDGETS, "tolerance": TOLERANCE}
+    write_results(args.out, json.loads(json.dumps(payload, default=float)), "lightgbm")
     if not args.quick:
-        lean = {k: {kk: vv for kk, vv in e.items() if kk != "points"} for k, e in summary.items()}
-        args.summary.write_text(json.dumps({"summary": lean, "targets": tg, "winners": winners(summary),
-                                            "budgets": BUDGETS,
-                                            "tolerance": TOLERANCE}, indent=1, default=float))
         plot(summary, args.img_dir)
         if args.doc is not None:
             write_doc(args.doc, text)
@@ -473,27 +473,21 @@ def report(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    parser = script_parser(__doc__, result_name="frontier",
+                           quick={"cap": 1200, "out_dir": RESULTS / "quick" / "frontier"})
     parser.add_argument("--datasets", nargs="+", default=list(fdata.LOADERS), choices=list(fdata.LOADERS))
     parser.add_argument("--methods", nargs="+", default=None, help="adapter names (default: all available)")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--cap", type=int, default=6000, help="rows pooled per dataset before the 50/25/25 split")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (1,200 rows, 20 rounds), 1 seed")
     parser.add_argument("--pair-major", action="store_true",
                         help="run all seeds of a dataset x scheme before the next (default: seed by seed)")
     parser.add_argument("--force", action="store_true", help="refit results that already have a checkpoint")
     parser.add_argument("--report", action="store_true", help="only summarize the checkpoints")
-    parser.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results" / "frontier")
-    parser.add_argument("--summary", type=Path, default=ROOT / "benchmarks" / "results" / "frontier.json")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS / "frontier", help="the per-cell checkpoints")
     parser.add_argument("--doc", type=Path, default=None, help="markdown file whose generated part to rewrite")
     parser.add_argument("--img-dir", type=Path, default=ROOT / "docs" / "img" / "frontier")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.cap = min(args.cap, 1200)
-        if args.out_dir == parser.get_default("out_dir"):
-            args.out_dir = args.out_dir.parent / "frontier_quick"
+    args = parse(parser, argv)
     if not args.report:
         if not args.data_dir.is_dir():
             parser.error(f"--data-dir must be the shared data folder, got {args.data_dir}")

@@ -4,21 +4,21 @@ The frontier harness's remaining misses of its first target (docs/frontier.md, "
 every LightGBM-based candidate at 75-100% of the unconstrained cost. This script trains
 unconstrained LightGBM (200 rounds, learning rate 0.05, as the harness) with one regularization
 knob changed at a time on the harness's splits, and prints the validation and test AUC (seed
-means) and the test AUC of the variant chosen on validation per seed.
+means) and the test AUC of the variant chosen on validation per seed; the same numbers go to
+benchmarks/results/frontier_regularization.json (not committed: the tables are in the doc).
 
     python -m benchmarks.train_to_budget.frontier_regularization --data-dir ../shared/data --datasets magic adult
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.train_to_budget import _data as fd
 
 BASE: dict[str, Any] = dict(objective="binary", learning_rate=0.05, num_leaves=31, verbose=-1, num_threads=1,
@@ -37,11 +37,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", required=True, type=Path)
+    ap = script_parser(__doc__.splitlines()[0], result_name="frontier_regularization",
+                       quick={"datasets": ["magic"], "seeds": 1})
     ap.add_argument("--datasets", nargs="+", default=["magic", "adult"])
     ap.add_argument("--seeds", type=int, default=3)
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
+    out: dict[str, Any] = {}
     for name in args.datasets:
         ds = fd.LOADERS[name](args.data_dir)
         if ds.task != "binary":
@@ -60,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {k} | {a[:, 0].mean():.4f} | {a[:, 1].mean():.4f} |")
         test = np.mean([arr[k][i, 1] for i, k in enumerate(chosen)])
         print(f"| chosen on validation per seed ({', '.join(chosen)}) | | {test:.4f} |\n")
+        out[name] = {"seeds": args.seeds, "chosen_per_seed": chosen, "chosen_test_auc": float(test),
+                     "variants": {k: {"validation_auc": float(a[:, 0].mean()), "test_auc": float(a[:, 1].mean())}
+                                  for k, a in arr.items()}}
+        write_results(args.out, {"base_params": BASE, "rounds": 200, "datasets": out}, "lightgbm")
     return 0
 
 

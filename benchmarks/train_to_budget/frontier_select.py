@@ -17,13 +17,12 @@ the record.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._runner import RESULTS, parse, script_parser, write_results
 from benchmarks.train_to_budget import _data as fdata
 from benchmarks.train_to_budget import frontier as fr
 
@@ -34,12 +33,14 @@ def auc_se(a: float, n1: int, n0: int) -> float:
     return math.sqrt(max(v, 0.0))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--data-dir", type=Path, default=fr.ROOT.parent / "shared" / "data")
-    ap.add_argument("--out-dir", type=Path, default=fr.ROOT / "benchmarks" / "results" / "frontier")
-    args = ap.parse_args()
-    recs = [r for r in fr.load_records(args.out_dir, quick=False) if r["method"] in ("train_to_budget", "lightgbm")]
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__.splitlines()[0], result_name="frontier_select",
+                       quick={"out_dir": RESULTS / "quick" / "frontier"})
+    ap.add_argument("--out-dir", type=Path, default=RESULTS / "frontier",
+                    help="the frontier's checkpoints (--quick: those of its --quick run)")
+    args = parse(ap, argv)
+    recs = [r for r in fr.load_records(args.out_dir, quick=args.quick)
+            if r["method"] in ("train_to_budget", "lightgbm")]
     if not recs:
         raise SystemExit(f"no checkpoints in {args.out_dir}: run python -m benchmarks.train_to_budget.frontier first "
                          "(they are a local cache)")
@@ -79,7 +80,7 @@ def main() -> None:
         print(f"budget {b:.0%}: validation cost share best {np.mean([x['best_val_cost'] for x in sel]):.3f}, "
               f"one-SE {np.mean([x['one_val_cost'] for x in sel]):.3f}; test one-SE - best {d.mean():+.4f} "
               f"(se {d.std(ddof=1) / math.sqrt(d.size):.4f}, n {d.size}, one-SE worse on {int((d < 0).sum())})")
-    json.dump(rows, open(fr.ROOT / "benchmarks" / "results" / "frontier_select.json", "w"), indent=0)
+    write_results(args.out, {"choices": rows}, indent=0)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,6 @@ training (one thread, same parameters).
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 import warnings
@@ -37,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks._runner import parse, script_parser
 from benchmarks.train_to_budget import _data as fdata
 
-ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 100
 FRACTIONS = (0.2, 0.4, 0.6)
 TABLES = ["heart", "thyroid", "adult_rare1500", "adult_rare5000"] + [
@@ -205,15 +204,13 @@ def markdown(rows: list[dict]) -> None:
             print(f"| {table} ({rs[0]['rows']}) | {frac:.0%} | {np.nanmean(top):.4f} | " + " | ".join(cells) + " |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, required=True)
+def main(argv: list[str] | None = None) -> None:
+    parser = script_parser(__doc__, result_name="small_data", quick={"tables": "heart", "seeds": 1, "jobs": 1})
     parser.add_argument("--tables", default=",".join(TABLES))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "small_data.json")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
-    args = parser.parse_args()
+    args = parse(parser, argv)
     if args.summary:
         rows = json.loads(args.out.read_text())
         summarize(rows)
@@ -225,6 +222,7 @@ def main() -> None:
         for row in ex.map(run_cell, cells):
             rows.append(row)
             print(f"done {row['table']} seed {row['seed']} ({row['search_trainings']:.0f} trainings)", flush=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(rows, indent=1))
     summarize(rows)
     markdown(rows)
