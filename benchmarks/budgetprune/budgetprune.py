@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/budgetprune.py --data-dir DATA [--part curves|speed|scale|all] [--quick]
+    python -m benchmarks.budgetprune.budgetprune --data-dir DATA [--part curves|speed|scale|all] [--quick]
 
 ``DATA`` holds ``covertype/covertype_sample_397k.csv.gz`` and ``magic04/magic04.data`` (UCI).
 Results go to ``benchmarks/results/budgetprune.json`` and plots to ``docs/img/``.

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/gbdt_prune.py --data-dir /work/shared/data [--datasets thyroid heart adult magic]
+    python -m benchmarks.budgetprune.gbdt_prune --data-dir /work/shared/data [--datasets thyroid heart adult magic]
 
 For each dataset: a plain GBDT (200 trees, learning_rate 0.05, num_leaves 31, num_threads 1,
 seed 0) is trained on a train split; the budget is 50% of its mean per-row validation cost (the

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python benchmarks/gbdt_prune_floor.py --data-dir /work/shared/data [--datasets thyroid heart adult magic]
+    python -m benchmarks.budgetprune.gbdt_prune_floor --data-dir ../shared/data [--datasets thyroid heart adult magic]
 
-Same data, costs and model as ``benchmarks/gbdt_prune.py`` (200 trees, one thread). Any method
+Same data, costs and model as ``benchmarks/budgetprune/gbdt_prune.py`` (200 trees, one thread). Any method
 that drops features and refits the leaf values must at least (1) read the model, (2) refit the
 leaf values once on the training rows and (3) measure the cost of the result on the validation
 rows to know that it meets the budget. Each step is timed with the fastest tool at hand, median

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python benchmarks/gbdt_prune_oracle.py --data-dir /work/shared/data [--datasets magic heart]
+    python -m benchmarks.budgetprune.gbdt_prune_oracle --data-dir /work/shared/data [--datasets magic heart]
 
-Same data, costs, model and budget as ``benchmarks/gbdt_prune.py`` (a plain GBDT, 200 trees,
+Same data, costs, model and budget as ``benchmarks/budgetprune/gbdt_prune.py`` (a plain GBDT, 200 trees,
 learning_rate 0.05, num_leaves 31; the budget is 50% of its mean per-row validation cost). Any
 method that drops features ends with a model that reads some subset of them; the best such model
 is bounded by retraining on the subset. For every feature subset whose retrained model's mean

@@ -1,6 +1,6 @@
 """QWYC benchmark on UCI Adult: trees evaluated and wall-clock at matched TEST disagreement.
 
-Usage: python benchmarks/qwyc.py --data-dir DATA
+Usage: python -m benchmarks.qwyc.qwyc --data-dir DATA
        [--out benchmarks/results/qwyc.json] [--plot docs/img/qwyc.png]
 
 DATA holds adult/adult.data and adult/adult.test (the published UCI files). The model

@@ -1,6 +1,6 @@
 """QWYC held-out calibration: trees evaluated and test disagreement of candidate calibrations.
 
-Usage: python benchmarks/qwyc_calibration.py --data-dir DATA [--datasets adult magic higgs]
+Usage: python -m benchmarks.qwyc.qwyc_calibration --data-dir DATA [--datasets adult magic higgs]
        [--seeds 0 1 2] [--alphas 0.005] [--candidates holdout0.5 ...]
        [--out benchmarks/results/qwyc_calibration.json]
 
@@ -20,7 +20,7 @@ mean trees evaluated per row and disagreement with the full model's label.
   plans for the same seed).
 * ``insample``: everything on all rows, no shift (the paper's setting, ``holdout=None``).
 
-Data (``--data-dir``, loaders of ``benchmarks/frontier_data.py``):
+Data (``--data-dir``, loaders of ``benchmarks/train_to_budget/_data.py``):
 
 * ``adult``: the published split; the model (500 trees of depth 5, learning rate 0.05) is
   trained on ``adult.data``, the plan fit on the same 32,561 training rows, measured on the

@@ -1,7 +1,7 @@
 """Wall-clock of the fork's native QWYC early exit vs the full ensemble and pred_early_stop.
 
 UCI Adult (from --data-dir), LightGBM 500 trees of depth 5 (learning rate 0.05), as in
-benchmarks/qwyc.py. QWYC chooses its order on training rows and calibrates its thresholds
+benchmarks/qwyc/qwyc.py. QWYC chooses its order on training rows and calibrates its thresholds
 on one half of adult.test (held-out rule); everything is measured on the other half.
 Competitors, all LightGBM's native predictor with 1 thread, interleaved; min/median of 15 repeats
 of wall-clock and median CPU time (process_time; the machine may be shared):
@@ -10,7 +10,7 @@ of wall-clock and median CPU time (process_time; the machine may be shared):
   QWYC native     the plan file, Booster.predict(pred_early_stop=True)
 Correctness gate: the native QWYC scores equal budget_extras.QWYC.predict's, bit for bit.
 
-    python benchmarks/qwyc_native.py --data-dir DIR [--alphas 0.001 0.005] [--repeats 5]
+    python -m benchmarks.qwyc.qwyc_native --data-dir DIR [--alphas 0.001 0.005] [--repeats 5]
 
 Writes benchmarks/results/qwyc_native.json.
 """

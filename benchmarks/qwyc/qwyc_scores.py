@@ -1,9 +1,9 @@
 """QWYC exit scores: ranking (AUC) and log-loss of partial vs calibrated scores (``QWYC(scores=...)``).
 
-Usage: python benchmarks/qwyc_scores.py --data-dir DATA [--datasets adult magic higgs]
+Usage: python -m benchmarks.qwyc.qwyc_scores --data-dir DATA [--datasets adult magic higgs]
        [--seeds 0] [--alphas 0.001 0.005 0.01] [--out benchmarks/results/qwyc_scores.json]
 
-Per dataset (loaders of ``benchmarks/frontier_data.py``: all rows pooled, split 50% train,
+Per dataset (loaders of ``benchmarks/train_to_budget/_data.py``: all rows pooled, split 50% train,
 25% calibration, 25% test, stratified, by seed) a 400-tree binary LightGBM model (31 leaves,
 learning rate 0.05) is trained; QWYC's plan is fit on the unlabeled calibration rows (order rows
 = one half, held-out rows of the conformal shift = the other half, given as ``X_valid``) and
@@ -25,7 +25,7 @@ measured on the test rows:
   scores) among those evaluating at most QWYC's mean trees per row (chosen on the test rows);
 * feature cost per row (``cost_report``: the features a row reads before it quits) of the full
   model, of QWYC and of that ``pred_early_stop`` setting, with the dataset's real costs (heart)
-  or the tiered 1 / 5 / 10 costs of ``frontier_data.tiered_costs``;
+  or the tiered 1 / 5 / 10 costs of ``_data.tiered_costs`` of ``benchmarks/train_to_budget/_data.py``;
 * at equal disagreement: the ``pred_early_stop`` setting with the fewest mean trees whose test
   disagreement with the full model is at most QWYC's (chosen on the test rows), with its feature
   cost;
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     runs = [run_dataset(d, args.data_dir, s, args.alphas) for d in args.datasets for s in args.seeds]
     result = {
-        "command": "python benchmarks/qwyc_scores.py --data-dir DATA " + " ".join(
+        "command": "python -m benchmarks.qwyc.qwyc_scores --data-dir DATA " + " ".join(
             ["--datasets", *args.datasets, "--seeds", *map(str, args.seeds), "--alphas", *map(str, args.alphas)]
         ),
         "rounds": ROUNDS,

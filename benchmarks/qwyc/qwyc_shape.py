@@ -1,8 +1,8 @@
 """Development run: choose the shape of QWYC's held-out shift without touching adult.test.
 
-Usage: python benchmarks/qwyc_shape.py --data-dir DATA [--out benchmarks/results/qwyc_shape.json]
+Usage: python -m benchmarks.qwyc.qwyc_shape --data-dir DATA [--out benchmarks/results/qwyc_shape.json]
 
-Same model as benchmarks/qwyc.py (UCI Adult, 500 trees of depth 5). The order and base
+Same model as benchmarks/qwyc/qwyc.py (UCI Adult, 500 trees of depth 5). The order and base
 thresholds are fit on the same 15,000 training rows; the other 17,561 training rows are
 the development set: the conformal shift is fit on one half and measured on the other
 (and vice versa). For each shift shape, margin and base budget ``alpha_fit`` the run
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         num_boost_round=500,
     )
     rng = np.random.default_rng(0)
-    perm = rng.permutation(len(Xtr))  # same first draw as benchmarks/qwyc.py: the order rows
+    perm = rng.permutation(len(Xtr))  # same first draw as benchmarks/qwyc/qwyc.py: the order rows
     idx_a, idx_dev = perm[:15000], perm[15000:]
     helper = QWYC.from_plan(booster, pred_early_stop_plan(500, freq=1, margin=0.0))
     F = helper._outputs(Xtr)[:, :, 0]

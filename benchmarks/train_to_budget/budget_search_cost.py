@@ -13,8 +13,8 @@ process, and peak resident memory (ru_maxrss) as a multiple of ``plain``'s, plus
 chosen model's test score and test cost. Optionally (``--compare``) the same searches with
 ``proxy_rows=None`` (every candidate on every row) for the score difference.
 
-    python benchmarks/budget_search_cost.py --data-dir ../shared/data
-    python benchmarks/budget_search_cost.py --data-dir ../shared/data --datasets covertype54x --compare
+    python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data --datasets covertype54x --compare
 """
 
 from __future__ import annotations
