@@ -2,7 +2,7 @@
 
 Every script takes the options of :func:`script_parser` (``--data-dir`` where it reads the shared
 data, ``--quick``, ``--out``) and writes its results file with :func:`write_results`. A ``--quick``
-run is a small end-to-end check (seconds to a minute): unless ``--out`` is given it writes under
+run is a small end-to-end check (fewer rows, rounds, seeds or grid points): unless ``--out`` is given it writes under
 ``benchmarks/results/quick/`` (git-ignored), never over a committed results file. The fork's
 training-time benchmarks also use :func:`common_parser` and :func:`run_interleaved`.
 """

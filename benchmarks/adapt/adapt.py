@@ -462,7 +462,8 @@ def plot(results: dict[str, Any], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = script_parser(__doc__.splitlines()[0], result_name="adapt", quick={"plot": None})
+    ap = script_parser(__doc__.splitlines()[0], result_name="adapt",
+                       quick={"plot": None, "n_trees": 20, "max_em_iter": 3, "forest_train": 5000})
     ap.add_argument("--datasets", nargs="+", default=["letters", "forest", "magic"])
     ap.add_argument("--n-trees", type=int, default=100)
     ap.add_argument("--max-em-iter", type=int, default=10)
