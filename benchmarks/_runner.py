@@ -1,4 +1,11 @@
-"""Shared helpers for the fork's training-time benchmarks: one interpreter per competitor."""
+"""The shared runner of the benchmarks: common options, results files, one interpreter per competitor.
+
+Every script takes the options of :func:`script_parser` (``--data-dir`` where it reads the shared
+data, ``--quick``, ``--out``) and writes its results file with :func:`write_results`. A ``--quick``
+run is a small end-to-end check (fewer rows, rounds, seeds or grid points): unless ``--out`` is given it writes under
+``benchmarks/results/quick/`` (git-ignored), never over a committed results file. The fork's
+training-time benchmarks also use :func:`common_parser` and :func:`run_interleaved`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +54,66 @@ class Competitor:
 
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+#: The shared benchmark data folder (UCI and Turney files), beside the repository.
+DATA_DIR = ROOT.parent / "shared" / "data"
+
+
+def script_parser(doc: str | None, *, result_name: str, data: bool = True, suffix: str = ".json",
+                  quick: dict[str, Any] | None = None) -> argparse.ArgumentParser:
+    """The options every benchmark script takes: ``--data-dir`` (when ``data``), ``--quick`` and ``--out``.
+
+    ``quick`` maps option names (``dest``) to the values a ``--quick`` run uses where the command
+    line left them at their defaults; :func:`parse` applies them.
+    """
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if data:
+        parser.add_argument("--data-dir", type=Path, default=DATA_DIR,
+                            help="the shared benchmark data folder (default: ../shared/data beside the repository)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small end-to-end run; writes under benchmarks/results/quick/ unless --out is given")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"JSON results file (default: benchmarks/results/{result_name}{suffix})")
+    parser.set_defaults(_result_file=f"{result_name}{suffix}", _quick=dict(quick or {}))
+    return parser
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse ``argv``; under ``--quick`` apply the parser's quick values and the quick results folder."""
+    args = parser.parse_args(argv)
+    if args.quick:
+        for dest, value in args._quick.items():
+            if getattr(args, dest) == parser.get_default(dest):
+                setattr(args, dest, value)
+    if args.out is None:
+        args.out = (RESULTS / "quick" if args.quick else RESULTS) / args._result_file
+    del args._quick, args._result_file
+    return args
+
+
+def write_results(path: Path | str, payload: dict[str, Any], *packages: str, indent: int = 1) -> None:
+    """Write a results file: ``payload`` plus the command line and :func:`environment` (folder created)."""
+    record = {"command": " ".join(["python -m", _module_name(), *sys.argv[1:]]), **environment(*packages)}
+    record.update(payload)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=indent) + "\n")
+
+
+def _module_name() -> str:
+    """The running script as ``benchmarks.<area>.<script>`` (its ``-m`` name)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    return spec.name if spec is not None else str(getattr(main, "__file__", "?"))
 
 
 def common_parser(doc: str, *, result_name: str, repeats: int) -> argparse.ArgumentParser:
-    """The options every fork training benchmark takes (data size, repeats, threads, upstream, output)."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """The options every fork training benchmark takes: :func:`script_parser`'s and data size, repeats, threads.
+
+    ``--quick`` trains on 20,000 rows, 10 rounds, once.
+    """
+    parser = script_parser(doc, result_name=result_name, data=False,
+                           quick={"rows": 20_000, "rounds": 10, "repeats": 1})
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--cols", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=50)
@@ -58,7 +121,6 @@ def common_parser(doc: str, *, result_name: str, repeats: int) -> argparse.Argum
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--upstream-python", default=str(ROOT / ".venv-upstream" / "bin" / "python"),
                         help="interpreter with the upstream wheel")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / f"{result_name}.json"))
     return parser
 
 

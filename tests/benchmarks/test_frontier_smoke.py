@@ -1,4 +1,4 @@
-"""Smoke test of the accuracy-cost frontier harness (benchmarks/frontier*.py) on synthetic data.
+"""Smoke test of the accuracy-cost frontier harness (benchmarks/train_to_budget/) on synthetic data.
 
 No shared data, no CatBoost / XGBoost needed (their walkers are tested where they are installed).
 """
@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 lgb = pytest.importorskip("lightgbm")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import frontier  # noqa: E402
-import frontier_adapters as fa  # noqa: E402
+from benchmarks.train_to_budget import _adapters as fa  # noqa: E402
+from benchmarks.train_to_budget import frontier  # noqa: E402
 
 
 def make_context(seed: int = 0, *, groups: bool = True, task: str = "binary") -> fa.Context:

@@ -1,4 +1,4 @@
-"""benchmarks/make_doc_images.py draws the three images of docs/plotting.md (into a temporary folder)."""
+"""docs/img/make_doc_images.py draws the three images of docs/plotting.md (into a temporary folder)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("matplotlib")
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "img"))
 
 import make_doc_images
 

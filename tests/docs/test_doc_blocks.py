@@ -93,23 +93,23 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/costs.md", "tree 0:  TSH <= 0.01 ? leaf -1.0 : (FTI <= 0.1 ? leaf 0.5 : l"): (
         "an illustration of two trees in prose, not a file"
     ),
-    ("docs/cost_report_speed.md", "nice -n 10 python benchmarks/cost_report_speed.py --plot doc"): (
+    ("docs/cost_report_speed.md", "nice -n 10 python -m benchmarks.core.cost_report_speed --plo"): (
         "the full benchmark (minutes); tests/benchmarks runs the benchmarks' smoke versions"
     ),
     ("docs/qwyc_model_format.md", 'qwyc-line      = key "=" value'): "a grammar",
-    ("docs/train_to_budget.md", "python benchmarks/budget_search_cost.py --data-dir ../shared"): (
+    ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.budget_search_cost --da"): (
         "a benchmark over ../shared/data (many minutes); its numbers are in the table below it"
     ),
-    ("docs/train_to_budget.md", "python benchmarks/halving_rank_agreement.py --data-dir ../sh"): (
+    ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.halving_rank_agreement"): (
         "a benchmark over ../shared/data (minutes); its numbers are in the table above it"
     ),
-    ("docs/train_to_budget.md", "python benchmarks/small_data.py --data-dir ../shared/data"): (
+    ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.small_data --data-dir ."): (
         "a benchmark over ../shared/data (an hour on 2 cores); its numbers are in the table below it"
     ),
-    ("docs/train_to_budget.md", "python benchmarks/fast_regression.py --data-dir ../shared/da"): (
+    ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.fast_regression --data-"): (
         "a benchmark over ../shared/data (two minutes); its numbers are in the table above it"
     ),
-    ("docs/cost_report_speed.md", "python benchmarks/cost_report_memory.py"): (
+    ("docs/cost_report_speed.md", "python -m benchmarks.core.cost_report_memory"): (
         "the memory benchmark (1,000,000 rows, minutes); its chunking is tested by test_cost_report_chunks.py"
     ),
     ("docs/distributed.md", "pip uninstall -y lightgbm"): (
@@ -122,7 +122,7 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/qwyc_model_format.md", "s[0..K-1] = 0.0"): "pseudo-code",
     ("docs/qwyc_model_format.md", "if n == 0:                   v = s"): "pseudo-code",
     ("docs/plotting.md", "pip install budget-extras[plot]"): "installs a package (matplotlib is in the test env)",
-    ("docs/plotting.md", "python benchmarks/make_doc_images.py"): (
+    ("docs/plotting.md", "python docs/img/make_doc_images.py"): (
         "rewrites the committed images; it runs the same code as the python blocks of docs/plotting.md, which run here"
     ),
     ("docs/qwyc_model_format.md", "objective=binary sigmoid:1"): (

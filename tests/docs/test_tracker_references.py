@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted(
     [ROOT / "README.md", ROOT / "CHANGELOG.md", *(ROOT / "docs").glob("*.md")]
-    + [p for d in ("tests", "benchmarks", "budget_extras") for p in (ROOT / d).rglob("*.py")]
+    + [p for d in ("tests", "benchmarks", "budget_extras", "docs") for p in (ROOT / d).rglob("*.py")]
 )
 SOURCES.remove(Path(__file__).resolve())  # its examples below are tracker numbers on purpose
 #: "issue N", "issues N", "hardening, items N", and a docstring or comment opening with "Item N".

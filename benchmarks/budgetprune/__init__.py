@@ -1,0 +1,1 @@
+"""Benchmarks of BudgetPrune and of post-hoc pruning of boosted models (FeatureDropRefit)."""

@@ -1,0 +1,1 @@
+"""Benchmarks of the fork's cost-efficient gradient boosting: accuracy vs test cost, training speed, distributed."""

@@ -1,0 +1,1 @@
+"""Benchmarks of the core cost accounting (cost_report): speed and memory."""

@@ -1,0 +1,1 @@
+"""Benchmarks of CSTC against CEGB and a cost-penalized booster."""

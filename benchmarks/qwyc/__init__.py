@@ -1,0 +1,1 @@
+"""Benchmarks of QWYC early exit: trees evaluated, calibration, native execution, exit scores."""

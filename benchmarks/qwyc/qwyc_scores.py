@@ -1,0 +1,219 @@
+"""QWYC exit scores: ranking (AUC) and log-loss of partial vs calibrated scores (``QWYC(scores=...)``).
+
+Usage: python -m benchmarks.qwyc.qwyc_scores --data-dir DATA [--datasets adult magic higgs]
+       [--seeds 0] [--alphas 0.001 0.005 0.01] [--out benchmarks/results/qwyc_scores.json]
+
+Per dataset (loaders of ``benchmarks/train_to_budget/_data.py``: all rows pooled, split 50% train,
+25% calibration, 25% test, stratified, by seed) a 400-tree binary LightGBM model (31 leaves,
+learning rate 0.05) is trained; QWYC's plan is fit on the unlabeled calibration rows (order rows
+= one half, held-out rows of the conformal shift = the other half, given as ``X_valid``) and
+measured on the test rows:
+
+* AUC and log-loss (against the true test labels) of the full model, of QWYC's partial exit
+  scores (``scores="partial"``) and of its calibrated exit scores (``scores="calibrated"``,
+  maps fit on all calibration rows: the library's choice), mean trees evaluated, disagreement
+  with the full model's labels;
+* the same calibrated scores with the maps fit on the order rows only and on the held-out rows
+  only (does fitting the maps on the rows that set the thresholds bias them?);
+* LightGBM's ``pred_early_stop`` (``pred_early_stop_plan``: training order, stop when
+  ``|partial score| > margin / 2`` every ``freq`` iterations), swept over freq {1, 2, 5, 10, 20}
+  x margins 0.5..12: its partial scores, and its partial scores through the same calibrated
+  maps (fit on the calibration rows under its plan). For each QWYC alpha the table reports the
+  setting with the fewest mean trees whose test AUC reaches QWYC's calibrated test AUC (chosen
+  on the test rows: favours the baseline);
+* at equal trees: the ``pred_early_stop`` setting with the best test AUC (of its native partial
+  scores) among those evaluating at most QWYC's mean trees per row (chosen on the test rows);
+* feature cost per row (``cost_report``: the features a row reads before it quits) of the full
+  model, of QWYC and of that ``pred_early_stop`` setting, with the dataset's real costs (heart)
+  or the tiered 1 / 5 / 10 costs of ``_data.tiered_costs`` of ``benchmarks/train_to_budget/_data.py``;
+* at equal disagreement: the ``pred_early_stop`` setting with the fewest mean trees whose test
+  disagreement with the full model is at most QWYC's (chosen on the test rows), with its feature
+  cost;
+* QWYC with ``order="training"`` (its thresholds on the training order, whose early trees share
+  the strongest features): trees, disagreement, calibrated AUC / log-loss, feature cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import lightgbm as lgb
+import numpy as np
+from sklearn.metrics import log_loss, roc_auc_score
+
+from benchmarks._runner import environment
+from benchmarks.train_to_budget._data import LOADERS, cost_schemes, feature_costs, split
+from budget_extras.qwyc import _kernels as core
+from budget_extras.qwyc import _scores
+from budget_extras.qwyc._baselines import pred_early_stop_plan
+from budget_extras.qwyc._estimator import QWYC
+
+ROUNDS = 400
+FREQS = (1, 2, 5, 10, 20)
+MARGINS = tuple(float(m) for m in np.round(np.r_[np.arange(0.5, 4.0, 0.25), np.arange(4.0, 12.5, 0.5)], 2))
+
+
+def _sig(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _metrics(y: np.ndarray, s: np.ndarray) -> dict[str, float]:
+    return {"auc": float(roc_auc_score(y, s)), "log_loss": float(log_loss(y, np.clip(_sig(s), 1e-15, 1 - 1e-15)))}
+
+
+def _feature_cost(booster: Any, plan: Any, X: np.ndarray, costs: Any) -> float:
+    """Mean per-row feature cost of ``plan`` on ``X``: the features a row reads before it quits."""
+    return float(QWYC.from_plan(booster, plan).cost_report(X, costs).acquisition_cost.mean())
+
+
+def _calibrated(F_fit: np.ndarray, F_test: np.ndarray, plan: Any) -> tuple[np.ndarray, core.ExitTrace]:
+    """Test scores of ``plan`` with maps fit on ``F_fit``; exited rows mapped, full rows full."""
+    maps = _scores.fit_score_maps(F_fit, plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold)
+    tr = core.early_exit(F_test, plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold)
+    return _scores.calibrate_exits(maps, tr.scores, tr.labels, tr.n_evaluated, plan.decision_threshold), tr
+
+
+def run_dataset(name: str, data_dir: Path, seed: int, alphas: list[float]) -> dict[str, Any]:
+    ds = LOADERS[name](data_dir)
+    sp = split(ds, seed, cap=10**9)
+    params = dict(objective="binary", num_leaves=31, learning_rate=0.05, verbose=-1, num_threads=2, seed=seed)
+    booster = lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=list(ds.names)), ROUNDS)
+    Xc, Xt, yt = sp.X_valid, sp.X_test, sp.y_test
+    half = len(Xc) // 2
+    XA, XB = Xc[:half], Xc[half:]
+    full = booster.predict(Xt, raw_score=True)
+    scheme, (cost_values, groups) = next((k, v) for k, v in cost_schemes(ds).items() if k != "uniform")
+    costs = feature_costs(ds.names, cost_values, groups)
+    out: dict[str, Any] = {
+        "dataset": name,
+        "seed": seed,
+        "rows": {"train": len(sp.X_train), "order": len(XA), "holdout": len(XB), "test": len(Xt)},
+        "full": _metrics(yt, full),
+        "costs": scheme,
+        "full_feature_cost": _feature_cost(booster, pred_early_stop_plan(booster.num_trees(), freq=10**9, margin=1.0),
+                                           Xt, costs),
+        "qwyc": [],
+    }
+    print(f"{name} seed {seed}: full AUC {out['full']['auc']:.4f} log-loss {out['full']['log_loss']:.4f}", flush=True)
+    probe = QWYC(booster)
+    probe._load(booster)  # per-iteration outputs through the estimator's one path
+    FA, FB, FT = (probe._outputs(X)[:, :, 0] for X in (XA, XB, Xt))
+    Fc = np.vstack([FA, FB])
+    t0 = time.perf_counter()
+    sweep = []
+    for freq in FREQS:
+        for margin in MARGINS:
+            pl = pred_early_stop_plan(FT.shape[1], freq=freq, margin=margin)
+            tr = core.early_exit(FT, pl.order, pl.eps_neg, pl.eps_pos)
+            cal, _ = _calibrated(Fc, FT, pl)
+            sweep.append(
+                {
+                    "freq": freq,
+                    "margin": margin,
+                    "mean_trees": float(tr.n_evaluated.mean()),
+                    "disagreement": float(np.mean(tr.labels != (full > 0))),
+                    "partial": _metrics(yt, tr.scores),
+                    "calibrated": _metrics(yt, cal),
+                }
+            )
+    print(f"  pred_early_stop sweep: {len(sweep)} settings, {time.perf_counter() - t0:.0f} s", flush=True)
+    for alpha in alphas:
+        t0 = time.perf_counter()
+        qp = QWYC(booster, alpha=alpha, scores="partial").fit(XA, X_valid=XB)
+        t_partial = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        qc = QWYC(booster, alpha=alpha, scores="calibrated").fit(XA, X_valid=XB)
+        t_cal = time.perf_counter() - t0
+        rp, rc = qp.predict(Xt), qc.predict(Xt)
+        assert np.array_equal(rp.labels, rc.labels) and np.array_equal(rp.trees_evaluated, rc.trees_evaluated)
+        plan = qc.plan_
+        cal_A, _ = _calibrated(FA, FT, plan)
+        cal_B, _ = _calibrated(FB, FT, plan)
+        exited = rc.positions_evaluated < plan.n_positions
+        row: dict[str, Any] = {
+            "alpha": alpha,
+            "mean_trees": float(rc.trees_evaluated.mean()),
+            "disagreement": float(np.mean(rc.labels != (full > plan.decision_threshold))),
+            "exited_share": float(exited.mean()),
+            "partial": _metrics(yt, rp.scores),
+            "calibrated": _metrics(yt, rc.scores),
+            "calibrated_maps_on_order_rows": _metrics(yt, cal_A),
+            "calibrated_maps_on_holdout_rows": _metrics(yt, cal_B),
+            "rmse_to_full_score": {
+                "partial": float(np.sqrt(np.mean((rp.scores - full) ** 2))),
+                "calibrated": float(np.sqrt(np.mean((rc.scores - full) ** 2))),
+            },
+            "fit_seconds": {"partial": t_partial, "calibrated": t_cal},
+        }
+        for kind in ("partial", "calibrated"):
+            ok = [p for p in sweep if p[kind]["auc"] >= row["calibrated"]["auc"]]
+            row[f"pred_early_stop_{kind}_at_qwyc_auc"] = min(ok, key=lambda p: p["mean_trees"]) if ok else None
+        row["feature_cost"] = _feature_cost(booster, qc.plan_, Xt, costs)
+        qf = QWYC(booster, alpha=alpha, scores="calibrated", order="training").fit(XA, X_valid=XB)
+        rf = qf.predict(Xt)
+        row["training_order"] = {  # QWYC's thresholds on the training order: early trees share features
+            "mean_trees": float(rf.trees_evaluated.mean()),
+            "disagreement": float(np.mean(rf.labels != (full > plan.decision_threshold))),
+            "calibrated": _metrics(yt, rf.scores),
+            "feature_cost": _feature_cost(booster, qf.plan_, Xt, costs),
+        }
+        within = [p for p in sweep if p["mean_trees"] <= row["mean_trees"]]
+        if within:
+            best = dict(max(within, key=lambda p: p["partial"]["auc"]))
+            plan_pes = pred_early_stop_plan(FT.shape[1], freq=best["freq"], margin=best["margin"])
+            best["feature_cost"] = _feature_cost(booster, plan_pes, Xt, costs)
+            row["pred_early_stop_at_equal_trees"] = best
+        else:
+            row["pred_early_stop_at_equal_trees"] = None
+        agree = [p for p in sweep if p["disagreement"] <= row["disagreement"]]
+        if agree:  # the same changed answers: fewest trees
+            best = dict(min(agree, key=lambda p: p["mean_trees"]))
+            plan_pes = pred_early_stop_plan(FT.shape[1], freq=best["freq"], margin=best["margin"])
+            best["feature_cost"] = _feature_cost(booster, plan_pes, Xt, costs)
+            row["pred_early_stop_at_equal_disagreement"] = best
+        else:
+            row["pred_early_stop_at_equal_disagreement"] = None
+        out["qwyc"].append(row)
+        pes = row["pred_early_stop_partial_at_qwyc_auc"]
+        print(
+            f"  alpha {alpha}: trees {row['mean_trees']:.1f} dis {row['disagreement']:.4f} "
+            f"AUC partial {row['partial']['auc']:.4f} calibrated {row['calibrated']['auc']:.4f} "
+            f"(maps A {row['calibrated_maps_on_order_rows']['auc']:.4f}, "
+            f"B {row['calibrated_maps_on_holdout_rows']['auc']:.4f}) "
+            f"LL partial {row['partial']['log_loss']:.4f} calibrated {row['calibrated']['log_loss']:.4f}; "
+            f"pred_early_stop at that AUC: {pes and (pes['freq'], pes['margin'], round(pes['mean_trees'], 1))}",
+            flush=True,
+        )
+    out["pred_early_stop_sweep"] = sweep
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data-dir", required=True, type=Path)
+    ap.add_argument("--datasets", nargs="+", default=["adult", "magic", "higgs", "heart"], choices=sorted(LOADERS))
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--alphas", nargs="+", type=float, default=[0.001, 0.005, 0.01])
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results" / "qwyc_scores.json")
+    args = ap.parse_args(argv)
+    runs = [run_dataset(d, args.data_dir, s, args.alphas) for d in args.datasets for s in args.seeds]
+    result = {
+        "command": "python -m benchmarks.qwyc.qwyc_scores --data-dir DATA " + " ".join(
+            ["--datasets", *args.datasets, "--seeds", *map(str, args.seeds), "--alphas", *map(str, args.alphas)]
+        ),
+        "rounds": ROUNDS,
+        "runs": runs,
+        **environment("numpy", "lightgbm", "sklearn"),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,184 @@
+"""What does finding a budgeted model cost? ``train_to_budget`` as a multiple of ONE plain training.
+
+For each dataset (tiered costs 1 / 5 / 10, 60 / 20 / 20 split, 200 rounds, 31 leaves, learning
+rate 0.05, the same threads everywhere) it measures side by side, each in a fresh process:
+
+* ``plain``: ``lgb.train`` on a fresh ``Dataset`` (binning included), as a user trains once;
+* ``one``: ``train_to_budget`` at 30% of the plain model's validation cost;
+* ``three``: ``train_to_budget`` with ``budgets=`` at 20 / 40 / 60%;
+* ``one_fast``, ``three_fast``: the same with ``search="fast"`` (the fork's learner budget);
+
+and prints wall time as a multiple of a plain training run right before the search in the same
+process, and peak resident memory (ru_maxrss) as a multiple of ``plain``'s, plus the
+chosen model's test score and test cost. Optionally (``--compare``) the same searches with
+``proxy_rows=None`` (every candidate on every row) for the score difference.
+
+CPU time (``time.process_time``, every thread of the process) is measured beside wall time, as
+a multiple of the plain training's CPU time. ``--options '{"halving": false}'`` passes
+``options=`` to the full searches; ``--quick`` runs the three-budget full search on the
+10k-30k-row tables only (magic, higgs, adult).
+
+    python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data --datasets covertype54x --compare
+    python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data --quick \
+        --options '{"halving": false}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.train_to_budget import _data as fdata
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAMS = {"objective": "binary", "learning_rate": 0.05, "num_leaves": 31, "verbosity": -1, "seed": 0}
+ROUNDS = 200
+
+
+def load_covertype54x(data_dir: Path) -> fdata.Dataset:
+    """Covertype 1 vs 2: wilderness and soil one-hot, 4 engineered columns, plus a jittered copy (677k x 53)."""
+    d = pd.read_csv(data_dir / "covertype" / "covertype_sample_397k.csv.gz")
+    d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
+    y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
+    d = pd.get_dummies(d, columns=["Wilderness_Area", "Soil_Type"], dtype=np.float64)
+    d.columns = [str(c).replace(" ", "_") for c in d.columns]
+    # the usual engineered columns of this data set (and >= 50 features in all)
+    d["Hydro_Euclid"] = np.hypot(d.Horizontal_Distance_To_Hydrology, d.Vertical_Distance_To_Hydrology)
+    d["Elevation_Minus_VHydro"] = d.Elevation - d.Vertical_Distance_To_Hydrology
+    d["Hydro_Plus_Fire"] = d.Horizontal_Distance_To_Hydrology + d.Horizontal_Distance_To_Fire_Points
+    d["Hydro_Minus_Road"] = d.Horizontal_Distance_To_Hydrology - d.Horizontal_Distance_To_Roadways
+    X = d.to_numpy(np.float64)
+    rng = np.random.default_rng(0)
+    jitter = X.copy()
+    jitter[:, :10] += rng.normal(scale=0.01, size=(len(X), 10)) * X[:, :10].std(axis=0)
+    return fdata.Dataset("covertype54x", np.vstack([X, jitter]), np.concatenate([y, y]), list(d.columns), "binary")
+
+
+LOADERS = {**fdata.LOADERS, "covertype54x": load_covertype54x}
+
+
+def split(ds: fdata.Dataset) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(ds.y))
+    a, b = int(0.6 * len(idx)), int(0.8 * len(idx))
+    tr, va, te = idx[:a], idx[a:b], idx[b:]
+    return ds.X[tr], ds.y[tr], ds.X[va], ds.y[va], ds.X[te], ds.y[te]
+
+
+def one(args: argparse.Namespace) -> dict[str, Any]:
+    """One measurement in this process (called through a subprocess by :func:`main`)."""
+    import lightgbm as lgb
+
+    from budget_extras import FeatureCosts, TreeEnsemble, cost_report, train_to_budget
+
+    ds = LOADERS[args.one_dataset](args.data_dir)
+    Xt, yt, Xv, yv, Xs, ys = split(ds)
+    costs = FeatureCosts(fdata.tiered_costs(len(ds.names)), feature_names=list(ds.names))
+    params = {**PARAMS, "num_threads": args.threads}
+    t0, c0 = time.perf_counter(), time.process_time()
+    if args.one == "plain":
+        booster = lgb.train(params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), num_boost_round=ROUNDS)
+        extra: dict[str, Any] = {}
+    else:
+        # a plain training right before the search, in the same process: the ratio's denominator
+        t_plain, c_plain = time.perf_counter(), time.process_time()
+        lgb.train(params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), num_boost_round=ROUNDS)
+        t0, c0 = time.perf_counter(), time.process_time()
+        t_plain, c_plain = t0 - t_plain, c0 - c_plain
+        fr = [0.3] if args.one.startswith("one") else [0.2, 0.4, 0.6]
+        budgets = [f * args.full_cost for f in fr]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = train_to_budget(
+                params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), budget=budgets[0], valid_set=(Xv, yv),
+                costs=costs, num_boost_round=ROUNDS, progress=False, budgets=budgets[1:], keep_boosters=True,
+                proxy_rows=None if args.one.endswith("_full") else "auto",
+                search="fast" if args.one.endswith("_fast") else "full",
+                options=None if args.one.endswith("_fast") else json.loads(args.options),
+            )
+        booster = r.booster
+        stopped = sum(getattr(c, "rounds", None) is not None for c in r.frontier)
+        extra = {"plain_seconds": t_plain, "plain_cpu": c_plain, "stopped": stopped,
+                 "nfev": r.nfev, "n_candidates": len(r.frontier), "family": r.chosen.family,
+                 "seconds_by_family": {k: round(v, 2) for k, v in r.seconds.items()}, "per_budget": []}
+        for b in budgets:
+            bb = r.booster_at(b)
+            extra["per_budget"].append({"budget": b, **measure(bb, Xs, ys, costs)} if bb is not None else {"budget": b})
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out = {"seconds": seconds, "cpu": cpu, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           **measure(booster, Xs, ys, costs), **extra}
+    if args.one == "plain":
+        out["valid_cost"] = float(cost_report(TreeEnsemble.from_booster(booster), Xv, costs).total_cost.mean())
+    return out
+
+
+def measure(booster: Any, X: np.ndarray, y: np.ndarray, costs: Any) -> dict[str, float]:
+    from sklearn.metrics import roc_auc_score
+
+    from budget_extras import TreeEnsemble, cost_report
+
+    rep = cost_report(TreeEnsemble.from_booster(booster), X, costs)
+    return {"test_auc": float(roc_auc_score(y, booster.predict(X))), "test_cost": float(rep.total_cost.mean())}
+
+
+def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: float = 0.0) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", __spec__.name, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
+           "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost), "--options", args.options]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+    p.add_argument("--datasets", nargs="+", default=["covertype54x", "adult", "higgs", "magic"])
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--compare", action="store_true", help="also run every candidate on every row")
+    p.add_argument("--searches", nargs="+", default=["one", "three", "one_fast", "three_fast"],
+                   help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
+    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "budget_search_cost.json")
+    p.add_argument("--options", default="{}", help="options= of the full searches, as JSON")
+    p.add_argument("--quick", action="store_true", help="three budgets, full search, magic / higgs / adult")
+    p.add_argument("--one", help=argparse.SUPPRESS)
+    p.add_argument("--one-dataset", help=argparse.SUPPRESS)
+    p.add_argument("--full-cost", type=float, default=0.0, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.one:
+        print(json.dumps(one(args)))
+        return
+    if args.quick:
+        args.datasets, args.searches = ["magic", "higgs", "adult"], ["three"]
+    rows = []
+    for name in args.datasets:
+        plain = run_child(args, name, "plain")
+        row: dict[str, Any] = {"dataset": name, "plain": plain}
+        for what in args.searches + (["one_full", "three_full"] if args.compare else []):
+            r = run_child(args, name, what, plain["valid_cost"])
+            r["time_x"] = r["seconds"] / r["plain_seconds"]
+            r["cpu_x"] = r["cpu"] / r["plain_cpu"]
+            r["mem_x"] = r["maxrss_mb"] / plain["maxrss_mb"]
+            row[what] = r
+            print(f"{name:14s} {what:10s} {r['seconds']:8.1f} s = {r['time_x']:6.2f}x plain "
+                  f"({r['plain_seconds']:.2f} s), CPU {r['cpu']:.1f} s = {r['cpu_x']:.2f}x ({r['plain_cpu']:.2f} s), "
+                  f"stopped early {r['stopped']}, "
+                  f"memory {r['mem_x']:.2f}x, fits {r['nfev']}, chosen {r['family']}, "
+                  + ", ".join(f"B={q['budget']:.3g}: AUC {q.get('test_auc', float('nan')):.4f} "
+                              f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)
+        rows.append(row)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows, indent=1))  # after every dataset: a cut run keeps what it measured
+
+
+if __name__ == "__main__":
+    main()

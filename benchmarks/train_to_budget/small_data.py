@@ -1,0 +1,232 @@
+"""Choosing on small, noisy tables: ``train_to_budget``'s choice rules against a careful top-k pick.
+
+For every small table (heart and thyroid with their real costs; Adult, MAGIC, Higgs and Letter
+subsampled to 500, 1,500 and 5,000 rows with tiered costs 1 / 5 / 10; Adult with its positives
+thinned to about 6%, ``adult_rare``), over repeated stratified splits (train 50% / validation
+25% / test 25%) and at 20 / 40 / 60% of the plain model's validation cost, it compares on the
+test rows:
+
+* ``valid``: the search's candidates chosen on the validation rows (``choose="valid"``);
+* ``cv``: the same candidates shortlisted and chosen by 5-fold cross-validation over the training
+  and validation rows, refit on all of them (``choose="cv"``, ``rule="best"``);
+* ``cv_1se``: the same with the one-standard-error rule (``rule="1se"``);
+* ``topk``: a careful top-k pick: features ordered by the plain model's gain and by gain / cost,
+  features the budget cannot buy for every row left out, every prefix trained, the best on the
+  validation rows within the budget.
+
+One search per split serves every budget and both rules (``budgets=``, ``keep_boosters=True``):
+the rules' picks are read off the cross-validated candidates and refit here on the pooled rows,
+as ``train_to_budget`` refits its own pick. Scores: test AUC (binary), accuracy (thyroid).
+Each cell prints the mean test score and the paired mean difference against ``topk`` with its
+standard error over the splits; the CPU time of the search is printed as a multiple of one plain
+training (one thread, same parameters).
+
+    python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data
+    python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data --tables heart,magic1500 --seeds 5
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks._runner import parse, script_parser
+from benchmarks.train_to_budget import _data as fdata
+
+ROUNDS = 100
+FRACTIONS = (0.2, 0.4, 0.6)
+TABLES = ["heart", "thyroid", "adult_rare1500", "adult_rare5000"] + [
+    f"{n}{c}" for n in ("adult", "magic", "higgs", "letter") for c in (500, 1500, 5000)]
+
+
+def load_table(data_dir: Path, table: str) -> tuple[fdata.Dataset, int]:
+    """Return the pooled dataset and the row cap of ``table`` (e.g. ``magic1500``)."""
+    name = table.rstrip("0123456789")
+    cap = int(table[len(name):] or 10**9)
+    if name == "adult_rare":
+        ds = fdata.load_adult(data_dir)
+        keep = (ds.y == 0) | (np.random.default_rng(7).random(ds.y.size) < 0.2)
+        ds = fdata.Dataset("adult_rare", ds.X[keep], ds.y[keep], ds.names, "binary", note="positives thinned to ~6%")
+        return ds, cap
+    return fdata.LOADERS[name](data_dir), cap
+
+
+def params_for(ds: fdata.Dataset) -> dict[str, Any]:
+    p: dict[str, Any] = {"learning_rate": 0.1, "num_leaves": 15, "verbosity": -1, "seed": 0, "num_threads": 1}
+    if ds.task == "multiclass":
+        p.update(objective="multiclass", num_class=ds.n_classes)
+    else:
+        p["objective"] = "binary"
+    return p
+
+
+def test_score(ds: fdata.Dataset, booster: Any, X: np.ndarray, y: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    p = booster.predict(X)
+    return float((p.argmax(1) == y).mean()) if ds.task == "multiclass" else float(roc_auc_score(y, p))
+
+
+def careful_topk(ds: fdata.Dataset, sp: fdata.Split, fc: Any, params: dict[str, Any], budgets: list[float]) -> dict:
+    """The careful top-k pick at each budget: its test score and validation cost."""
+    import lightgbm as lgb
+
+    from budget_extras import TreeEnsemble, cost_report
+
+    train = lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names, free_raw_data=False)
+    plain = lgb.train(params, train, ROUNDS)
+    gain = plain.feature_importance("gain")
+    unit = np.array([fc.row_cost(np.eye(len(ds.names), dtype=bool)[[j]])[0] for j in range(len(ds.names))])
+    used = np.flatnonzero(gain > 0)
+    orders = [used[np.argsort(-gain[used], kind="stable")],
+              used[np.argsort(-gain[used] / np.maximum(unit[used], 1e-12), kind="stable")]]
+    cache: dict[tuple[int, ...], tuple[float, float, Any]] = {}
+    out = {}
+    for b in budgets:
+        best = None
+        for order in orders:
+            sub: list[int] = []
+            for f in order:
+                m = np.zeros((1, len(ds.names)), dtype=bool)
+                m[0, [*sub, int(f)]] = True
+                if fc.row_cost(m)[0] > b + 1e-9:
+                    continue
+                sub = sorted([*sub, int(f)])
+                key = tuple(sub)
+                if key not in cache:
+                    bst = lgb.train({**params, "interaction_constraints": [sub]}, train, ROUNDS)
+                    cost = float(cost_report(TreeEnsemble.from_booster(bst), sp.X_valid, fc).total_cost.mean())
+                    cache[key] = (test_score(ds, bst, sp.X_valid, sp.y_valid), cost, bst)
+                v, cost, bst = cache[key]
+                if cost <= b + 1e-9 and (best is None or v > best[0]):
+                    best = (v, cost, bst, len(sub))
+        if best is None:
+            out[b] = {"test": float("nan"), "cost": float("nan"), "k": 0}
+        else:
+            out[b] = {"test": test_score(ds, best[2], sp.X_test, sp.y_test), "cost": best[1], "k": best[3]}
+    return out
+
+
+def run_cell(args: tuple[str, str, int]) -> dict:
+    """One table and seed: the search, its three choices and the top-k pick at every budget."""
+    import lightgbm as lgb
+
+    from budget_extras import TreeEnsemble, cost_report, train_to_budget
+    from budget_extras.cegb import _cv
+
+    data_dir, table, seed = args
+    ds, cap = load_table(Path(data_dir), table)
+    sp = fdata.split(ds, seed, cap)
+    costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
+    fc = fdata.feature_costs(ds.names, costs, groups)
+    params = params_for(ds)
+    t0 = time.process_time()
+    plain = lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), ROUNDS)
+    plain_cpu = time.process_time() - t0
+    full_cost = float(cost_report(TreeEnsemble.from_booster(plain), sp.X_valid, fc).total_cost.mean())
+    budgets = [f * full_cost for f in FRACTIONS]
+    t0 = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), budget=budgets[1],
+                            budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc, num_boost_round=ROUNDS,
+                            progress=False, choose="cv", keep_boosters=True)
+    search_cpu = time.process_time() - t0
+    explore = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if c.folds == 0]
+    cvs = [c for c in r.frontier if c.folds > 0]
+    Xp, yp = np.vstack([sp.X_train, sp.X_valid]), np.concatenate([sp.y_train, sp.y_valid])
+    pooled = lgb.Dataset(Xp, yp, feature_name=ds.names)
+    refits: dict[str, Any] = {}
+    row = {"table": table, "seed": seed, "rows": int(len(sp.y_train) + len(sp.y_valid)), "plain_cost": full_cost,
+           "plain_test": test_score(ds, plain, sp.X_test, sp.y_test), "search_trainings": search_cpu / plain_cpu,
+           "n_cv": len(cvs), "budgets": {}}
+    topk = careful_topk(ds, sp, fc, params, budgets)
+    for frac, b in zip(FRACTIONS, budgets, strict=True):
+        cell = {"topk": topk[b]}
+        fits = [(c, bst) for c, bst in explore if c.cost <= b + 1e-9]
+        c, bst = max(fits, key=lambda z: (z[0].score, not z[0].constant, -z[0].cost))
+        cell["valid"] = {"test": test_score(ds, bst, sp.X_test, sp.y_test), "family": c.family, "cost": c.cost}
+        for rule in ("best", "1se"):
+            i = _cv.pick(cvs, b, rule)
+            c = cvs[i]
+            key = repr(sorted(c.params.items()))
+            if key not in refits:
+                refits[key] = lgb.train({**params, **c.params}, pooled, ROUNDS)
+            test_cost = float(cost_report(TreeEnsemble.from_booster(refits[key]), sp.X_test, fc).total_cost.mean())
+            cell["cv" if rule == "best" else "cv_1se"] = {
+                "test": test_score(ds, refits[key], sp.X_test, sp.y_test), "family": c.family, "cost": c.cost,
+                "test_cost": test_cost, "cv_score": c.score, "cv_se": c.score_se}
+        row["budgets"][f"{frac:.1f}"] = cell
+    return row
+
+
+def summarize(rows: list[dict]) -> None:
+    methods = ("valid", "cv", "cv_1se", "topk")
+    print(f"{'table':16s} {'budget':>6s} " + " ".join(f"{m:>8s}" for m in methods)
+          + "   cv-topk (se)   1se-topk (se)  valid-topk (se)  trainings")
+    for table in dict.fromkeys(r["table"] for r in rows):
+        rs = [r for r in rows if r["table"] == table]
+        for frac in FRACTIONS:
+            k = f"{frac:.1f}"
+            vals = {m: np.array([r["budgets"][k][m]["test"] for r in rs]) for m in methods}
+            line = f"{table:16s} {frac:6.1f} " + " ".join(f"{np.nanmean(vals[m]):8.4f}" for m in methods)
+            for m in ("cv", "cv_1se", "valid"):
+                d = vals[m] - vals["topk"]
+                se = np.nanstd(d, ddof=1) / np.sqrt(np.sum(~np.isnan(d))) if len(d) > 1 else float("nan")
+                line += f"  {np.nanmean(d):+.4f} ({se:.4f})"
+            line += f"  {np.mean([r['search_trainings'] for r in rs]):6.0f}x"
+            print(line)
+    for m in ("valid", "cv", "cv_1se"):
+        d = np.array([r["budgets"][k][m]["test"] - r["budgets"][k]["topk"]["test"]
+                      for r in rows for k in r["budgets"]])
+        print(f"mean over every cell, {m} - topk: {np.nanmean(d):+.4f}")
+
+
+def markdown(rows: list[dict]) -> None:
+    """Print the docs table: per table and budget, each choice's mean test score minus the top-k pick's (SE)."""
+    print("| table (pooled rows) | budget | top-k pick | `choose=\"cv\"` | `rule=\"1se\"` | `choose=\"valid\"` |")
+    print("|---|---|---|---|---|---|")
+    for table in dict.fromkeys(r["table"] for r in rows):
+        rs = [r for r in rows if r["table"] == table]
+        for frac in FRACTIONS:
+            k = f"{frac:.1f}"
+            top = np.array([r["budgets"][k]["topk"]["test"] for r in rs])
+            cells = []
+            for m in ("cv", "cv_1se", "valid"):
+                d = np.array([r["budgets"][k][m]["test"] for r in rs]) - top
+                cells.append(f"{np.nanmean(d):+.4f} ({np.nanstd(d, ddof=1) / np.sqrt(np.sum(~np.isnan(d))):.4f})")
+            print(f"| {table} ({rs[0]['rows']}) | {frac:.0%} | {np.nanmean(top):.4f} | " + " | ".join(cells) + " |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = script_parser(__doc__, result_name="small_data", quick={"tables": "heart", "seeds": 1, "jobs": 1})
+    parser.add_argument("--tables", default=",".join(TABLES))
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
+    args = parse(parser, argv)
+    if args.summary:
+        rows = json.loads(args.out.read_text())
+        summarize(rows)
+        markdown(rows)
+        return
+    cells = [(str(args.data_dir), t, s) for t in args.tables.split(",") for s in range(args.seeds)]
+    rows = []
+    with ProcessPoolExecutor(args.jobs) as ex:
+        for row in ex.map(run_cell, cells):
+            rows.append(row)
+            print(f"done {row['table']} seed {row['seed']} ({row['search_trainings']:.0f} trainings)", flush=True)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(rows, indent=1))
+    summarize(rows)
+    markdown(rows)
+
+
+if __name__ == "__main__":
+    main()
