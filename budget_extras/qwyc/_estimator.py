@@ -13,45 +13,25 @@ import numpy.typing as npt
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
-from ..core._params import Interval, Options, check_scalar, is_integer
-from ..core._predict import apply_prepared, prepare_values
-from ..core._status import Status
-from ..core._validation import check_booster, check_model_text
+from ..core._params import Interval, Options, check_scalar
+from ..core._validation import check_booster
 from . import _kernels as core
+from . import _model, _scores
 from . import _multiclass as multi
-from . import _scores
-from ._format import QWYCPlan, lf_lines, original_model_text, read_qwyc_plan, write_qwyc_plan
-from ._plans import critical, exit_labels, full_labels
-from ._results import QWYCPrediction, QWYCResult
+from ._calibration import CROSSFIT, calibrate, correct
+from ._format import QWYCPlan, lf_lines, read_qwyc_plan, write_qwyc_plan
+from ._plans import full_labels
+from ._results import QWYCPrediction, QWYCResult, qwyc_result
+from ._solver import SHIFTS, PlanSettings
 
 __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
-_SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
 _SCORES = ("auto", "partial", "calibrated")
-_CROSSFIT = "crossfit"
-_CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
-
-
-def _is_feature_costs_form(costs: Any) -> bool:
-    """Return True for the forms that give costs per feature (not per iteration)."""
-    import pandas as pd
-
-    return isinstance(costs, FeatureCosts | dict | pd.Series | os.PathLike) or (
-        isinstance(costs, str) and costs != "splits"
-    )
-
-
-def _header_value(text: str, key: str) -> str | None:
-    """Value of ``key=`` in the header of LightGBM model text (None when absent)."""
-    for line in text.split("Tree=", 1)[0].split("\n"):
-        if line.startswith(key + "="):
-            return line[len(key) + 1 :].strip()
-    return None
+_N_FOLDS = Interval(numbers.Integral, 2, None, closed="left")
 
 
 class QWYC(BaseEstimator):
@@ -163,16 +143,16 @@ class QWYC(BaseEstimator):
         "alpha": [Interval(numbers.Real, 0, 1, closed="left")],
         "order": [Options(_ORDERS), "array-like"],
         "mode": [Options(_MODES)],
-        "holdout": [Options((_CROSSFIT,)), None, Interval(numbers.Real, 0, 1, closed="left")],
+        "holdout": [Options((CROSSFIT,)), None, Interval(numbers.Real, 0, 1, closed="left")],
         "costs": ["no_validation"],
         "decision_threshold": [Interval(numbers.Real, None, None, closed="neither")],
         "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
         "progress": ["boolean"],
         "margin": [Interval(numbers.Real, 0, None, closed="left")],
         "alpha_fit": [Interval(numbers.Real, 0, 1, closed="left"), None],
-        "shift": [Options(_SHIFTS), "array-like"],
+        "shift": [Options(SHIFTS), "array-like"],
         "scores": [Options(_SCORES)],
-        "n_folds": ["no_validation"],  # used (and checked in _params_iv) only with holdout="crossfit"
+        "n_folds": ["no_validation"],  # used (and checked in fit) only with holdout="crossfit"
     }
 
     def __init__(
@@ -182,7 +162,7 @@ class QWYC(BaseEstimator):
         alpha: float = 0.005,
         order: Any = "greedy",
         mode: str = "two_sided",
-        holdout: float | str | None = _CROSSFIT,
+        holdout: float | str | None = CROSSFIT,
         costs: Any = None,
         decision_threshold: float = 0.0,
         random_state: int | None = 0,
@@ -214,85 +194,17 @@ class QWYC(BaseEstimator):
         return self.ensemble_.check_X(X, name=name)
 
     def _outputs(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
-        X = self._X(X, name)
-        leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64)  # LightGBM, C++
-        leaves = leaves.reshape(leaves.shape[0], -1)
-        F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
-        return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
-
-    def _feature_costs(self, costs: Any) -> Any:
-        """Return feature costs in any accepted form as the core's FeatureCosts for this model."""
-        ens = self.ensemble_
-        return as_feature_costs(costs, n_features=ens.n_features, feature_names=ens.feature_names, owner="QWYC")
-
-    def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
-        if self.costs is None:
-            return np.ones(n_iter)
-        if isinstance(self.costs, str) and self.costs == "splits":
-            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
-            depth = self._leaf_depths()
-            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
-            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
-        if _is_feature_costs_form(self.costs):  # the core's exact cost accounting
-            from ..core._report import cost_report
-
-            fc = self._feature_costs(self.costs)
-            ens = self.ensemble_
-            k = self.num_tree_per_iteration_
-            out = np.empty(n_iter)
-            for it in range(n_iter):
-                rep = cost_report(
-                    ens,
-                    X,
-                    fc,
-                    tree_order=np.arange(it * k, it * k + k),
-                    n_trees=k,
-                    feature_counts=False,
-                )
-                out[it] = float(np.mean(rep.total_cost)) + float(rep.coupled_cost)
-            return np.maximum(out, 1e-12)
-        c = np.asarray(self.costs, dtype=np.float64)
-        if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
-            raise ValueError(
-                f"The 'costs' parameter of QWYC must hold {n_iter} positive finite per-iteration "
-                f"costs. Got an array of shape {c.shape} instead."
-            )
-        return c
-
-    def _per_leaf(self, values: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-        """``(n_trees, max_leaves)`` table: ``values`` of the leaf with LightGBM leaf id ``j`` of tree ``t``."""
-        ens = self.ensemble_
-        leaf = np.flatnonzero(ens.leaf_index >= 0)
-        table = np.zeros((ens.n_trees, int(ens.leaf_index.max()) + 1))
-        table[ens.node_tree[leaf], ens.leaf_index[leaf]] = values[leaf]
-        return table
-
-    def _leaf_depths(self) -> npt.NDArray[np.float64]:
-        """Return the splits on the path to each leaf, by tree and LightGBM leaf id (core ``depth``)."""
-        return self._per_leaf(self.ensemble_.depth)
+        """Per-iteration raw outputs of ``X``, shape ``(n_rows, n_iterations, n_classes)``."""
+        return _model.outputs(self.booster_, self._leaf_table, self.num_tree_per_iteration_, self._X(X, name))
 
     def _load(self, model: Any) -> str:
-        text = lf_lines(check_model_text(model))
-        if read_qwyc_plan(text) is not None:
-            text = original_model_text(text)
-        if "average_output" in text.split("Tree=", 1)[0].split("\n"):
-            raise ValueError(
-                "QWYC needs an additive ensemble; random-forest models (average_output) are not supported."
-            )
-        if "is_linear=1" in text:
-            raise ValueError("QWYC does not support linear trees (linear_tree=true).")
-        objective = _header_value(text, "objective")
-        if objective is not None and objective.split(" ")[0] not in _CLASSIFICATION_OBJECTIVES:
-            raise ValueError(
-                "The 'model' argument of QWYC must be a binary or multiclass classifier "
-                f"(objective one of {_CLASSIFICATION_OBJECTIVES}): early exit decides a label. "
-                f"Got objective {objective.split(' ')[0]!r}."
-            )
+        """Set the model's fitted attributes (text, booster, ensemble, leaf table) from ``model``."""
+        text = _model.model_text(model)
         self.model_text_ = text
         self.booster_ = check_booster(text)
         self.ensemble_ = TreeEnsemble.from_model_string(text)
         self.num_tree_per_iteration_ = self.ensemble_.num_tree_per_iteration
-        self._leaf_table = self._per_leaf(self.ensemble_.value)
+        self._leaf_table = _model.per_leaf(self.ensemble_, self.ensemble_.value)
         return text
 
     def fit(self, X: Any, y: Any = None, *, X_valid: Any = None, y_valid: Any = None) -> QWYC:
@@ -321,19 +233,24 @@ class QWYC(BaseEstimator):
         del y, y_valid
         return fit_in_one_step(self, lambda work: work._fit(X, X_valid))
 
-    def _params_iv(self) -> None:
-        """Refuse a missing model (the parameter table checks the others before any work)."""
-        if self.model is None:
-            raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
-        if self.holdout == _CROSSFIT and not (is_integer(self.n_folds) and self.n_folds >= 2):
-            raise ValueError(
-                f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={_CROSSFIT!r}. "
-                f"Got {self.n_folds!r} instead."
-            )
+    def _settings(self) -> PlanSettings:
+        """Return the parameters that shape the plan, resolved (``alpha_fit`` defaults to ``alpha_``)."""
+        return PlanSettings(
+            order=self.order, mode=self.mode, alpha=self.alpha_,
+            alpha_fit=self.alpha_ if self.alpha_fit is None else float(self.alpha_fit),
+            threshold=float(self.decision_threshold), margin=float(self.margin), shift=self.shift,
+            progress=bool(self.progress),
+        )
 
     def _fit(self, X: Any, X_valid: Any) -> None:
         """Fit this private copy (the body of :meth:`fit`)."""
-        self._params_iv()
+        if self.model is None:
+            raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
+        if self.holdout == CROSSFIT and self.n_folds not in _N_FOLDS:  # a cross-parameter rule
+            raise ValueError(
+                f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={CROSSFIT!r}. "
+                f"Got {self.n_folds!r} instead."
+            )
         self.alpha_ = float(self.alpha)
         self._load(self.model)
         if self.scores == "calibrated" and self.num_tree_per_iteration_ > 1:
@@ -346,107 +263,27 @@ class QWYC(BaseEstimator):
         outputs = self._outputs(X)
         n_valid = 0
         if X_valid is not None:
-            X_valid = self._X(X_valid, "X_valid")
-            outputs = np.concatenate([outputs, self._outputs(X_valid)], axis=0)
-            n_valid = X_valid.shape[0]
-        n, n_iter, k = outputs.shape
+            outputs = np.concatenate([outputs, self._outputs(X_valid, "X_valid")], axis=0)
+            n_valid = len(outputs) - len(X)
+        n = outputs.shape[0]
         if n < 2:
             raise ValueError(f"QWYC.fit needs at least 2 calibration rows. Got {n}.")
-        if k > 1 and self.mode != "two_sided":
+        if outputs.shape[2] > 1 and self.mode != "two_sided":
             raise ValueError("The 'mode' parameter 'negative_only' applies to binary models only.")
         rng = np.random.default_rng(self.random_state)
-        costs = self._iteration_costs(X, n_iter)
+        costs = _model.iteration_costs(self.costs, self.ensemble_, self.booster_, X)
         self.iteration_costs_ = costs
-        if self.holdout == _CROSSFIT and not n_valid:
-            if n < self.n_folds:
-                raise ValueError(f"QWYC's cross-fitted correction needs at least n_folds={self.n_folds} rows. Got {n}.")
-            fold = rng.permutation(n) % self.n_folds
-            order_seed = int(rng.integers(2**63 - 1))
-            self.lambda_, self.holdout_disagreement_ = self._crossfit_lambda(outputs, costs, fold, order_seed)
-            self.base_plan_, self.shift_scale_ = self._family(outputs, costs, np.random.default_rng(order_seed))
-            self.plan_ = self._shifted(self.base_plan_, self.shift_scale_, self.lambda_)
-            self.n_holdout_ = n
-        else:
-            idx_a, idx_b = self._split(n, n_valid, rng)
-            self.base_plan_, self.shift_scale_ = self._family(outputs[idx_a], costs, rng)
-            self._correct(outputs[idx_b] if idx_b.size else None)
-            self.n_holdout_ = int(idx_b.size)
-            self.holdout_disagreement_ = (
-                float(np.mean(exit_labels(self.plan_, outputs[idx_b]) != full_labels(self.plan_, outputs[idx_b])))
-                if idx_b.size
-                else math.nan
-            )
+        cal = calibrate(
+            self._settings(), outputs, costs, holdout=self.holdout, n_folds=self.n_folds, n_valid=n_valid, rng=rng
+        )
+        self.base_plan_, self.shift_scale_, self.plan_ = cal.base_plan, cal.shift_scale, cal.plan
+        self.lambda_, self.n_holdout_, self.holdout_disagreement_ = cal.lambda_, cal.n_holdout, cal.holdout_disagreement
         self._fit_score_maps(outputs)
         res = self.predict_outputs(outputs)
         self.calibration_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(outputs)))
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         self.n_features_in_ = self.ensemble_.n_features
         self.result_ = self._result()
-
-    def _split(
-        self, n: int, n_valid: int, rng: np.random.Generator
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Rows that choose the order and base thresholds, and held-out rows of the correction."""
-        holdout = 0.0 if self.holdout == _CROSSFIT else float(self.holdout or 0.0)
-        if n_valid:
-            return np.arange(n - n_valid), np.arange(n - n_valid, n)
-        if holdout > 0:
-            perm = rng.permutation(n)
-            n_b = round(holdout * n)
-            if n_b < 1 or n - n_b < 1:
-                raise ValueError(
-                    f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows."
-                )
-            return np.sort(perm[n_b:]), np.sort(perm[:n_b])
-        return np.arange(n), np.arange(0)
-
-    def _fixed_order(
-        self, order_rows: npt.NDArray[np.float64], n_iter: int, rng: np.random.Generator
-    ) -> npt.NDArray[np.int64] | None:
-        """Return the order ``order`` fixes (None: the greedy search chooses it)."""
-        if isinstance(self.order, str):
-            return None if self.order == "greedy" else multi.fixed_order(order_rows, self.order, rng=rng)
-        fixed = np.asarray(self.order, dtype=np.int64)
-        if sorted(fixed.tolist()) != list(range(n_iter)):
-            raise ValueError(
-                f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
-                f"Got an array of {fixed.size} values that is not."
-            )
-        return fixed
-
-    def _base_plan(
-        self,
-        order_rows: npt.NDArray[np.float64],
-        costs: npt.NDArray[np.float64],
-        fixed: npt.NDArray[np.int64] | None,
-    ) -> QWYCPlan:
-        """Order and base thresholds fit on the order rows (before the held-out correction)."""
-        alpha_fit = self.alpha_ if self.alpha_fit is None else float(self.alpha_fit)
-        thr = float(self.decision_threshold)
-        n_iter = order_rows.shape[1]
-        if order_rows.shape[2] > 1:
-            order, eps = multi.greedy_plan_multiclass(order_rows, alpha=alpha_fit, costs=costs, order=fixed)
-            inf = np.full(n_iter, np.inf)
-            return QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha_))
-        F2 = order_rows[:, :, 0]
-        neg_only = self.mode == "negative_only"
-        if fixed is None:
-            order, en, ep = core.greedy_plan(
-                F2,
-                alpha=alpha_fit,
-                costs=costs,
-                threshold=thr,
-                negative_only=neg_only,
-                progress=self.progress,
-                margin=float(self.margin),
-            )
-        else:
-            order = fixed
-            en, ep = core.fixed_order_thresholds(
-                F2, order, alpha=alpha_fit, threshold=thr, negative_only=neg_only, margin=float(self.margin)
-            )
-        mode = "binary_negative_only" if neg_only else "binary_two_sided"
-        return QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha_))
 
     def _fit_score_maps(self, outputs: npt.NDArray[np.float64]) -> None:
         """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
@@ -468,112 +305,11 @@ class QWYC(BaseEstimator):
         return _scores.calibrate_exits(maps, scores, labels, done, self.plan_.decision_threshold)
 
     def _result(self) -> QWYCResult:
-        if self.lambda_ == math.inf:  # -inf is a plan too: every row may stop at its first exit
-            status, message = Status.TRIVIAL, (
-                "no early exit: the held-out correction found no threshold shift that keeps the "
-                f"disagreement within alpha={self.alpha_:g}; every row evaluates every tree"
-            )
-        else:
-            status, message = Status.SUCCESS, f"plan found for alpha={self.alpha_:g}"
-        return QWYCResult(
-            status=status,
-            message=message,
-            alpha=self.alpha_,
-            lambda_=float(self.lambda_),
-            calibration_disagreement=float(getattr(self, "calibration_disagreement_", math.nan)),
-            holdout_disagreement=float(getattr(self, "holdout_disagreement_", math.nan)),
-            mean_trees_evaluated=float(getattr(self, "mean_trees_evaluated_", math.nan)),
+        """Return the fit's outcome from its fitted attributes."""
+        return qwyc_result(
+            self.alpha_, self.lambda_, getattr(self, "calibration_disagreement_", math.nan),
+            getattr(self, "holdout_disagreement_", math.nan), getattr(self, "mean_trees_evaluated_", math.nan),
         )
-
-    def _shift_scale(self, base: QWYCPlan, order_rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Per-position shape ``sigma_r`` of the held-out shift of ``base``, from its order rows only."""
-        n_iter = base.n_positions
-        kind = self.shift
-        if not isinstance(kind, str):
-            sc = np.asarray(kind, dtype=np.float64)
-            if sc.shape != (n_iter,) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
-                raise ValueError(
-                    f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or {n_iter} positive finite "
-                    f"per-iteration scales. Got an array of shape {sc.shape} instead."
-                )
-            return sc[base.order]  # given per iteration, used per position
-        if kind == "constant" or order_rows.shape[0] < 2:
-            return np.ones(n_iter)
-        if base.eps_margin is None:
-            F2, thr = order_rows[:, :, 0], base.decision_threshold
-            if kind == "residual_std":
-                return core.residual_scale(F2, base.order)
-            if kind == "extreme_spacing":
-                return core.extreme_spacing(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
-            return core.active_residual_scale(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
-        if kind == "residual_std":
-            return multi.residual_scale_multiclass(order_rows, base.order)
-        if kind == "extreme_spacing":
-            return multi.extreme_spacing_multiclass(order_rows, base.order, base.eps_margin)
-        return multi.active_residual_scale_multiclass(order_rows, base.order, base.eps_margin)
-
-    def _correct(self, holdout: npt.NDArray[np.float64] | None) -> None:
-        """Set ``plan_``/``lambda_``: the base plan shifted by conformal risk control on ``holdout``."""
-        base = self.base_plan_
-        if holdout is None:
-            self.plan_, self.lambda_ = base, 0.0
-            return
-        shift = self.shift_scale_
-        if base.eps_margin is None:
-            lam = core.widen_conformal(
-                holdout[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_,
-                threshold=base.decision_threshold,
-            )
-        else:
-            lam = multi.widen_conformal_multiclass(holdout, base.order, base.eps_margin, shift, alpha=self.alpha_)
-        self.plan_, self.lambda_ = self._shifted(base, shift, lam), lam
-
-    def _family(
-        self, rows: npt.NDArray[np.float64], costs: npt.NDArray[np.float64], rng: np.random.Generator
-    ) -> tuple[QWYCPlan, npt.NDArray[np.float64]]:
-        """Order, base thresholds and shift shape fit on ``rows`` alone: the plans one ``lambda`` moves."""
-        base = self._base_plan(rows, costs, self._fixed_order(rows, rows.shape[1], rng))
-        return base, self._shift_scale(base, rows)
-
-    def _shifted(self, base: QWYCPlan, scale: npt.NDArray[np.float64], lam: float) -> QWYCPlan:
-        """Return ``base`` with every finite threshold moved outward by ``lam * scale`` (clipped)."""
-        if base.eps_margin is None:
-            thr = base.decision_threshold
-            en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, scale, thr)
-            return QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha_))
-        eps = multi.shift_margins(base.eps_margin, lam, scale)
-        return QWYCPlan(base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha_))
-
-    def _crossfit_lambda(
-        self, outputs: npt.NDArray[np.float64], costs: npt.NDArray[np.float64], fold: npt.NDArray[Any], order_seed: int
-    ) -> tuple[float, float]:
-        """Cross-fitted conformal shift and the out-of-fold disagreement at it.
-
-        The rows of fold ``j`` get their critical shifts from the plan fit on the other folds
-        only; ``lambda`` is the conformal shift of all these out-of-fold critical shifts, then
-        moved up until every fold's rows that are right in exact arithmetic are right under the
-        predictor's floating-point thresholds of their fold plan (``settle_lambda``).
-        """
-        crit = np.empty(outputs.shape[0])
-        fits = []
-        for j in range(self.n_folds):
-            base, scale = self._family(outputs[fold != j], costs, np.random.default_rng(order_seed))
-            crit[fold == j] = critical(base, scale, outputs[fold == j])
-            fits.append((base, scale))
-        lam = core.conformal_lambda(crit, self.alpha_)
-        for j, (base, scale) in enumerate(fits):
-            if math.isfinite(lam):
-                rows = outputs[fold == j]
-
-                def labels_at(m: float, b: QWYCPlan = base, s: Any = scale, r: Any = rows) -> npt.NDArray[Any]:
-                    return exit_labels(self._shifted(b, s, m), r)
-
-                lam = core.settle_lambda(lam, crit[fold == j] <= lam, full_labels(base, rows), labels_at)
-        wrong = np.zeros(outputs.shape[0], dtype=bool)
-        for j, (base, scale) in enumerate(fits):
-            rows = outputs[fold == j]
-            wrong[fold == j] = exit_labels(self._shifted(base, scale, lam), rows) != full_labels(base, rows)
-        return lam, float(wrong.mean())
 
     def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
         """Refit the held-out correction on new rows, keeping the order and base thresholds.
@@ -618,7 +354,7 @@ class QWYC(BaseEstimator):
         def step(work: QWYC) -> None:
             if alpha is not None:
                 work.alpha_ = float(alpha)
-            work._correct(outputs)
+            work.plan_, work.lambda_ = correct(work.base_plan_, work.shift_scale_, outputs, work.alpha_)
             work._fit_score_maps(outputs)
             work.n_holdout_ = len(outputs)
             res = work.predict_outputs(outputs)
@@ -683,34 +419,9 @@ class QWYC(BaseEstimator):
             Scores, labels and trees evaluated per row.
         """
         check_is_fitted(self, "plan_")
-        X = self._X(X)
         p = self.plan_
+        s, done = _model.walk(self.ensemble_, self._X(X), p)
         k = self.num_tree_per_iteration_
-        ens = self.ensemble_
-        Xp = prepare_values(X)
-        n = X.shape[0]
-        s = np.zeros((n, k))
-        done = np.zeros(n, np.int64)
-        active = np.arange(n)
-        last = p.n_positions - 1
-        for r, it in enumerate(p.order.tolist()):
-            Xa = Xp[active]
-            for c in range(k):  # the core's walker, one tree, active rows only
-                s[active, c] += ens.value[apply_prepared(ens, Xa, trees=np.array([it * k + c]))[:, 0]]
-            if r == last:
-                done[active] = r + 1
-                break
-            sa = s[active]
-            if k == 1:
-                stop = (sa[:, 0] > p.eps_pos[r]) | (sa[:, 0] < p.eps_neg[r])
-            else:
-                assert p.eps_margin is not None
-                part = np.partition(sa, -2, axis=1)
-                stop = (part[:, -1] - part[:, -2]) > p.eps_margin[r]
-            done[active[stop]] = r + 1
-            active = active[~stop]
-            if active.size == 0:
-                break
         if k == 1:
             scores = s[:, 0]
             labels: npt.NDArray[Any] = scores > p.decision_threshold
@@ -771,7 +482,7 @@ class QWYC(BaseEstimator):
         from ..core._report import cost_report
 
         check_is_fitted(self, "plan_")
-        if costs is None and _is_feature_costs_form(self.costs):
+        if costs is None and _model.is_feature_costs_form(self.costs):
             costs = self.costs
         X = self._X(X)
         res = self.predict(X)

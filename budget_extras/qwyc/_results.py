@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..core._status import MethodResult
+from ..core._status import MethodResult, Status
 
 __all__ = ["QWYCPrediction", "QWYCResult"]
 
@@ -75,3 +76,39 @@ class QWYCResult(MethodResult):
     calibration_disagreement: float
     holdout_disagreement: float
     mean_trees_evaluated: float
+
+
+def qwyc_result(
+    alpha: float, lambda_: float, calibration_disagreement: float, holdout_disagreement: float, mean_trees: float
+) -> QWYCResult:
+    """Return the outcome of a QWYC fit, ``TRIVIAL`` when the held-out shift allows no early exit.
+
+    Parameters
+    ----------
+    alpha : float
+        The disagreement target.
+    lambda_ : float
+        The conformal shift (``inf``: never exit early; ``-inf`` is a plan too).
+    calibration_disagreement, holdout_disagreement, mean_trees : float
+        The fit's measurements (NaN where not measured).
+
+    Returns
+    -------
+    QWYCResult
+    """
+    if lambda_ == math.inf:
+        status, message = Status.TRIVIAL, (
+            "no early exit: the held-out correction found no threshold shift that keeps the "
+            f"disagreement within alpha={alpha:g}; every row evaluates every tree"
+        )
+    else:
+        status, message = Status.SUCCESS, f"plan found for alpha={alpha:g}"
+    return QWYCResult(
+        status=status,
+        message=message,
+        alpha=alpha,
+        lambda_=float(lambda_),
+        calibration_disagreement=float(calibration_disagreement),
+        holdout_disagreement=float(holdout_disagreement),
+        mean_trees_evaluated=float(mean_trees),
+    )
