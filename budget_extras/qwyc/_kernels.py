@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 __all__: list[str] = []
 
@@ -90,6 +91,114 @@ def _best_split(
     return _Split(float(tn[j]), float(tp[b - j]), int(total[j]), int(errors[j]))
 
 
+@njit(cache=True)
+def _keep_smallest(buf: FloatArray, cnt: int, v: float) -> int:  # pragma: no cover - compiled
+    """Insert ``v`` into ``buf[:cnt]`` (ascending, the ``buf.size`` smallest so far); return the new count."""
+    k = buf.size
+    if cnt == k:
+        if not v < buf[k - 1]:
+            return cnt
+        cnt -= 1
+    i = cnt
+    while i > 0 and buf[i - 1] > v:
+        buf[i] = buf[i - 1]
+        i -= 1
+    buf[i] = v
+    return cnt + 1
+
+
+@njit(cache=True)
+def _count_below(values: FloatArray, thresholds: FloatArray) -> IntArray:  # pragma: no cover - compiled
+    """``out[e] = #{v in values: v < thresholds[e]}`` for nondecreasing ``thresholds`` (one pass)."""
+    m = thresholds.size
+    hist = np.zeros(m + 1, np.int64)
+    lo, hi = thresholds[0], thresholds[m - 1]
+    for v in values:
+        if v < lo:
+            hist[0] += 1
+        elif v < hi:
+            hist[np.searchsorted(thresholds, v, side="right")] += 1
+    return np.cumsum(hist)[:m]
+
+
+@njit(cache=True)
+def _split_selected(
+    sp: FloatArray, sn: FloatArray, lo: FloatArray, hi: FloatArray, budget: int, threshold: float,
+    negative_only: bool, margin: float,
+) -> tuple[float, float, int, int]:  # pragma: no cover - compiled; the same rule as _best_split
+    """:func:`_best_split` of partial scores ``sp`` (positive rows) and ``sn`` (negative), compiled.
+
+    Only the ``b + 1`` smallest positive scores ``lo`` and largest negative ones ``hi``
+    (descending) set thresholds; the other side's counts take one pass each
+    (:func:`_count_below`). Same thresholds, counts and tie rule as :func:`_best_split`.
+    """
+    n_pos, n_neg = sp.size, sn.size
+    b = min(budget, max(n_pos, n_neg))
+    tn = np.empty(b + 1)
+    for e in range(b + 1):
+        tn[e] = min(lo[e] - margin, threshold) if e < n_pos else threshold
+    err_n = np.searchsorted(lo, tn, side="left")  # positives below tn[e] are all among the smallest
+    stop_n = err_n + _count_below(sn, tn)
+    if negative_only:
+        j = int(np.argmax(stop_n))
+        return tn[j], math.inf, int(stop_n[j]), int(err_n[j])
+    tp = np.empty(b + 1)
+    err_p = np.empty(b + 1, np.int64)
+    for e in range(b + 1):
+        tp[e] = max(hi[e] + margin, threshold) if e < n_neg else threshold
+        err_p[e] = np.sum(hi > tp[e])  # negatives above tp[e] are all among the largest
+    # positives above tp[e]: n_pos minus those below the next double up (tp is nonincreasing)
+    stop_p = err_p + n_pos - _count_below(sp, np.nextafter(tp[::-1], np.inf))[::-1]
+    best, best_total, best_err = 0, -1, 0
+    for j in range(b + 1):  # most rows stopped, then fewest errors, then the first
+        total = stop_n[j] + stop_p[b - j]
+        err = err_n[j] + err_p[b - j]
+        if total > best_total or (total == best_total and err < best_err):
+            best, best_total, best_err = j, total, err
+    return tn[best], tp[b - best], best_total, best_err
+
+
+@njit(cache=True)
+def _position_splits(
+    FT: FloatArray,
+    candidates: IntArray,
+    rows_pos: IntArray,
+    rows_neg: IntArray,
+    g_pos: FloatArray,
+    g_neg: FloatArray,
+    budget: int,
+    threshold: float,
+    negative_only: bool,
+    margin: float,
+) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:  # pragma: no cover - compiled
+    """Best split of every candidate model at one position of the greedy search.
+
+    ``FT`` is ``F.T`` (one contiguous row per model); ``rows_pos`` / ``rows_neg`` are the active
+    rows of each full label and ``g_pos`` / ``g_neg`` their partial scores so far. Returns
+    ``eps_neg``, ``eps_pos``, rows stopped and errors per candidate (:func:`_best_split`).
+    """
+    m, n_pos, n_neg = candidates.size, rows_pos.size, rows_neg.size
+    k = min(budget, max(n_pos, n_neg)) + 1
+    eps_neg, eps_pos = np.empty(m), np.empty(m)
+    stopped, errors = np.empty(m, np.int64), np.empty(m, np.int64)
+    sp, sn = np.empty(n_pos), np.empty(n_neg)
+    lo, neg_hi = np.empty(min(k, n_pos)), np.empty(min(k, n_neg))
+    for c in range(m):
+        f = FT[candidates[c]]
+        cnt = 0
+        for i in range(n_pos):
+            sp[i] = g_pos[i] + f[rows_pos[i]]
+            cnt = _keep_smallest(lo, cnt, sp[i])
+        cnt = 0
+        for i in range(n_neg):
+            sn[i] = g_neg[i] + f[rows_neg[i]]
+            cnt = _keep_smallest(neg_hi, cnt, -sn[i])
+        eps_neg[c], eps_pos[c], stopped[c], errors[c] = _split_selected(
+            sp, sn, lo, -neg_hi, budget, threshold, negative_only, margin
+        )
+    return eps_neg, eps_pos, stopped, errors
+
+
 def _stop_mask(s: FloatArray, eps_neg: float, eps_pos: float) -> BoolArray:
     return (s > eps_pos) | (s < eps_neg)
 
@@ -127,6 +236,7 @@ def greedy_plan(
     remaining = np.arange(t_models)
     active = np.arange(n)
     g = np.zeros(n)
+    FT = np.ascontiguousarray(F.T, dtype=np.float64)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -139,15 +249,11 @@ def greedy_plan(
             else:
                 order.extend(int(k) for k in remaining)
             break
-        G = g[:, None] + F[np.ix_(active, remaining)]
         ya = y[active]
-        pos_sorted = np.sort(G[ya], axis=0)
-        neg_sorted = np.sort(G[~ya], axis=0)
-        splits = [
-            _best_split(pos_sorted[:, j], neg_sorted[:, j], budget, threshold, negative_only, margin)
-            for j in range(remaining.size)
-        ]
-        stopped = np.array([s.stopped for s in splits], dtype=np.float64)
+        en_c, ep_c, stopped_c, errors_c = _position_splits(
+            FT, remaining, active[ya], active[~ya], g[ya], g[~ya], budget, threshold, negative_only, margin
+        )
+        stopped = stopped_c.astype(np.float64)
         if stopped.max() > 0:
             with np.errstate(divide="ignore"):
                 ratio = np.where(stopped > 0, costs[remaining] / np.maximum(stopped, 1), np.inf)
@@ -156,13 +262,12 @@ def greedy_plan(
         else:
             resid = (f[active] - g)[:, None] - F[np.ix_(active, remaining)]
             j = int(np.argmin(np.einsum("ij,ij->j", resid, resid)))
-        sp = splits[j]
         k = int(remaining[j])
         order.append(k)
-        eps_neg[r], eps_pos[r] = sp.eps_neg, sp.eps_pos
-        budget -= sp.errors
-        s = G[:, j]
-        keep = ~_stop_mask(s, sp.eps_neg, sp.eps_pos)
+        eps_neg[r], eps_pos[r] = en_c[j], ep_c[j]
+        budget -= int(errors_c[j])
+        s = g + F[active, k]
+        keep = ~_stop_mask(s, en_c[j], ep_c[j])
         active, g = active[keep], s[keep]
         remaining = np.delete(remaining, j)
         if bar is not None:
