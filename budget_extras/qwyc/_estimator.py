@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import warnings
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from . import _multiclass as multi
 from ._calibration import CROSSFIT, calibrate, correct
 from ._format import QWYCPlan, lf_lines, read_qwyc_plan, write_qwyc_plan
 from ._plans import full_labels
-from ._results import QWYCPrediction, QWYCResult, qwyc_result
+from ._results import QWYCPrediction, QWYCResult, few_rows, qwyc_result
 from ._solver import SHIFTS, PlanSettings
 
 __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
@@ -258,7 +259,6 @@ class QWYC(BaseEstimator):
                 "The 'scores' parameter 'calibrated' applies to binary models only; this model is "
                 "multiclass: use scores='partial' (partial raw scores of the exit position)."
             )
-        self.scores_ = "partial" if self.scores == "partial" or self.num_tree_per_iteration_ > 1 else "calibrated"
         X = self._X(X)
         outputs = self._outputs(X)
         n_valid = 0
@@ -278,12 +278,28 @@ class QWYC(BaseEstimator):
         )
         self.base_plan_, self.shift_scale_, self.plan_ = cal.base_plan, cal.shift_scale, cal.plan
         self.lambda_, self.n_holdout_, self.holdout_disagreement_ = cal.lambda_, cal.n_holdout, cal.holdout_disagreement
+        self.scores_, self.score_choice_ = self._resolve_scores(outputs, rng)
         self._fit_score_maps(outputs)
         res = self.predict_outputs(outputs)
         self.calibration_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(outputs)))
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         self.n_features_in_ = self.ensemble_.n_features
         self.result_ = self._result()
+        if few_rows(self.alpha_, self.n_holdout_):
+            warnings.warn(f"QWYC: {self.result_.message}", UserWarning, stacklevel=5)
+
+    def _resolve_scores(
+        self, outputs: npt.NDArray[np.float64], rng: np.random.Generator
+    ) -> tuple[str, dict[str, float]]:
+        """Return ``scores`` for this model: ``"auto"`` compares both kinds on the calibration rows, cross-fitted."""
+        if self.scores == "partial" or self.num_tree_per_iteration_ > 1:
+            return "partial", {}
+        if self.scores == "calibrated":
+            return "calibrated", {}
+        p = self.plan_
+        return _scores.choose_scores(
+            outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold, n_folds=3, rng=rng
+        )
 
     def _fit_score_maps(self, outputs: npt.NDArray[np.float64]) -> None:
         """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
@@ -309,6 +325,7 @@ class QWYC(BaseEstimator):
         return qwyc_result(
             self.alpha_, self.lambda_, getattr(self, "calibration_disagreement_", math.nan),
             getattr(self, "holdout_disagreement_", math.nan), getattr(self, "mean_trees_evaluated_", math.nan),
+            n_holdout=getattr(self, "n_holdout_", 0),
         )
 
     def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:

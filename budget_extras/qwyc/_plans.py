@@ -28,7 +28,9 @@ def exit_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray
 
 def full_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
     """Labels of the full ensemble, summed in ``plan`` order."""
-    C = np.cumsum(outputs[:, plan.order, :], axis=1)[:, -1, :]
+    C = np.zeros((outputs.shape[0], outputs.shape[2]))
+    for t in plan.order.tolist():  # left to right, as the cumulative sum's last column, without the n x T copy
+        C += outputs[:, t, :]
     return C[:, 0] > plan.decision_threshold if outputs.shape[2] == 1 else np.argmax(C, axis=1)
 
 
