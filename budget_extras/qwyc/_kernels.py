@@ -204,7 +204,7 @@ def _stop_bound(
     """
     n_pos, n_neg = sp.size, rows_neg.size
     tn = min(lo[b] - margin, threshold) if b < n_pos else threshold
-    bound = np.searchsorted(lo, tn, side="left")
+    bound = int(np.searchsorted(lo, tn, side="left"))
     cnt = 0
     for i in range(n_neg):
         v = g_neg[i] + neg_f[rows_neg[i]]
