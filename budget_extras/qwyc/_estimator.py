@@ -18,12 +18,10 @@ from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
 from ..core._params import Interval, Options, check_scalar
 from ..core._validation import check_booster
-from . import _kernels as core
 from . import _model, _scores
-from . import _multiclass as multi
 from ._calibration import CROSSFIT, calibrate, correct
 from ._format import QWYCPlan, lf_lines, read_qwyc_plan, write_qwyc_plan
-from ._plans import full_labels
+from ._plans import full_labels, prediction, trace
 from ._results import QWYCPrediction, QWYCResult, few_rows, qwyc_result
 from ._solver import SHIFTS, PlanSettings
 
@@ -36,104 +34,76 @@ _N_FOLDS = Interval(numbers.Integral, 2, None, closed="left")
 
 
 class QWYC(BaseEstimator):
-    """Quit When You Can: optimized evaluation order and early-exit thresholds.
+    """Quit When You Can: optimized evaluation order and early-exit thresholds (docs/qwyc.md).
 
     Parameters
     ----------
     model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
         The additive binary or multiclass LightGBM ensemble to reorder (not modified).
     alpha : float, default=0.005
-        Target fraction of rows whose early-exit label may differ from the full
-        ensemble's. With ``holdout`` this is a held-out (expected) guarantee, without it
-        a calibration-set bound.
+        Target share of rows whose early-exit label may differ from the full ensemble's: with
+        held-out rows a guarantee in expectation over the calibration draw, without them a
+        calibration-set bound.
     order : {"greedy", "training", "random", "individual_mse", "greedy_mse"} or array-like
-        ``"greedy"`` is the paper's joint optimization (Algorithm 1); the others are
-        fixed orders with Algorithm 2 thresholds; an array gives an explicit
-        permutation of the iterations.
+        ``"greedy"``: the paper's joint optimization (Algorithm 1); the others fix the order
+        (Algorithm 2 thresholds); an array is a permutation of the iterations.
     mode : {"two_sided", "negative_only"}, default="two_sided"
-        ``"negative_only"`` is the filter-and-score mode: only early negative decisions.
+        ``"negative_only"``: filter-and-score, only early negative decisions.
     holdout : "crossfit", float or None, default="crossfit"
-        How the held-out correction is calibrated: all thresholds are shifted by one amount
-        ``lambda_``, chosen with conformal risk control on rows that did not fit the plan
-        being scored, so that the disagreement on new exchangeable rows is at most ``alpha``
-        in expectation (docs/qwyc_design.md). ``"crossfit"``: the calibration rows are split
-        into ``n_folds`` folds, each fold's rows are scored by the order and base thresholds
-        fit on the other folds, ``lambda_`` is chosen on all these out-of-fold scores, and the
-        plan fit on all calibration rows is shifted by it (every row helps fit the plan and
-        calibrate the shift; the guarantee holds for the fold plans, the shifted plan is fit on
-        more rows). A number: that share of the calibration rows is held out, the order and base
-        thresholds are fit on the rest and ``lambda_`` on the held-out rows (the exact
-        finite-sample guarantee for the plan it shifts). ``None`` or 0 fits everything on all
-        rows (the paper's setting).
+        Rows that choose the conformal shift ``lambda_`` of all thresholds (``_calibration``):
+        ``"crossfit"``: each of ``n_folds`` folds is scored by the plan fit on the other folds
+        and the plan fit on all rows is shifted; a number: that share is held out, the plan is
+        fit on the rest; ``None`` or 0: the paper's in-sample fit, no shift.
     costs : None, array-like of shape (n_iterations,), "splits", or feature costs, default=None
-        Cost of evaluating each iteration: uniform, explicit, the mean number of splits
-        its trees evaluate on the calibration rows, or, for feature costs (a
-        ``FeatureCosts``, a dict or Series by feature name, or a costs CSV path: the core's
-        one cost input; a list or array here means per-iteration costs), the mean
-        cost the core's ``cost_report`` charges a row for that iteration's trees alone
-        (acquisition + evaluation + coupled cost; features shared with other iterations
-        are charged to each of them, so this is an upper bound per iteration).
+        Cost of each iteration for the greedy order: uniform, explicit, the mean splits its
+        trees evaluate, or the mean cost ``cost_report`` charges for its trees alone (feature
+        costs: ``FeatureCosts``, dict or Series by name, costs CSV path).
     decision_threshold : float, default=0.0
         Binary raw-score threshold of the label (0 = probability 0.5).
     random_state : int or None, default=0
-        Seed of the holdout split and of the ``"random"`` order. The default 0 gives the same
-        plan on every run; ``None`` draws a fresh split each time.
+        Seed of the folds (or split), the score choice and the ``"random"`` order.
     progress : bool, default=False
         Show a progress bar during the greedy search.
     margin : float, default=0.0
-        Robustness margin (raw-score units) used while fitting the base thresholds:
-        a row counts as decided only if its partial score is at least ``margin``
-        beyond every calibration row of the other full label. Larger margins make the
-        greedy prefer models that separate with room to spare, which generalizes
-        better to new rows (0 is the paper's rule).
+        Robustness margin (raw score) of the base thresholds: a row counts as decided only
+        ``margin`` beyond every calibration row of the other label (0: the paper's rule).
     alpha_fit : float or None, default=None
-        Disagreement budget of the base thresholds fit on the order rows (default:
-        ``alpha``). The held-out correction then targets ``alpha``.
+        Disagreement budget of the base thresholds (default ``alpha``).
     n_folds : int, default=5
-        Folds of ``holdout="crossfit"`` (an integer >= 2, checked with ``holdout="crossfit"``
-        only; unused and not checked otherwise).
-    shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
-        Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
-        ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
-        standard deviation of the remaining score ``f - s_r`` over the order rows;
-        ``"active_residual_std"``: the same over the order rows the base plan has not
-        stopped before ``r``; ``"extreme_spacing"``: per side, the gap between the most
-        extreme and the 31st most extreme opposite-label order row still active at
-        ``r`` (the rows that set the base threshold); an array: one positive scale per
-        iteration. Computed from the order rows only, never from the held-out rows.
-        On Adult none of the shapes beat the constant one (docs/qwyc_design.md).
+        Folds of ``holdout="crossfit"`` (an integer >= 2, checked only there).
+    shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like
+        Shape ``sigma_r`` of the shift: position ``r`` moves by ``lambda_ * sigma_r``
+        (docs/qwyc_design.md); an array gives one positive scale per iteration.
     scores : {"auto", "partial", "calibrated"}, default="auto"
-        Score a row that exits early returns (labels and exits do not depend on it).
-        ``"partial"``: its partial raw score. ``"calibrated"`` (binary models only): a
-        monotone map of the partial score to the expected full raw score, fit per position on
-        the calibration rows that reach it (isotonic regression); it restores the ranking
-        (AUC) and calibration of the full model that partial scores lose (docs/qwyc_design.md).
-        ``"auto"``: calibrated for binary models, partial for multiclass ones. The maps are
-        stored in the model file, so the fork's native predictor returns the same scores.
+        Score of a row that exits early (exits and labels do not depend on it): its partial
+        raw score, or (binary) its partial score through a monotone map to the expected full
+        score, fit per position on the calibration rows. ``"auto"``: on binary models the one
+        of the two with the higher expected AUC on the calibration rows, cross-fitted (three
+        folds of the maps, labels drawn from the full model's probabilities); partial on
+        multiclass ones.
 
     Attributes
     ----------
     result_ : QWYCResult
-        Status, message and the fitted plan's disagreement and mean trees evaluated.
+        Status, message (what ``alpha`` guarantees) and the plan's disagreement and mean trees.
     alpha_ : float
-        The disagreement target of the fitted plan: ``alpha``, or the one last passed to
-        :meth:`recalibrate`.
-    plan_ : QWYCPlan
-        The fitted plan (order and thresholds).
-    base_plan_ : QWYCPlan
-        Order and base thresholds before the held-out correction.
+        The target of the fitted plan: ``alpha``, or the one last passed to :meth:`recalibrate`.
+    plan_, base_plan_ : QWYCPlan
+        The fitted plan, and its order and thresholds before the held-out shift.
     lambda_ : float
-        Conformal shift (0 without holdout; inf means never exit early):
-        ``eps_pos_r = max(base eps_pos_r + lambda_ * sigma_r, threshold)``,
-        ``eps_neg_r = min(base eps_neg_r - lambda_ * sigma_r, threshold)``.
+        The shift (0 without held-out rows, inf: never exit early): ``eps_pos_r = max(base
+        eps_pos_r + lambda_ * sigma_r, threshold)``, ``eps_neg_r = min(base eps_neg_r - lambda_ *
+        sigma_r, threshold)``.
     shift_scale_ : ndarray of float64, shape (n_positions,)
-        ``sigma_r`` per plan position (see ``shift``).
+        ``sigma_r`` per plan position.
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
     scores_ : {"partial", "calibrated"}
-        The scores ``scores`` resolved for this model (``"auto"``: calibrated when binary).
+        The scores ``scores`` resolved for this model.
+    score_choice_ : dict
+        ``scores="auto"`` on a binary model: the cross-fitted expected AUC of each kind (else empty).
     score_maps_ : ScoreMaps or None
-        Per-position knots of the calibrated score maps (``scores_ == "calibrated"``), else None.
+        Per-position knots of the calibrated score maps (``scores_ == "calibrated"``).
     """
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
@@ -302,23 +272,11 @@ class QWYC(BaseEstimator):
         )
 
     def _fit_score_maps(self, outputs: npt.NDArray[np.float64]) -> None:
-        """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
-        if getattr(self, "scores_", "partial") != "calibrated":
-            self.score_maps_ = None
-            return
+        """Fit ``score_maps_`` (``scores_ == "calibrated"``) on the outputs of calibration rows."""
         p = self.plan_
-        self.score_maps_ = _scores.fit_score_maps(
+        self.score_maps_ = None if getattr(self, "scores_", "partial") != "calibrated" else _scores.fit_score_maps(
             outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold
         )
-
-    def _calibrated(
-        self, scores: npt.NDArray[np.float64], labels: npt.NDArray[Any], done: npt.NDArray[np.int64]
-    ) -> npt.NDArray[np.float64]:
-        """Return the scores with exited rows mapped through ``score_maps_`` (unchanged without maps)."""
-        maps = getattr(self, "score_maps_", None)
-        if maps is None:
-            return scores
-        return _scores.calibrate_exits(maps, scores, labels, done, self.plan_.decision_threshold)
 
     def _result(self) -> QWYCResult:
         """Return the fit's outcome from its fitted attributes."""
@@ -410,17 +368,12 @@ class QWYC(BaseEstimator):
         QWYCPrediction
         """
         check_is_fitted(self, "plan_")
-        p = self.plan_
-        k = outputs.shape[2]
-        if k == 1:
-            tr = core.early_exit(outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold)
-        else:
-            assert p.eps_margin is not None
-            tr = multi.early_exit_multiclass(outputs, p.order, p.eps_margin)
-        scores = tr.scores
-        if getattr(self, "score_maps_", None) is not None:
-            scores = self._calibrated(scores, tr.labels, tr.n_evaluated)
-        return QWYCPrediction(scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
+        tr = trace(self.plan_, outputs)
+        return prediction(self.plan_, tr.scores, tr.labels, tr.n_evaluated, outputs.shape[2], self._maps())
+
+    def _maps(self) -> Any:
+        """Return the score maps (None for partial scores or a plan loaded without maps)."""
+        return getattr(self, "score_maps_", None)
 
     def predict(self, X: Any) -> QWYCPrediction:
         """Early-exit prediction: each row walks only the trees of the positions it reaches.
@@ -436,18 +389,10 @@ class QWYC(BaseEstimator):
             Scores, labels and trees evaluated per row.
         """
         check_is_fitted(self, "plan_")
-        p = self.plan_
-        s, done = _model.walk(self.ensemble_, self._X(X), p)
-        k = self.num_tree_per_iteration_
-        if k == 1:
-            scores = s[:, 0]
-            labels: npt.NDArray[Any] = scores > p.decision_threshold
-            if getattr(self, "score_maps_", None) is not None:
-                scores = self._calibrated(scores, labels, done)
-        else:
-            scores = s
-            labels = np.argmax(s, axis=1)
-        return QWYCPrediction(scores, labels, done * k, done)
+        s, done = _model.walk(self.ensemble_, self._X(X), self.plan_)
+        if s.shape[1] == 1:
+            return prediction(self.plan_, s[:, 0], s[:, 0] > self.plan_.decision_threshold, done, 1, self._maps())
+        return prediction(self.plan_, s, np.argmax(s, axis=1), done, s.shape[1], None)
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         """Early-exit raw scores (``predict(X).scores``: partial or calibrated, see ``scores``).

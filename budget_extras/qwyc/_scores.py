@@ -128,10 +128,12 @@ def fit_score_maps(
 def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) -> ScoreMaps:
     """:func:`fit_score_maps` from the partial sums ``C`` in plan order and the positions reached."""
     n_pos = C.shape[1]
-    full = C[:, -1]
     # rows reaching position r, sorted by the position they stop at (descending): reach(r) is a prefix
     by_stop = np.argsort(-reached, kind="stable")
     reach_count = np.searchsorted(-reached[by_stop], -(np.arange(n_pos) + 1), side="right")
+    last = int(np.flatnonzero(reach_count)[-1]) + 1 if reach_count[0] else 0
+    CT = np.ascontiguousarray(C[by_stop, :last].T)  # CT[q, :reach_count[q]]: the rows reaching q, contiguous
+    full = C[by_stop, -1]
     xs: list[F64] = []
     ys: list[F64] = []
     used = np.zeros(n_pos, np.int64)
@@ -148,8 +150,9 @@ def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) 
             xs.append(np.zeros(0))
             ys.append(np.zeros(0))
             continue
-        s = np.concatenate([C[by_stop[: reach_count[q]], q] for q in range(lo, r + 1)])
-        f = np.concatenate([full[by_stop[: reach_count[q]]] for q in range(lo, r + 1)])
+        reach = range(lo, min(r + 1, last))  # positions from ``last`` on are reached by no row
+        s = np.concatenate([CT[q, : reach_count[q]] for q in reach])
+        f = np.concatenate([full[: reach_count[q]] for q in reach])
         kx, ky = _knots(s, f)
         xs.append(kx)
         ys.append(ky)
