@@ -519,7 +519,7 @@ class QWYC(BaseEstimator):
                 f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."
             )
         est.plan_ = plan
-        est.scores_ = est.scores
+        est.scores_, est.score_choice_ = est.scores, {}
         est.score_maps_ = plan.score_maps
         est.lambda_ = math.nan
         est.alpha_ = float(est.alpha)
