@@ -2,6 +2,18 @@
 
 Usage: python -m benchmarks.qwyc.qwyc_scores --data-dir DATA [--datasets adult magic higgs]
        [--seeds 0] [--alphas 0.001 0.005 0.01] [--out benchmarks/results/qwyc_scores.json]
+       python -m benchmarks.qwyc.qwyc_scores --data-dir DATA --part default
+       [--datasets adult magic higgs adult_rare] [--alphas 0.005 0.01]
+       [--out benchmarks/results/qwyc_default.json]
+
+``--part default`` measures QWYC as a user runs it: the library's default fit (cross-fitted over
+five folds of the calibration rows, no ``X_valid``) on one thread, its CPU time in trainings of
+the model (one plain ``lgb.train`` with the model's parameters on its training rows, one thread,
+median of three), and the test AUC of its exit scores (``scores="auto"``, ``"calibrated"`` and
+``"partial"``) against LightGBM's ``pred_early_stop`` setting with the fewest mean trees among
+those changing at most as many test answers (chosen on the test rows, which favours it).
+``adult_rare`` is Adult with its positives subsampled to 6% of the rows and the pool capped at
+6,000 rows (1,500 calibration rows, 90 of them positive): a small, imbalanced calibration set.
 
 Per dataset (loaders of ``benchmarks/train_to_budget/_data.py``: all rows pooled, split 50% train,
 25% calibration, 25% test, stratified, by seed) a 400-tree binary LightGBM model (31 leaves,
@@ -51,6 +63,8 @@ from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc import _scores
 from budget_extras.qwyc._baselines import pred_early_stop_plan
 from budget_extras.qwyc._estimator import QWYC
+
+RARE_SHARE, RARE_CAP = 0.06, 6000
 
 ROUNDS = 400
 FREQS = (1, 2, 5, 10, 20)
@@ -192,26 +206,106 @@ def run_dataset(name: str, data_dir: Path, seed: int, alphas: list[float]) -> di
     return out
 
 
+def load(name: str, data_dir: Path) -> Any:
+    """A dataset of ``frontier_data``, or ``adult_rare``: Adult with its positives subsampled to 6%."""
+    if name != "adult_rare":
+        return LOADERS[name](data_dir)
+    ds = LOADERS["adult"](data_dir)
+    rng = np.random.default_rng(7)
+    neg, pos = np.flatnonzero(ds.y == 0), np.flatnonzero(ds.y == 1)
+    keep = np.sort(np.r_[neg, rng.choice(pos, round(RARE_SHARE / (1 - RARE_SHARE) * neg.size), replace=False)])
+    return type(ds)("adult_rare", ds.X[keep], ds.y[keep], ds.names, "binary", note="Adult, 6% positives")
+
+
+def _cpu(fn: Any) -> tuple[float, Any]:
+    t0 = time.process_time()
+    out = fn()
+    return time.process_time() - t0, out
+
+
+def run_default(name: str, data_dir: Path, seed: int, alphas: list[float], kinds: list[str]) -> dict[str, Any]:
+    """The library's default fit: CPU time in trainings, test AUC against ``pred_early_stop``."""
+    import warnings
+
+    ds = load(name, data_dir)
+    sp = split(ds, seed, cap=RARE_CAP if name == "adult_rare" else 10**9)
+    params = dict(objective="binary", num_leaves=31, learning_rate=0.05, verbose=-1, num_threads=1, seed=seed)
+    train = [_cpu(lambda: lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train), ROUNDS)) for _ in range(3)]
+    t_train, booster = float(np.median([t for t, _ in train])), train[0][1]
+    Xc, Xt, yt = sp.X_valid, sp.X_test, sp.y_test
+    full = booster.predict(Xt, raw_score=True)
+    FT = QWYC.from_plan(booster, pred_early_stop_plan(ROUNDS, freq=1, margin=1.0))._outputs(Xt)[:, :, 0]
+    sweep = []
+    for freq in FREQS:
+        for margin in MARGINS:
+            pl = pred_early_stop_plan(ROUNDS, freq=freq, margin=margin)
+            tr = core.early_exit(FT, pl.order, pl.eps_neg, pl.eps_pos)
+            sweep.append({"freq": freq, "margin": margin, "mean_trees": float(tr.n_evaluated.mean()),
+                          "disagreement": float(np.mean(tr.labels != (full > 0))),
+                          "auc": _metrics(yt, tr.scores)["auc"]})
+    QWYC(booster, holdout=None).fit(Xc[:50])  # load the compiled kernels before timing
+    t_greedy, _ = _cpu(lambda: QWYC(booster, holdout=None, scores="partial").fit(Xc))
+    out: dict[str, Any] = {"dataset": name, "seed": seed, "positives": float(ds.y.mean()),
+                           "rows": {"train": len(sp.X_train), "calibration": len(Xc), "test": len(Xt)},
+                           "train_cpu_s": t_train, "one_greedy_fit_cpu_s": t_greedy,
+                           "full_auc": _metrics(yt, full)["auc"], "qwyc": []}
+    for alpha in alphas:
+        row: dict[str, Any] = {"alpha": alpha}
+        for kind in kinds:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                t_fit, q = _cpu(lambda a=alpha, k=kind: QWYC(booster, alpha=a, scores=k).fit(Xc))
+            res = q.predict(Xt)
+            row[kind] = {"fit_cpu_s": t_fit, "fit_trainings": t_fit / t_train, "auc": _metrics(yt, res.scores)["auc"],
+                         "mean_trees": float(res.trees_evaluated.mean()),
+                         "disagreement": float(np.mean(res.labels != (full > 0))), "scores_": q.scores_,
+                         "score_choice_": getattr(q, "score_choice_", None), "warned": bool(caught),
+                         "message": q.result_.message}
+        dis = row[kinds[0]]["disagreement"]
+        agree = [p for p in sweep if p["disagreement"] <= dis]
+        row["pred_early_stop_at_equal_disagreement"] = min(agree, key=lambda p: p["mean_trees"]) if agree else None
+        out["qwyc"].append(row)
+        pes = row["pred_early_stop_at_equal_disagreement"]
+        print(f"{name} alpha {alpha}: train {t_train:.2f} s; " + "; ".join(
+            f"{k} fit {row[k]['fit_trainings']:.2f}x AUC {row[k]['auc']:.4f} trees {row[k]['mean_trees']:.1f} "
+            f"dis {row[k]['disagreement']:.4f} ({row[k]['scores_']})" for k in kinds)
+            + f"; pred_early_stop AUC {pes and round(pes['auc'], 4)} trees {pes and round(pes['mean_trees'], 1)}",
+            flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-dir", required=True, type=Path)
-    ap.add_argument("--datasets", nargs="+", default=["adult", "magic", "higgs", "heart"], choices=sorted(LOADERS))
+    ap.add_argument("--part", choices=["scores", "default"], default="scores")
+    ap.add_argument("--datasets", nargs="+", choices=[*sorted(LOADERS), "adult_rare"],
+                    help="default: adult magic higgs heart (adult magic higgs adult_rare with --part default)")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
-    ap.add_argument("--alphas", nargs="+", type=float, default=[0.001, 0.005, 0.01])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results" / "qwyc_scores.json")
+    ap.add_argument("--alphas", nargs="+", type=float,
+                    help="default: 0.001 0.005 0.01 (0.005 0.01 with --part default)")
+    ap.add_argument("--scores", nargs="+", default=["auto", "calibrated", "partial"], help="--part default: kinds fit")
+    ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    runs = [run_dataset(d, args.data_dir, s, args.alphas) for d in args.datasets for s in args.seeds]
+    default = args.part == "default"
+    datasets = args.datasets or ["adult", "magic", "higgs", "adult_rare" if default else "heart"]
+    alphas = args.alphas or ([0.005, 0.01] if default else [0.001, 0.005, 0.01])
+    results = Path(__file__).resolve().parents[1] / "results"
+    out = args.out or results / ("qwyc_default.json" if default else "qwyc_scores.json")
+    if default:
+        runs = [run_default(d, args.data_dir, s, alphas, args.scores) for d in datasets for s in args.seeds]
+    else:
+        runs = [run_dataset(d, args.data_dir, s, alphas) for d in datasets for s in args.seeds]
     result = {
-        "command": "python -m benchmarks.qwyc.qwyc_scores --data-dir DATA " + " ".join(
-            ["--datasets", *args.datasets, "--seeds", *map(str, args.seeds), "--alphas", *map(str, args.alphas)]
+        "command": f"python -m benchmarks.qwyc.qwyc_scores --data-dir DATA --part {args.part} " + " ".join(
+            ["--datasets", *datasets, "--seeds", *map(str, args.seeds), "--alphas", *map(str, alphas)]
         ),
         "rounds": ROUNDS,
         "runs": runs,
         **environment("numpy", "lightgbm", "sklearn"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {out}")
     return 0
 
 

@@ -69,7 +69,7 @@ def register(subparsers: Any) -> None:
         default="auto",
         choices=["auto", "partial", "calibrated"],
         help="score of a row that exits early: partial raw score, or calibrated to the expected full score "
-        "(stored in the model file; auto = calibrated for binary models)",
+        "(stored in the model file; auto = the one ranking the calibration rows better, binary models)",
     )
     add_seed(p)
     add_output(p, "output model file (loads in upstream LightGBM)")

@@ -8,9 +8,9 @@ Nothing here imports a method: dependencies point from the methods to the core.
 
 from ._acquire import AcquisitionResult, predict_acquiring
 from ._budget_scorer import BudgetScorer, make_budget_scorer
+from ._builder import ModelParseError
 from ._costs import FeatureCosts, as_feature_costs
 from ._ensemble import TreeEnsemble
-from ._builder import ModelParseError
 from ._report import CostReport, cost_report, features_used
 from ._status import MethodResult, Status, fits_budget
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import warnings
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -13,146 +14,96 @@ import numpy.typing as npt
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
-from ..core._params import Interval, Options, check_scalar, is_integer
-from ..core._predict import apply_prepared, prepare_values
-from ..core._status import Status
-from ..core._validation import check_booster, check_model_text
-from . import _kernels as core
-from . import _multiclass as multi
-from . import _scores
-from ._format import QWYCPlan, lf_lines, original_model_text, read_qwyc_plan, write_qwyc_plan
-from ._plans import critical, exit_labels, full_labels
-from ._results import QWYCPrediction, QWYCResult
+from ..core._params import Interval, Options, check_scalar
+from ..core._validation import check_booster
+from . import _model, _scores
+from ._calibration import CROSSFIT, calibrate, correct
+from ._format import QWYCPlan, lf_lines, read_qwyc_plan, write_qwyc_plan
+from ._plans import full_labels, prediction, trace
+from ._results import QWYCPrediction, QWYCResult, few_rows, qwyc_result
+from ._solver import SHIFTS, PlanSettings
 
 __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
-_SHIFTS = ("constant", "residual_std", "active_residual_std", "extreme_spacing")
 _SCORES = ("auto", "partial", "calibrated")
-_CROSSFIT = "crossfit"
-_CLASSIFICATION_OBJECTIVES = ("binary", "cross_entropy", "xentropy", "multiclass", "multiclassova")
-
-
-def _is_feature_costs_form(costs: Any) -> bool:
-    """Return True for the forms that give costs per feature (not per iteration)."""
-    import pandas as pd
-
-    return isinstance(costs, FeatureCosts | dict | pd.Series | os.PathLike) or (
-        isinstance(costs, str) and costs != "splits"
-    )
-
-
-def _header_value(text: str, key: str) -> str | None:
-    """Value of ``key=`` in the header of LightGBM model text (None when absent)."""
-    for line in text.split("Tree=", 1)[0].split("\n"):
-        if line.startswith(key + "="):
-            return line[len(key) + 1 :].strip()
-    return None
+_N_FOLDS = Interval(numbers.Integral, 2, None, closed="left")
 
 
 class QWYC(BaseEstimator):
-    """Quit When You Can: optimized evaluation order and early-exit thresholds.
+    """Quit When You Can: optimized evaluation order and early-exit thresholds (docs/qwyc.md).
 
     Parameters
     ----------
     model : lightgbm.Booster, LGBMModel, TreeEnsemble, path or model text
         The additive binary or multiclass LightGBM ensemble to reorder (not modified).
     alpha : float, default=0.005
-        Target fraction of rows whose early-exit label may differ from the full
-        ensemble's. With ``holdout`` this is a held-out (expected) guarantee, without it
-        a calibration-set bound.
+        Target share of rows whose early-exit label may differ from the full ensemble's: with
+        held-out rows a guarantee in expectation over the calibration draw, without them a
+        calibration-set bound.
     order : {"greedy", "training", "random", "individual_mse", "greedy_mse"} or array-like
-        ``"greedy"`` is the paper's joint optimization (Algorithm 1); the others are
-        fixed orders with Algorithm 2 thresholds; an array gives an explicit
-        permutation of the iterations.
+        ``"greedy"``: the paper's joint optimization (Algorithm 1); the others fix the order
+        (Algorithm 2 thresholds); an array is a permutation of the iterations.
     mode : {"two_sided", "negative_only"}, default="two_sided"
-        ``"negative_only"`` is the filter-and-score mode: only early negative decisions.
+        ``"negative_only"``: filter-and-score, only early negative decisions.
     holdout : "crossfit", float or None, default="crossfit"
-        How the held-out correction is calibrated: all thresholds are shifted by one amount
-        ``lambda_``, chosen with conformal risk control on rows that did not fit the plan
-        being scored, so that the disagreement on new exchangeable rows is at most ``alpha``
-        in expectation (docs/qwyc_design.md). ``"crossfit"``: the calibration rows are split
-        into ``n_folds`` folds, each fold's rows are scored by the order and base thresholds
-        fit on the other folds, ``lambda_`` is chosen on all these out-of-fold scores, and the
-        plan fit on all calibration rows is shifted by it (every row helps fit the plan and
-        calibrate the shift; the guarantee holds for the fold plans, the shifted plan is fit on
-        more rows). A number: that share of the calibration rows is held out, the order and base
-        thresholds are fit on the rest and ``lambda_`` on the held-out rows (the exact
-        finite-sample guarantee for the plan it shifts). ``None`` or 0 fits everything on all
-        rows (the paper's setting).
+        Rows that choose the conformal shift ``lambda_`` of all thresholds (``_calibration``):
+        ``"crossfit"``: each of ``n_folds`` folds is scored by the plan fit on the other folds
+        and the plan fit on all rows is shifted; a number: that share is held out, the plan is
+        fit on the rest; ``None`` or 0: the paper's in-sample fit, no shift.
     costs : None, array-like of shape (n_iterations,), "splits", or feature costs, default=None
-        Cost of evaluating each iteration: uniform, explicit, the mean number of splits
-        its trees evaluate on the calibration rows, or, for feature costs (a
-        ``FeatureCosts``, a dict or Series by feature name, or a costs CSV path: the core's
-        one cost input; a list or array here means per-iteration costs), the mean
-        cost the core's ``cost_report`` charges a row for that iteration's trees alone
-        (acquisition + evaluation + coupled cost; features shared with other iterations
-        are charged to each of them, so this is an upper bound per iteration).
+        Cost of each iteration for the greedy order: uniform, explicit, the mean splits its
+        trees evaluate, or the mean cost ``cost_report`` charges for its trees alone (feature
+        costs: ``FeatureCosts``, dict or Series by name, costs CSV path).
     decision_threshold : float, default=0.0
         Binary raw-score threshold of the label (0 = probability 0.5).
     random_state : int or None, default=0
-        Seed of the holdout split and of the ``"random"`` order. The default 0 gives the same
-        plan on every run; ``None`` draws a fresh split each time.
+        Seed of the folds (or split), the score choice and the ``"random"`` order.
     progress : bool, default=False
         Show a progress bar during the greedy search.
     margin : float, default=0.0
-        Robustness margin (raw-score units) used while fitting the base thresholds:
-        a row counts as decided only if its partial score is at least ``margin``
-        beyond every calibration row of the other full label. Larger margins make the
-        greedy prefer models that separate with room to spare, which generalizes
-        better to new rows (0 is the paper's rule).
+        Robustness margin (raw score) of the base thresholds: a row counts as decided only
+        ``margin`` beyond every calibration row of the other label (0: the paper's rule).
     alpha_fit : float or None, default=None
-        Disagreement budget of the base thresholds fit on the order rows (default:
-        ``alpha``). The held-out correction then targets ``alpha``.
+        Disagreement budget of the base thresholds (default ``alpha``).
     n_folds : int, default=5
-        Folds of ``holdout="crossfit"`` (an integer >= 2, checked with ``holdout="crossfit"``
-        only; unused and not checked otherwise).
-    shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like, default="constant"
-        Shape ``sigma_r`` of the held-out correction: position ``r``'s thresholds move by
-        ``lambda_ * sigma_r``. ``"constant"``: 1 (raw-score units); ``"residual_std"``:
-        standard deviation of the remaining score ``f - s_r`` over the order rows;
-        ``"active_residual_std"``: the same over the order rows the base plan has not
-        stopped before ``r``; ``"extreme_spacing"``: per side, the gap between the most
-        extreme and the 31st most extreme opposite-label order row still active at
-        ``r`` (the rows that set the base threshold); an array: one positive scale per
-        iteration. Computed from the order rows only, never from the held-out rows.
-        On Adult none of the shapes beat the constant one (docs/qwyc_design.md).
+        Folds of ``holdout="crossfit"`` (an integer >= 2, checked only there).
+    shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like
+        Shape ``sigma_r`` of the shift: position ``r`` moves by ``lambda_ * sigma_r``
+        (docs/qwyc_design.md); an array gives one positive scale per iteration.
     scores : {"auto", "partial", "calibrated"}, default="auto"
-        Score a row that exits early returns (labels and exits do not depend on it).
-        ``"partial"``: its partial raw score. ``"calibrated"`` (binary models only): a
-        monotone map of the partial score to the expected full raw score, fit per position on
-        the calibration rows that reach it (isotonic regression); it restores the ranking
-        (AUC) and calibration of the full model that partial scores lose (docs/qwyc_design.md).
-        ``"auto"``: calibrated for binary models, partial for multiclass ones. The maps are
-        stored in the model file, so the fork's native predictor returns the same scores.
+        Score of a row that exits early (exits and labels do not depend on it): its partial
+        raw score, or (binary) its partial score through a monotone map to the expected full
+        score, fit per position on the calibration rows. ``"auto"``: on binary models the one
+        of the two with the higher expected AUC on the calibration rows, cross-fitted (three
+        folds of the maps, labels drawn from the full model's probabilities); partial on
+        multiclass ones.
 
     Attributes
     ----------
     result_ : QWYCResult
-        Status, message and the fitted plan's disagreement and mean trees evaluated.
+        Status, message (what ``alpha`` guarantees) and the plan's disagreement and mean trees.
     alpha_ : float
-        The disagreement target of the fitted plan: ``alpha``, or the one last passed to
-        :meth:`recalibrate`.
-    plan_ : QWYCPlan
-        The fitted plan (order and thresholds).
-    base_plan_ : QWYCPlan
-        Order and base thresholds before the held-out correction.
+        The target of the fitted plan: ``alpha``, or the one last passed to :meth:`recalibrate`.
+    plan_, base_plan_ : QWYCPlan
+        The fitted plan, and its order and thresholds before the held-out shift.
     lambda_ : float
-        Conformal shift (0 without holdout; inf means never exit early):
-        ``eps_pos_r = max(base eps_pos_r + lambda_ * sigma_r, threshold)``,
-        ``eps_neg_r = min(base eps_neg_r - lambda_ * sigma_r, threshold)``.
+        The shift (0 without held-out rows, inf: never exit early): ``eps_pos_r = max(base
+        eps_pos_r + lambda_ * sigma_r, threshold)``, ``eps_neg_r = min(base eps_neg_r - lambda_ *
+        sigma_r, threshold)``.
     shift_scale_ : ndarray of float64, shape (n_positions,)
-        ``sigma_r`` per plan position (see ``shift``).
+        ``sigma_r`` per plan position.
     calibration_disagreement_ : float
         Disagreement with the full ensemble on all calibration rows.
     scores_ : {"partial", "calibrated"}
-        The scores ``scores`` resolved for this model (``"auto"``: calibrated when binary).
+        The scores ``scores`` resolved for this model.
+    score_choice_ : dict
+        ``scores="auto"`` on a binary model: the cross-fitted expected AUC of each kind (else empty).
     score_maps_ : ScoreMaps or None
-        Per-position knots of the calibrated score maps (``scores_ == "calibrated"``), else None.
+        Per-position knots of the calibrated score maps (``scores_ == "calibrated"``).
     """
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
@@ -163,16 +114,16 @@ class QWYC(BaseEstimator):
         "alpha": [Interval(numbers.Real, 0, 1, closed="left")],
         "order": [Options(_ORDERS), "array-like"],
         "mode": [Options(_MODES)],
-        "holdout": [Options((_CROSSFIT,)), None, Interval(numbers.Real, 0, 1, closed="left")],
+        "holdout": [Options((CROSSFIT,)), None, Interval(numbers.Real, 0, 1, closed="left")],
         "costs": ["no_validation"],
         "decision_threshold": [Interval(numbers.Real, None, None, closed="neither")],
         "random_state": [Interval(numbers.Integral, 0, None, closed="left"), None],
         "progress": ["boolean"],
         "margin": [Interval(numbers.Real, 0, None, closed="left")],
         "alpha_fit": [Interval(numbers.Real, 0, 1, closed="left"), None],
-        "shift": [Options(_SHIFTS), "array-like"],
+        "shift": [Options(SHIFTS), "array-like"],
         "scores": [Options(_SCORES)],
-        "n_folds": ["no_validation"],  # used (and checked in _params_iv) only with holdout="crossfit"
+        "n_folds": ["no_validation"],  # used (and checked in fit) only with holdout="crossfit"
     }
 
     def __init__(
@@ -182,7 +133,7 @@ class QWYC(BaseEstimator):
         alpha: float = 0.005,
         order: Any = "greedy",
         mode: str = "two_sided",
-        holdout: float | str | None = _CROSSFIT,
+        holdout: float | str | None = CROSSFIT,
         costs: Any = None,
         decision_threshold: float = 0.0,
         random_state: int | None = 0,
@@ -214,85 +165,17 @@ class QWYC(BaseEstimator):
         return self.ensemble_.check_X(X, name=name)
 
     def _outputs(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
-        X = self._X(X, name)
-        leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64)  # LightGBM, C++
-        leaves = leaves.reshape(leaves.shape[0], -1)
-        F = self._leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
-        return F.reshape(F.shape[0], -1, self.num_tree_per_iteration_)
-
-    def _feature_costs(self, costs: Any) -> Any:
-        """Return feature costs in any accepted form as the core's FeatureCosts for this model."""
-        ens = self.ensemble_
-        return as_feature_costs(costs, n_features=ens.n_features, feature_names=ens.feature_names, owner="QWYC")
-
-    def _iteration_costs(self, X: Any, n_iter: int) -> npt.NDArray[np.float64]:
-        if self.costs is None:
-            return np.ones(n_iter)
-        if isinstance(self.costs, str) and self.costs == "splits":
-            leaves = np.asarray(self.booster_.predict(X, pred_leaf=True), dtype=np.int64).reshape(len(X), -1)
-            depth = self._leaf_depths()
-            per_tree = depth[np.arange(leaves.shape[1])[None, :], leaves].mean(axis=0)
-            return np.maximum(per_tree.reshape(n_iter, -1).sum(axis=1), 1e-12)
-        if _is_feature_costs_form(self.costs):  # the core's exact cost accounting
-            from ..core._report import cost_report
-
-            fc = self._feature_costs(self.costs)
-            ens = self.ensemble_
-            k = self.num_tree_per_iteration_
-            out = np.empty(n_iter)
-            for it in range(n_iter):
-                rep = cost_report(
-                    ens,
-                    X,
-                    fc,
-                    tree_order=np.arange(it * k, it * k + k),
-                    n_trees=k,
-                    feature_counts=False,
-                )
-                out[it] = float(np.mean(rep.total_cost)) + float(rep.coupled_cost)
-            return np.maximum(out, 1e-12)
-        c = np.asarray(self.costs, dtype=np.float64)
-        if c.shape != (n_iter,) or not np.all(np.isfinite(c)) or np.any(c <= 0):
-            raise ValueError(
-                f"The 'costs' parameter of QWYC must hold {n_iter} positive finite per-iteration "
-                f"costs. Got an array of shape {c.shape} instead."
-            )
-        return c
-
-    def _per_leaf(self, values: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
-        """``(n_trees, max_leaves)`` table: ``values`` of the leaf with LightGBM leaf id ``j`` of tree ``t``."""
-        ens = self.ensemble_
-        leaf = np.flatnonzero(ens.leaf_index >= 0)
-        table = np.zeros((ens.n_trees, int(ens.leaf_index.max()) + 1))
-        table[ens.node_tree[leaf], ens.leaf_index[leaf]] = values[leaf]
-        return table
-
-    def _leaf_depths(self) -> npt.NDArray[np.float64]:
-        """Return the splits on the path to each leaf, by tree and LightGBM leaf id (core ``depth``)."""
-        return self._per_leaf(self.ensemble_.depth)
+        """Per-iteration raw outputs of ``X``, shape ``(n_rows, n_iterations, n_classes)``."""
+        return _model.outputs(self.booster_, self._leaf_table, self.num_tree_per_iteration_, self._X(X, name))
 
     def _load(self, model: Any) -> str:
-        text = lf_lines(check_model_text(model))
-        if read_qwyc_plan(text) is not None:
-            text = original_model_text(text)
-        if "average_output" in text.split("Tree=", 1)[0].split("\n"):
-            raise ValueError(
-                "QWYC needs an additive ensemble; random-forest models (average_output) are not supported."
-            )
-        if "is_linear=1" in text:
-            raise ValueError("QWYC does not support linear trees (linear_tree=true).")
-        objective = _header_value(text, "objective")
-        if objective is not None and objective.split(" ")[0] not in _CLASSIFICATION_OBJECTIVES:
-            raise ValueError(
-                "The 'model' argument of QWYC must be a binary or multiclass classifier "
-                f"(objective one of {_CLASSIFICATION_OBJECTIVES}): early exit decides a label. "
-                f"Got objective {objective.split(' ')[0]!r}."
-            )
+        """Set the model's fitted attributes (text, booster, ensemble, leaf table) from ``model``."""
+        text = _model.model_text(model)
         self.model_text_ = text
         self.booster_ = check_booster(text)
         self.ensemble_ = TreeEnsemble.from_model_string(text)
         self.num_tree_per_iteration_ = self.ensemble_.num_tree_per_iteration
-        self._leaf_table = self._per_leaf(self.ensemble_.value)
+        self._leaf_table = _model.per_leaf(self.ensemble_, self.ensemble_.value)
         return text
 
     def fit(self, X: Any, y: Any = None, *, X_valid: Any = None, y_valid: Any = None) -> QWYC:
@@ -321,19 +204,24 @@ class QWYC(BaseEstimator):
         del y, y_valid
         return fit_in_one_step(self, lambda work: work._fit(X, X_valid))
 
-    def _params_iv(self) -> None:
-        """Refuse a missing model (the parameter table checks the others before any work)."""
-        if self.model is None:
-            raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
-        if self.holdout == _CROSSFIT and not (is_integer(self.n_folds) and self.n_folds >= 2):
-            raise ValueError(
-                f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={_CROSSFIT!r}. "
-                f"Got {self.n_folds!r} instead."
-            )
+    def _settings(self) -> PlanSettings:
+        """Return the parameters that shape the plan, resolved (``alpha_fit`` defaults to ``alpha_``)."""
+        return PlanSettings(
+            order=self.order, mode=self.mode, alpha=self.alpha_,
+            alpha_fit=self.alpha_ if self.alpha_fit is None else float(self.alpha_fit),
+            threshold=float(self.decision_threshold), margin=float(self.margin), shift=self.shift,
+            progress=bool(self.progress),
+        )
 
     def _fit(self, X: Any, X_valid: Any) -> None:
         """Fit this private copy (the body of :meth:`fit`)."""
-        self._params_iv()
+        if self.model is None:
+            raise ValueError("QWYC needs the LightGBM model to reorder: QWYC(model, alpha=...).")
+        if self.holdout == CROSSFIT and self.n_folds not in _N_FOLDS:  # a cross-parameter rule
+            raise ValueError(
+                f"The 'n_folds' parameter of QWYC must be an integer >= 2 with holdout={CROSSFIT!r}. "
+                f"Got {self.n_folds!r} instead."
+            )
         self.alpha_ = float(self.alpha)
         self._load(self.model)
         if self.scores == "calibrated" and self.num_tree_per_iteration_ > 1:
@@ -341,239 +229,62 @@ class QWYC(BaseEstimator):
                 "The 'scores' parameter 'calibrated' applies to binary models only; this model is "
                 "multiclass: use scores='partial' (partial raw scores of the exit position)."
             )
-        self.scores_ = "partial" if self.scores == "partial" or self.num_tree_per_iteration_ > 1 else "calibrated"
         X = self._X(X)
         outputs = self._outputs(X)
         n_valid = 0
         if X_valid is not None:
-            X_valid = self._X(X_valid, "X_valid")
-            outputs = np.concatenate([outputs, self._outputs(X_valid)], axis=0)
-            n_valid = X_valid.shape[0]
-        n, n_iter, k = outputs.shape
+            outputs = np.concatenate([outputs, self._outputs(X_valid, "X_valid")], axis=0)
+            n_valid = len(outputs) - len(X)
+        n = outputs.shape[0]
         if n < 2:
             raise ValueError(f"QWYC.fit needs at least 2 calibration rows. Got {n}.")
-        if k > 1 and self.mode != "two_sided":
+        if outputs.shape[2] > 1 and self.mode != "two_sided":
             raise ValueError("The 'mode' parameter 'negative_only' applies to binary models only.")
         rng = np.random.default_rng(self.random_state)
-        costs = self._iteration_costs(X, n_iter)
+        costs = _model.iteration_costs(self.costs, self.ensemble_, self.booster_, X)
         self.iteration_costs_ = costs
-        if self.holdout == _CROSSFIT and not n_valid:
-            if n < self.n_folds:
-                raise ValueError(f"QWYC's cross-fitted correction needs at least n_folds={self.n_folds} rows. Got {n}.")
-            fold = rng.permutation(n) % self.n_folds
-            order_seed = int(rng.integers(2**63 - 1))
-            self.lambda_, self.holdout_disagreement_ = self._crossfit_lambda(outputs, costs, fold, order_seed)
-            self.base_plan_, self.shift_scale_ = self._family(outputs, costs, np.random.default_rng(order_seed))
-            self.plan_ = self._shifted(self.base_plan_, self.shift_scale_, self.lambda_)
-            self.n_holdout_ = n
-        else:
-            idx_a, idx_b = self._split(n, n_valid, rng)
-            self.base_plan_, self.shift_scale_ = self._family(outputs[idx_a], costs, rng)
-            self._correct(outputs[idx_b] if idx_b.size else None)
-            self.n_holdout_ = int(idx_b.size)
-            self.holdout_disagreement_ = (
-                float(np.mean(exit_labels(self.plan_, outputs[idx_b]) != full_labels(self.plan_, outputs[idx_b])))
-                if idx_b.size
-                else math.nan
-            )
+        cal = calibrate(
+            self._settings(), outputs, costs, holdout=self.holdout, n_folds=self.n_folds, n_valid=n_valid, rng=rng
+        )
+        self.base_plan_, self.shift_scale_, self.plan_ = cal.base_plan, cal.shift_scale, cal.plan
+        self.lambda_, self.n_holdout_, self.holdout_disagreement_ = cal.lambda_, cal.n_holdout, cal.holdout_disagreement
+        self.scores_, self.score_choice_ = self._resolve_scores(outputs, rng)
         self._fit_score_maps(outputs)
         res = self.predict_outputs(outputs)
         self.calibration_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(outputs)))
         self.mean_trees_evaluated_ = float(res.trees_evaluated.mean())
         self.n_features_in_ = self.ensemble_.n_features
         self.result_ = self._result()
+        if few_rows(self.alpha_, self.n_holdout_):
+            warnings.warn(f"QWYC: {self.result_.message}", UserWarning, stacklevel=5)
 
-    def _split(
-        self, n: int, n_valid: int, rng: np.random.Generator
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Rows that choose the order and base thresholds, and held-out rows of the correction."""
-        holdout = 0.0 if self.holdout == _CROSSFIT else float(self.holdout or 0.0)
-        if n_valid:
-            return np.arange(n - n_valid), np.arange(n - n_valid, n)
-        if holdout > 0:
-            perm = rng.permutation(n)
-            n_b = round(holdout * n)
-            if n_b < 1 or n - n_b < 1:
-                raise ValueError(
-                    f"The 'holdout' fraction {holdout} leaves an empty part of the {n} calibration rows."
-                )
-            return np.sort(perm[n_b:]), np.sort(perm[:n_b])
-        return np.arange(n), np.arange(0)
-
-    def _fixed_order(
-        self, order_rows: npt.NDArray[np.float64], n_iter: int, rng: np.random.Generator
-    ) -> npt.NDArray[np.int64] | None:
-        """Return the order ``order`` fixes (None: the greedy search chooses it)."""
-        if isinstance(self.order, str):
-            return None if self.order == "greedy" else multi.fixed_order(order_rows, self.order, rng=rng)
-        fixed = np.asarray(self.order, dtype=np.int64)
-        if sorted(fixed.tolist()) != list(range(n_iter)):
-            raise ValueError(
-                f"The 'order' parameter of QWYC must be a permutation of range({n_iter}). "
-                f"Got an array of {fixed.size} values that is not."
-            )
-        return fixed
-
-    def _base_plan(
-        self,
-        order_rows: npt.NDArray[np.float64],
-        costs: npt.NDArray[np.float64],
-        fixed: npt.NDArray[np.int64] | None,
-    ) -> QWYCPlan:
-        """Order and base thresholds fit on the order rows (before the held-out correction)."""
-        alpha_fit = self.alpha_ if self.alpha_fit is None else float(self.alpha_fit)
-        thr = float(self.decision_threshold)
-        n_iter = order_rows.shape[1]
-        if order_rows.shape[2] > 1:
-            order, eps = multi.greedy_plan_multiclass(order_rows, alpha=alpha_fit, costs=costs, order=fixed)
-            inf = np.full(n_iter, np.inf)
-            return QWYCPlan(order, -inf, inf, eps, 0.0, "multiclass_margin", float(self.alpha_))
-        F2 = order_rows[:, :, 0]
-        neg_only = self.mode == "negative_only"
-        if fixed is None:
-            order, en, ep = core.greedy_plan(
-                F2,
-                alpha=alpha_fit,
-                costs=costs,
-                threshold=thr,
-                negative_only=neg_only,
-                progress=self.progress,
-                margin=float(self.margin),
-            )
-        else:
-            order = fixed
-            en, ep = core.fixed_order_thresholds(
-                F2, order, alpha=alpha_fit, threshold=thr, negative_only=neg_only, margin=float(self.margin)
-            )
-        mode = "binary_negative_only" if neg_only else "binary_two_sided"
-        return QWYCPlan(order, en, ep, None, thr, mode, float(self.alpha_))
+    def _resolve_scores(
+        self, outputs: npt.NDArray[np.float64], rng: np.random.Generator
+    ) -> tuple[str, dict[str, float]]:
+        """Return ``scores`` for this model: ``"auto"`` compares both kinds on the calibration rows, cross-fitted."""
+        if self.scores == "partial" or self.num_tree_per_iteration_ > 1:
+            return "partial", {}
+        if self.scores == "calibrated":
+            return "calibrated", {}
+        p = self.plan_
+        return _scores.choose_scores(
+            outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold, n_folds=3, rng=rng
+        )
 
     def _fit_score_maps(self, outputs: npt.NDArray[np.float64]) -> None:
-        """Fit ``score_maps_`` (``scores="calibrated"``) on the outputs of calibration rows."""
-        if getattr(self, "scores_", "partial") != "calibrated":
-            self.score_maps_ = None
-            return
+        """Fit ``score_maps_`` (``scores_ == "calibrated"``) on the outputs of calibration rows."""
         p = self.plan_
-        self.score_maps_ = _scores.fit_score_maps(
+        self.score_maps_ = None if getattr(self, "scores_", "partial") != "calibrated" else _scores.fit_score_maps(
             outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold
         )
 
-    def _calibrated(
-        self, scores: npt.NDArray[np.float64], labels: npt.NDArray[Any], done: npt.NDArray[np.int64]
-    ) -> npt.NDArray[np.float64]:
-        """Return the scores with exited rows mapped through ``score_maps_`` (unchanged without maps)."""
-        maps = getattr(self, "score_maps_", None)
-        if maps is None:
-            return scores
-        return _scores.calibrate_exits(maps, scores, labels, done, self.plan_.decision_threshold)
-
     def _result(self) -> QWYCResult:
-        if self.lambda_ == math.inf:  # -inf is a plan too: every row may stop at its first exit
-            status, message = Status.TRIVIAL, (
-                "no early exit: the held-out correction found no threshold shift that keeps the "
-                f"disagreement within alpha={self.alpha_:g}; every row evaluates every tree"
-            )
-        else:
-            status, message = Status.SUCCESS, f"plan found for alpha={self.alpha_:g}"
-        return QWYCResult(
-            status=status,
-            message=message,
-            alpha=self.alpha_,
-            lambda_=float(self.lambda_),
-            calibration_disagreement=float(getattr(self, "calibration_disagreement_", math.nan)),
-            holdout_disagreement=float(getattr(self, "holdout_disagreement_", math.nan)),
-            mean_trees_evaluated=float(getattr(self, "mean_trees_evaluated_", math.nan)),
+        """Return the fit's outcome from its fitted attributes."""
+        return qwyc_result(
+            self.alpha_, self.lambda_, getattr(self, "calibration_disagreement_", math.nan),
+            getattr(self, "holdout_disagreement_", math.nan), getattr(self, "mean_trees_evaluated_", math.nan),
+            n_holdout=getattr(self, "n_holdout_", 0),
         )
-
-    def _shift_scale(self, base: QWYCPlan, order_rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Per-position shape ``sigma_r`` of the held-out shift of ``base``, from its order rows only."""
-        n_iter = base.n_positions
-        kind = self.shift
-        if not isinstance(kind, str):
-            sc = np.asarray(kind, dtype=np.float64)
-            if sc.shape != (n_iter,) or not np.all(np.isfinite(sc)) or np.any(sc <= 0):
-                raise ValueError(
-                    f"The 'shift' parameter of QWYC must be one of {_SHIFTS} or {n_iter} positive finite "
-                    f"per-iteration scales. Got an array of shape {sc.shape} instead."
-                )
-            return sc[base.order]  # given per iteration, used per position
-        if kind == "constant" or order_rows.shape[0] < 2:
-            return np.ones(n_iter)
-        if base.eps_margin is None:
-            F2, thr = order_rows[:, :, 0], base.decision_threshold
-            if kind == "residual_std":
-                return core.residual_scale(F2, base.order)
-            if kind == "extreme_spacing":
-                return core.extreme_spacing(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
-            return core.active_residual_scale(F2, base.order, base.eps_neg, base.eps_pos, threshold=thr)
-        if kind == "residual_std":
-            return multi.residual_scale_multiclass(order_rows, base.order)
-        if kind == "extreme_spacing":
-            return multi.extreme_spacing_multiclass(order_rows, base.order, base.eps_margin)
-        return multi.active_residual_scale_multiclass(order_rows, base.order, base.eps_margin)
-
-    def _correct(self, holdout: npt.NDArray[np.float64] | None) -> None:
-        """Set ``plan_``/``lambda_``: the base plan shifted by conformal risk control on ``holdout``."""
-        base = self.base_plan_
-        if holdout is None:
-            self.plan_, self.lambda_ = base, 0.0
-            return
-        shift = self.shift_scale_
-        if base.eps_margin is None:
-            lam = core.widen_conformal(
-                holdout[:, :, 0], base.order, base.eps_neg, base.eps_pos, shift, alpha=self.alpha_,
-                threshold=base.decision_threshold,
-            )
-        else:
-            lam = multi.widen_conformal_multiclass(holdout, base.order, base.eps_margin, shift, alpha=self.alpha_)
-        self.plan_, self.lambda_ = self._shifted(base, shift, lam), lam
-
-    def _family(
-        self, rows: npt.NDArray[np.float64], costs: npt.NDArray[np.float64], rng: np.random.Generator
-    ) -> tuple[QWYCPlan, npt.NDArray[np.float64]]:
-        """Order, base thresholds and shift shape fit on ``rows`` alone: the plans one ``lambda`` moves."""
-        base = self._base_plan(rows, costs, self._fixed_order(rows, rows.shape[1], rng))
-        return base, self._shift_scale(base, rows)
-
-    def _shifted(self, base: QWYCPlan, scale: npt.NDArray[np.float64], lam: float) -> QWYCPlan:
-        """Return ``base`` with every finite threshold moved outward by ``lam * scale`` (clipped)."""
-        if base.eps_margin is None:
-            thr = base.decision_threshold
-            en, ep = core.shift_thresholds(base.eps_neg, base.eps_pos, lam, scale, thr)
-            return QWYCPlan(base.order, en, ep, None, thr, base.mode, float(self.alpha_))
-        eps = multi.shift_margins(base.eps_margin, lam, scale)
-        return QWYCPlan(base.order, base.eps_neg, base.eps_pos, eps, 0.0, base.mode, float(self.alpha_))
-
-    def _crossfit_lambda(
-        self, outputs: npt.NDArray[np.float64], costs: npt.NDArray[np.float64], fold: npt.NDArray[Any], order_seed: int
-    ) -> tuple[float, float]:
-        """Cross-fitted conformal shift and the out-of-fold disagreement at it.
-
-        The rows of fold ``j`` get their critical shifts from the plan fit on the other folds
-        only; ``lambda`` is the conformal shift of all these out-of-fold critical shifts, then
-        moved up until every fold's rows that are right in exact arithmetic are right under the
-        predictor's floating-point thresholds of their fold plan (``settle_lambda``).
-        """
-        crit = np.empty(outputs.shape[0])
-        fits = []
-        for j in range(self.n_folds):
-            base, scale = self._family(outputs[fold != j], costs, np.random.default_rng(order_seed))
-            crit[fold == j] = critical(base, scale, outputs[fold == j])
-            fits.append((base, scale))
-        lam = core.conformal_lambda(crit, self.alpha_)
-        for j, (base, scale) in enumerate(fits):
-            if math.isfinite(lam):
-                rows = outputs[fold == j]
-
-                def labels_at(m: float, b: QWYCPlan = base, s: Any = scale, r: Any = rows) -> npt.NDArray[Any]:
-                    return exit_labels(self._shifted(b, s, m), r)
-
-                lam = core.settle_lambda(lam, crit[fold == j] <= lam, full_labels(base, rows), labels_at)
-        wrong = np.zeros(outputs.shape[0], dtype=bool)
-        for j, (base, scale) in enumerate(fits):
-            rows = outputs[fold == j]
-            wrong[fold == j] = exit_labels(self._shifted(base, scale, lam), rows) != full_labels(base, rows)
-        return lam, float(wrong.mean())
 
     def recalibrate(self, X_holdout: Any, *, alpha: float | None = None) -> QWYC:
         """Refit the held-out correction on new rows, keeping the order and base thresholds.
@@ -618,7 +329,7 @@ class QWYC(BaseEstimator):
         def step(work: QWYC) -> None:
             if alpha is not None:
                 work.alpha_ = float(alpha)
-            work._correct(outputs)
+            work.plan_, work.lambda_ = correct(work.base_plan_, work.shift_scale_, outputs, work.alpha_)
             work._fit_score_maps(outputs)
             work.n_holdout_ = len(outputs)
             res = work.predict_outputs(outputs)
@@ -657,17 +368,12 @@ class QWYC(BaseEstimator):
         QWYCPrediction
         """
         check_is_fitted(self, "plan_")
-        p = self.plan_
-        k = outputs.shape[2]
-        if k == 1:
-            tr = core.early_exit(outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold)
-        else:
-            assert p.eps_margin is not None
-            tr = multi.early_exit_multiclass(outputs, p.order, p.eps_margin)
-        scores = tr.scores
-        if getattr(self, "score_maps_", None) is not None:
-            scores = self._calibrated(scores, tr.labels, tr.n_evaluated)
-        return QWYCPrediction(scores, tr.labels, tr.n_evaluated * k, tr.n_evaluated)
+        tr = trace(self.plan_, outputs)
+        return prediction(self.plan_, tr.scores, tr.labels, tr.n_evaluated, outputs.shape[2], self._maps())
+
+    def _maps(self) -> Any:
+        """Return the score maps (None for partial scores or a plan loaded without maps)."""
+        return getattr(self, "score_maps_", None)
 
     def predict(self, X: Any) -> QWYCPrediction:
         """Early-exit prediction: each row walks only the trees of the positions it reaches.
@@ -683,43 +389,10 @@ class QWYC(BaseEstimator):
             Scores, labels and trees evaluated per row.
         """
         check_is_fitted(self, "plan_")
-        X = self._X(X)
-        p = self.plan_
-        k = self.num_tree_per_iteration_
-        ens = self.ensemble_
-        Xp = prepare_values(X)
-        n = X.shape[0]
-        s = np.zeros((n, k))
-        done = np.zeros(n, np.int64)
-        active = np.arange(n)
-        last = p.n_positions - 1
-        for r, it in enumerate(p.order.tolist()):
-            Xa = Xp[active]
-            for c in range(k):  # the core's walker, one tree, active rows only
-                s[active, c] += ens.value[apply_prepared(ens, Xa, trees=np.array([it * k + c]))[:, 0]]
-            if r == last:
-                done[active] = r + 1
-                break
-            sa = s[active]
-            if k == 1:
-                stop = (sa[:, 0] > p.eps_pos[r]) | (sa[:, 0] < p.eps_neg[r])
-            else:
-                assert p.eps_margin is not None
-                part = np.partition(sa, -2, axis=1)
-                stop = (part[:, -1] - part[:, -2]) > p.eps_margin[r]
-            done[active[stop]] = r + 1
-            active = active[~stop]
-            if active.size == 0:
-                break
-        if k == 1:
-            scores = s[:, 0]
-            labels: npt.NDArray[Any] = scores > p.decision_threshold
-            if getattr(self, "score_maps_", None) is not None:
-                scores = self._calibrated(scores, labels, done)
-        else:
-            scores = s
-            labels = np.argmax(s, axis=1)
-        return QWYCPrediction(scores, labels, done * k, done)
+        s, done = _model.walk(self.ensemble_, self._X(X), self.plan_)
+        if s.shape[1] == 1:
+            return prediction(self.plan_, s[:, 0], s[:, 0] > self.plan_.decision_threshold, done, 1, self._maps())
+        return prediction(self.plan_, s, np.argmax(s, axis=1), done, s.shape[1], None)
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         """Early-exit raw scores (``predict(X).scores``: partial or calibrated, see ``scores``).
@@ -771,7 +444,7 @@ class QWYC(BaseEstimator):
         from ..core._report import cost_report
 
         check_is_fitted(self, "plan_")
-        if costs is None and _is_feature_costs_form(self.costs):
+        if costs is None and _model.is_feature_costs_form(self.costs):
             costs = self.costs
         X = self._X(X)
         res = self.predict(X)
@@ -846,7 +519,7 @@ class QWYC(BaseEstimator):
                 f"The plan has {plan.n_positions} positions but the model has {n_iter} iterations."
             )
         est.plan_ = plan
-        est.scores_ = est.scores
+        est.scores_, est.score_choice_ = est.scores, {}
         est.score_maps_ = plan.score_maps
         est.lambda_ = math.nan
         est.alpha_ = float(est.alpha)

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 __all__: list[str] = []
 
@@ -90,6 +91,192 @@ def _best_split(
     return _Split(float(tn[j]), float(tp[b - j]), int(total[j]), int(errors[j]))
 
 
+@njit(cache=True)
+def _keep_smallest(buf: FloatArray, cnt: int, v: float) -> int:  # pragma: no cover - compiled
+    """Insert ``v`` into ``buf[:cnt]`` (ascending, the ``buf.size`` smallest so far); return the new count."""
+    k = buf.size
+    if cnt == k:
+        if not v < buf[k - 1]:
+            return cnt
+        cnt -= 1
+    i = cnt
+    while i > 0 and buf[i - 1] > v:
+        buf[i] = buf[i - 1]
+        i -= 1
+    buf[i] = v
+    return cnt + 1
+
+
+@njit(cache=True)
+def _rank(thresholds: FloatArray, v: float) -> int:  # pragma: no cover - compiled
+    """``#{e: thresholds[e] <= v}`` for ascending ``thresholds`` (non-empty): a branch-free binary search."""
+    base, n = 0, thresholds.size
+    while n > 1:
+        half = n >> 1
+        base = base + half if thresholds[base + half - 1] <= v else base
+        n -= half
+    return base + (1 if thresholds[base] <= v else 0)
+
+
+@njit(cache=True)
+def _count_below(values: FloatArray, thresholds: FloatArray) -> IntArray:  # pragma: no cover - compiled
+    """``out[e] = #{v in values: v < thresholds[e]}`` for nondecreasing ``thresholds`` (one pass)."""
+    m = thresholds.size
+    hist = np.zeros(m + 1, np.int64)
+    lo, hi = thresholds[0], thresholds[m - 1]
+    below = 0
+    for v in values:
+        below += v < lo  # branch-free: values fall on either side of lo at random
+        if lo <= v < hi:  # rare: inside the thresholds' range
+            hist[_rank(thresholds, v)] += 1
+    hist[0] += below
+    return np.cumsum(hist)[:m]
+
+
+@njit(cache=True)
+def _split_selected(
+    sp: FloatArray,
+    neg_f: FloatArray,
+    rows_neg: IntArray,
+    g_neg: FloatArray,
+    lo: FloatArray,
+    neg_hi: FloatArray,
+    budget: int,
+    threshold: float,
+    negative_only: bool,
+    margin: float,
+) -> tuple[float, float, int, int]:  # pragma: no cover - compiled; the same rule as _best_split
+    """:func:`_best_split` of one candidate, compiled, from ``sp`` (partial scores of the positive rows).
+
+    Only the ``b + 1`` smallest positive scores ``lo`` and largest negative ones set thresholds,
+    so they are selected, not sorted. The negative rows' scores ``g_neg + neg_f[rows_neg]`` are
+    computed in the pass that selects their largest (into ``neg_hi``, negated) and counts them
+    below each negative threshold; the positive rows above each positive threshold take one more
+    pass (:func:`_count_below`). Same thresholds, counts and tie rule as :func:`_best_split`.
+    """
+    n_pos, n_neg = sp.size, rows_neg.size
+    b = min(budget, max(n_pos, n_neg))
+    tn = np.empty(b + 1)
+    for e in range(b + 1):
+        tn[e] = min(lo[e] - margin, threshold) if e < n_pos else threshold
+    err_n = np.searchsorted(lo, tn, side="left")  # positives below tn[e] are all among the smallest
+    hist = np.zeros(b + 2, np.int64)
+    t_lo, t_hi = tn[0], tn[b]
+    cnt, below = 0, 0
+    for i in range(n_neg):
+        v = g_neg[i] + neg_f[rows_neg[i]]
+        below += v < t_lo  # branch-free: values fall on either side of t_lo at random
+        if t_lo <= v < t_hi:  # rare: inside the thresholds' range
+            hist[_rank(tn, v)] += 1
+        if not negative_only:
+            cnt = _keep_smallest(neg_hi, cnt, -v)
+    hist[0] += below
+    stop_n = err_n + np.cumsum(hist)[: b + 1]
+    if negative_only:
+        j = int(np.argmax(stop_n))
+        return tn[j], math.inf, int(stop_n[j]), int(err_n[j])
+    hi = -neg_hi  # the largest negative scores, descending
+    tp = np.empty(b + 1)
+    err_p = np.empty(b + 1, np.int64)
+    for e in range(b + 1):
+        tp[e] = max(hi[e] + margin, threshold) if e < n_neg else threshold
+        err_p[e] = np.sum(hi > tp[e])  # negatives above tp[e] are all among the largest
+    # positives above tp[e]: n_pos minus those below the next double up (tp is nonincreasing)
+    stop_p = err_p + n_pos - _count_below(sp, np.nextafter(tp[::-1], np.inf))[::-1]
+    best, best_total, best_err = 0, -1, 0
+    for j in range(b + 1):  # most rows stopped, then fewest errors, then the first
+        total = stop_n[j] + stop_p[b - j]
+        err = err_n[j] + err_p[b - j]
+        if total > best_total or (total == best_total and err < best_err):
+            best, best_total, best_err = j, total, err
+    return tn[best], tp[b - best], best_total, best_err
+
+
+@njit(cache=True)
+def _stop_bound(
+    sp: FloatArray, neg_f: FloatArray, rows_neg: IntArray, g_neg: FloatArray, lo: FloatArray, neg_hi: FloatArray,
+    b: int, threshold: float, negative_only: bool, margin: float,
+) -> int:  # pragma: no cover - compiled
+    """Upper bound of the rows one candidate stops: both sides at their loosest threshold at once.
+
+    ``stop_n[e] + stop_p[b - e] <= stop_n[b] + stop_p[b]`` (both counts grow with the errors
+    allowed), and these two counts need only comparisons, no search.
+    """
+    n_pos, n_neg = sp.size, rows_neg.size
+    tn = min(lo[b] - margin, threshold) if b < n_pos else threshold
+    bound = int(np.searchsorted(lo, tn, side="left"))
+    cnt = 0
+    for i in range(n_neg):
+        v = g_neg[i] + neg_f[rows_neg[i]]
+        bound += v < tn
+        if not negative_only:
+            cnt = _keep_smallest(neg_hi, cnt, -v)
+    if negative_only:
+        return bound
+    tp = max(margin - neg_hi[b], threshold) if b < n_neg else threshold
+    for v in neg_hi:
+        bound += v < -tp  # negatives above tp are all among the largest
+    for v in sp:
+        bound += v > tp
+    return bound
+
+
+@njit(cache=True)
+def _position_splits(
+    FT: FloatArray,
+    candidates: IntArray,
+    rows_pos: IntArray,
+    rows_neg: IntArray,
+    g_pos: FloatArray,
+    g_neg: FloatArray,
+    budget: int,
+    threshold: float,
+    negative_only: bool,
+    margin: float,
+    costs: FloatArray,
+) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:  # pragma: no cover - compiled
+    """Best split of the candidate models that can win one position of the greedy search.
+
+    ``FT`` is ``F.T`` (one contiguous row per model); ``rows_pos`` / ``rows_neg`` are the active
+    rows of each full label and ``g_pos`` / ``g_neg`` their partial scores so far. Every
+    candidate gets an upper bound of the rows it stops (:func:`_stop_bound`); candidates are then
+    split exactly (:func:`_split_selected`) in increasing order of ``cost / bound`` until that
+    ratio exceeds the best exact ``cost / stopped``: a candidate left out has a ratio strictly
+    above the minimum, so the greedy's choice is the one of splitting every candidate. Returns
+    ``eps_neg``, ``eps_pos``, rows stopped and errors per candidate (0 stopped where left out).
+    """
+    m, n_pos, n_neg = candidates.size, rows_pos.size, rows_neg.size
+    b = min(budget, max(n_pos, n_neg))
+    eps_neg, eps_pos = np.full(m, -np.inf), np.full(m, np.inf)
+    stopped, errors = np.zeros(m, np.int64), np.zeros(m, np.int64)
+    sp = np.empty(n_pos)
+    lo, neg_hi = np.empty(min(b + 1, n_pos)), np.empty(min(b + 1, n_neg))
+    ratio = np.empty(m)
+    for c in range(m):
+        f = FT[candidates[c]]
+        cnt = 0
+        for i in range(n_pos):
+            sp[i] = g_pos[i] + f[rows_pos[i]]
+            cnt = _keep_smallest(lo, cnt, sp[i])
+        bound = _stop_bound(sp, f, rows_neg, g_neg, lo, neg_hi, b, threshold, negative_only, margin)
+        ratio[c] = costs[candidates[c]] / bound if bound > 0 else np.inf
+    best = np.inf
+    for c in np.argsort(ratio, kind="mergesort"):
+        if ratio[c] > best or ratio[c] == np.inf:
+            break
+        f = FT[candidates[c]]
+        cnt = 0
+        for i in range(n_pos):
+            sp[i] = g_pos[i] + f[rows_pos[i]]
+            cnt = _keep_smallest(lo, cnt, sp[i])
+        eps_neg[c], eps_pos[c], stopped[c], errors[c] = _split_selected(
+            sp, f, rows_neg, g_neg, lo, neg_hi, budget, threshold, negative_only, margin
+        )
+        if stopped[c] > 0:
+            best = min(best, costs[candidates[c]] / stopped[c])
+    return eps_neg, eps_pos, stopped, errors
+
+
 def _stop_mask(s: FloatArray, eps_neg: float, eps_pos: float) -> BoolArray:
     return (s > eps_pos) | (s < eps_neg)
 
@@ -127,6 +314,9 @@ def greedy_plan(
     remaining = np.arange(t_models)
     active = np.arange(n)
     g = np.zeros(n)
+    FT = np.ascontiguousarray(F.T, dtype=np.float64)  # columns: the rows in ``cols``
+    cols = np.arange(n)
+    costs = np.ascontiguousarray(costs, dtype=np.float64)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -139,30 +329,31 @@ def greedy_plan(
             else:
                 order.extend(int(k) for k in remaining)
             break
-        G = g[:, None] + F[np.ix_(active, remaining)]
         ya = y[active]
-        pos_sorted = np.sort(G[ya], axis=0)
-        neg_sorted = np.sort(G[~ya], axis=0)
-        splits = [
-            _best_split(pos_sorted[:, j], neg_sorted[:, j], budget, threshold, negative_only, margin)
-            for j in range(remaining.size)
-        ]
-        stopped = np.array([s.stopped for s in splits], dtype=np.float64)
+        if 2 * active.size < cols.size:  # keep the active rows dense in memory: one copy per halving
+            FT, cols = np.ascontiguousarray(FT[:, np.searchsorted(cols, active)]), active
+        local = np.searchsorted(cols, active)
+        en_c, ep_c, stopped_c, errors_c = _position_splits(
+            FT, remaining, local[ya], local[~ya], g[ya], g[~ya], budget, threshold, negative_only, margin, costs
+        )
+        stopped = stopped_c.astype(np.float64)
         if stopped.max() > 0:
             with np.errstate(divide="ignore"):
                 ratio = np.where(stopped > 0, costs[remaining] / np.maximum(stopped, 1), np.inf)
             best = np.flatnonzero(ratio == ratio.min())
             j = int(best[np.argmax(stopped[best])])
-        else:
+        else:  # no candidate stops a row (so none was split): the closest partial scores, and its split
             resid = (f[active] - g)[:, None] - F[np.ix_(active, remaining)]
             j = int(np.argmin(np.einsum("ij,ij->j", resid, resid)))
-        sp = splits[j]
+            s = g + F[active, remaining[j]]
+            sp = _best_split(np.sort(s[ya]), np.sort(s[~ya]), budget, threshold, negative_only, margin)
+            en_c[j], ep_c[j], errors_c[j] = sp.eps_neg, sp.eps_pos, sp.errors
         k = int(remaining[j])
         order.append(k)
-        eps_neg[r], eps_pos[r] = sp.eps_neg, sp.eps_pos
-        budget -= sp.errors
-        s = G[:, j]
-        keep = ~_stop_mask(s, sp.eps_neg, sp.eps_pos)
+        eps_neg[r], eps_pos[r] = en_c[j], ep_c[j]
+        budget -= int(errors_c[j])
+        s = g + F[active, k]
+        keep = ~_stop_mask(s, en_c[j], ep_c[j])
         active, g = active[keep], s[keep]
         remaining = np.delete(remaining, j)
         if bar is not None:
@@ -204,23 +395,39 @@ def fixed_order_thresholds(
     return eps_neg, eps_pos
 
 
+@njit(cache=True)
+def _exit_rows(
+    F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, threshold: float
+) -> tuple[FloatArray, BoolArray, IntArray]:  # pragma: no cover - compiled
+    """Row by row: add the models in ``order`` until a threshold stops the row (or the last position)."""
+    n, n_pos = F.shape[0], order.size
+    scores, labels, done = np.empty(n), np.empty(n, np.bool_), np.empty(n, np.int64)
+    for i in range(n):
+        s = 0.0
+        for r in range(n_pos):
+            s += F[i, order[r]]
+            if r == n_pos - 1:
+                scores[i], labels[i], done[i] = s, s > threshold, n_pos
+            elif s > eps_pos[r] or s < eps_neg[r]:
+                scores[i], labels[i], done[i] = s, s > eps_pos[r], r + 1
+                break
+    return scores, labels, done
+
+
 def early_exit(
     F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, *, threshold: float = 0.0
 ) -> ExitTrace:
-    """Apply a plan to precomputed model outputs (vectorized over rows).
+    """Apply a plan to precomputed model outputs (compiled, row by row).
 
     Partial sums are accumulated left to right in ``order`` (the same floating-point
-    operations as a sequential predictor), so stops are reproducible bit for bit.
+    operations as a sequential predictor), so stops are reproducible bit for bit; a row costs
+    the positions it reaches, not all of them.
     """
-    n = F.shape[0]
-    n_pos = order.size
-    C = np.cumsum(F[:, order], axis=1)
-    stop = (C[:, :-1] > eps_pos[None, :-1]) | (C[:, :-1] < eps_neg[None, :-1])
-    any_stop = stop.any(axis=1)
-    first = np.where(any_stop, np.argmax(stop, axis=1), n_pos - 1)
-    scores = C[np.arange(n), first]
-    labels = np.where(any_stop, scores > eps_pos[np.minimum(first, n_pos - 1)], scores > threshold)
-    return ExitTrace(scores, labels, (first + 1).astype(np.int64))
+    scores, labels, done = _exit_rows(
+        F, np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(eps_neg, dtype=np.float64),
+        np.ascontiguousarray(eps_pos, dtype=np.float64), float(threshold),
+    )
+    return ExitTrace(scores, labels, done)
 
 
 def residual_scale(F: FloatArray, order: IntArray) -> FloatArray:

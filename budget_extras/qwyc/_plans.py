@@ -12,23 +12,46 @@ import numpy.typing as npt
 
 from . import _kernels as core
 from . import _multiclass as multi
-from ._format import QWYCPlan
+from ._format import QWYCPlan, ScoreMaps
+from ._results import QWYCPrediction
+from ._scores import calibrate_exits
 
 __all__: list[str] = []
 
 
-def exit_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
-    """Early-exit labels of ``plan`` on per-iteration outputs (shape ``(n_rows, n_iterations, n_classes)``)."""
+def trace(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> core.ExitTrace:
+    """Exit scores, labels and positions of ``plan`` on per-iteration outputs (binary scores 1-D)."""
     if plan.eps_margin is None:
         return core.early_exit(
             outputs[:, :, 0], plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold
-        ).labels
-    return multi.early_exit_multiclass(outputs, plan.order, plan.eps_margin).labels
+        )
+    return multi.early_exit_multiclass(outputs, plan.order, plan.eps_margin)
+
+
+def exit_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
+    """Early-exit labels of ``plan`` on per-iteration outputs (shape ``(n_rows, n_iterations, n_classes)``)."""
+    return trace(plan, outputs).labels
+
+
+def prediction(
+    plan: QWYCPlan,
+    scores: npt.NDArray[np.float64],
+    labels: npt.NDArray[Any],
+    done: npt.NDArray[np.int64],
+    k: int,
+    maps: ScoreMaps | None,
+) -> QWYCPrediction:
+    """Return the prediction of exits ``done`` (positions); exited rows' scores mapped when ``maps`` is set."""
+    if maps is not None:
+        scores = calibrate_exits(maps, scores, labels, done, plan.decision_threshold)
+    return QWYCPrediction(scores, labels, done * k, done)
 
 
 def full_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
     """Labels of the full ensemble, summed in ``plan`` order."""
-    C = np.cumsum(outputs[:, plan.order, :], axis=1)[:, -1, :]
+    C = np.zeros((outputs.shape[0], outputs.shape[2]))
+    for t in plan.order.tolist():  # left to right, as the cumulative sum's last column, without the n x T copy
+        C += outputs[:, t, :]
     return C[:, 0] > plan.decision_threshold if outputs.shape[2] == 1 else np.argmax(C, axis=1)
 
 

@@ -7,7 +7,8 @@ each other. Per position we fit a monotone map ``m_r`` from the partial score to
 full score, on calibration rows that reach position ``r`` under the plan (their ``(s_r, f)``
 pairs), and an exited row returns ``m_r(s_r)``:
 
-* isotonic regression (pool adjacent violators, sklearn) of ``f`` on ``s_r``; each pooled block
+* isotonic regression (pool adjacent violators, scipy's arithmetic compiled: :func:`_pava`) of
+  ``f`` on ``s_r``; each pooled block
   becomes one knot ``(mean s_r, mean f)`` of the block, so the knots increase strictly in both
   coordinates;
 * ``m_r`` interpolates the knots linearly and extrapolates with slope 1 beyond the first and
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.isotonic import isotonic_regression
+from numba import njit
 
 from ._format import ScoreMaps
 from ._kernels import early_exit
@@ -39,12 +40,59 @@ F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
 
+@njit(cache=True)
+def _pava(x: F64, w: F64) -> F64:  # pragma: no cover - compiled
+    """Increasing isotonic fit of ``x`` with weights ``w``, in place (both are overwritten).
+
+    The pool-adjacent-violators pass of Busing (2022, Algorithm 1) as scipy's
+    ``optimize.isotonic_regression`` runs it (which scikit-learn's ``isotonic_regression``
+    calls): the same pools and floating-point operations, so the same doubles, without the
+    per-call argument validation that dominated the time of fitting the maps.
+    """
+    n = x.shape[0]
+    r = np.zeros(n + 1, np.int64)
+    r[1] = 1
+    b = 0
+    xb_prev, wb_prev = x[0], w[0]
+    i = 1
+    while i < n:
+        b += 1
+        xb, wb = x[i], w[i]
+        if xb_prev >= xb:
+            b -= 1
+            sb = wb_prev * xb_prev + wb * xb
+            wb += wb_prev
+            xb = sb / wb
+            while i < n - 1 and xb >= x[i + 1]:
+                i += 1
+                sb += w[i] * x[i]
+                wb += w[i]
+                xb = sb / wb
+            while b > 0 and x[b - 1] >= xb:
+                b -= 1
+                sb += w[b] * x[b]
+                wb += w[b]
+                xb = sb / wb
+        x[b] = xb_prev = xb
+        w[b] = wb_prev = wb
+        r[b + 1] = i + 1
+        i += 1
+    f = n - 1
+    for k in range(b, -1, -1):
+        t = r[k]
+        xk = x[k]
+        for j in range(f, t - 1, -1):
+            x[j] = xk
+        f = t - 1
+    return x
+
+
 def _knots(s: F64, f: F64) -> tuple[F64, F64]:
     """Isotonic fit of ``f`` on ``s``, one knot (block mean of s, block mean of f) per block."""
     xs, inv = np.unique(s, return_inverse=True)
     w = np.bincount(inv).astype(np.float64)
     ym = np.bincount(inv, weights=f) / w
-    fit = isotonic_regression(ym, sample_weight=w, increasing=True)
+    fit = _pava(ym.copy(), w.copy())
     start = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
     wb = np.add.reduceat(w, start)
     kx, ky = np.add.reduceat(xs * w, start) / wb, np.add.reduceat(ym * w, start) / wb
@@ -70,18 +118,25 @@ def fit_score_maps(
     min_rows: int = 100,
 ) -> ScoreMaps:
     """Fit the per-position maps on calibration outputs ``F`` (n_rows, n_iterations)."""
-    n_pos = order.size
     C = np.cumsum(F[:, order], axis=1)
-    full = C[:, -1]
     reached = early_exit(F, order, eps_neg, eps_pos, threshold=threshold).n_evaluated  # positions reached
+    can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
+    can_exit[-1] = False  # rows reaching the last position return the full score
+    return _maps(C, reached, can_exit, min_rows)
+
+
+def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) -> ScoreMaps:
+    """:func:`fit_score_maps` from the partial sums ``C`` in plan order and the positions reached."""
+    n_pos = C.shape[1]
     # rows reaching position r, sorted by the position they stop at (descending): reach(r) is a prefix
     by_stop = np.argsort(-reached, kind="stable")
     reach_count = np.searchsorted(-reached[by_stop], -(np.arange(n_pos) + 1), side="right")
+    last = int(np.flatnonzero(reach_count)[-1]) + 1 if reach_count[0] else 0
+    CT = np.ascontiguousarray(C[by_stop, :last].T)  # CT[q, :reach_count[q]]: the rows reaching q, contiguous
+    full = C[by_stop, -1]
     xs: list[F64] = []
     ys: list[F64] = []
     used = np.zeros(n_pos, np.int64)
-    can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
-    can_exit[-1] = False  # rows reaching the last position return the full score
     for r in range(n_pos):
         lo, total = r, int(reach_count[r])
         if not can_exit[r]:  # no row exits here: no map
@@ -95,8 +150,9 @@ def fit_score_maps(
             xs.append(np.zeros(0))
             ys.append(np.zeros(0))
             continue
-        s = np.concatenate([C[by_stop[: reach_count[q]], q] for q in range(lo, r + 1)])
-        f = np.concatenate([full[by_stop[: reach_count[q]]] for q in range(lo, r + 1)])
+        reach = range(lo, min(r + 1, last))  # positions from ``last`` on are reached by no row
+        s = np.concatenate([CT[q, : reach_count[q]] for q in reach])
+        f = np.concatenate([full[: reach_count[q]] for q in reach])
         kx, ky = _knots(s, f)
         xs.append(kx)
         ys.append(ky)
@@ -145,3 +201,82 @@ def calibrate_exits(
     above = np.nextafter(threshold, np.inf)
     out[exited] = np.where(lab, np.maximum(v, above), np.minimum(v, threshold))
     return out
+
+
+def expected_auc(scores: F64, full: F64) -> float:
+    """AUC of ``scores`` expected when each row's label is drawn from the full model's probability.
+
+    Row ``i`` is positive with probability ``p_i = sigmoid(full_i)``; the expected AUC is the
+    share of (positive, negative) pairs of distinct rows that ``scores`` orders right, ties
+    counting one half, weighted by ``p_i (1 - p_j)``. It needs no labels, so calibration rows
+    can choose between exit scores with it; it equals the test AUC when the full model's
+    probabilities are right.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (n_rows,)
+        Exit scores.
+    full : ndarray of float64, shape (n_rows,)
+        Full raw scores of the same rows.
+
+    Returns
+    -------
+    float
+        NaN when fewer than two rows.
+    """
+    p = 1.0 / (1.0 + np.exp(-full))
+    q = 1.0 - p
+    _, inv = np.unique(scores, return_inverse=True)  # tie groups in increasing score
+    pg, qg = np.bincount(inv, weights=p), np.bincount(inv, weights=q)
+    below = np.cumsum(qg) - qg  # negative weight strictly below each group
+    wins = float(np.sum(pg * below) + 0.5 * (np.sum(pg * qg) - np.sum(p * q)))
+    pairs = float(p.sum() * q.sum() - np.sum(p * q))
+    return wins / pairs if pairs > 0 else float("nan")
+
+
+def choose_scores(
+    F: F64, order: I64, eps_neg: F64, eps_pos: F64, *, threshold: float, n_folds: int, rng: np.random.Generator
+) -> tuple[str, dict[str, float]]:
+    """``"calibrated"`` or ``"partial"``: the exit scores with the higher cross-fitted expected AUC.
+
+    The plan's exits are fixed; the calibration rows are split into ``n_folds`` folds, each
+    fold's exited rows are mapped by the maps fit on the other folds, and both kinds of exit
+    scores of all rows are compared by :func:`expected_auc` against the full scores. Partial
+    scores are chosen only when strictly better (few or imbalanced calibration rows, where the
+    maps of the exit positions are fit on few rows).
+
+    Parameters
+    ----------
+    F : ndarray of float64, shape (n_rows, n_iterations)
+        Per-iteration outputs of the calibration rows.
+    order, eps_neg, eps_pos : ndarray
+        The plan.
+    threshold : float
+        Decision threshold of the labels.
+    n_folds : int
+        Folds of the maps (>= 2; fewer rows than folds: calibrated, not compared).
+    rng : numpy.random.Generator
+        Source of the folds.
+
+    Returns
+    -------
+    choice : {"calibrated", "partial"}
+    criteria : dict
+        The expected AUC of each kind.
+    """
+    n = F.shape[0]
+    if n < 2 * n_folds:
+        return "calibrated", {}
+    tr = early_exit(F, order, eps_neg, eps_pos, threshold=threshold)
+    C = np.cumsum(F[:, order], axis=1)
+    full = C[:, -1]
+    can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
+    can_exit[-1] = False
+    fold = rng.permutation(n) % n_folds
+    cal = np.empty(n)
+    for j in range(n_folds):
+        out = fold == j
+        maps = _maps(C[~out], tr.n_evaluated[~out], can_exit, 100)
+        cal[out] = calibrate_exits(maps, tr.scores[out], tr.labels[out], tr.n_evaluated[out], threshold)
+    crit = {"partial": expected_auc(tr.scores, full), "calibrated": expected_auc(cal, full)}
+    return ("partial" if crit["partial"] > crit["calibrated"] else "calibrated"), crit

@@ -227,3 +227,66 @@ def test_conformal_shift_exact_with_tied_scores(rng, margin, alpha):
     tr = core.early_exit(B, order, e1, e2)
     full = np.cumsum(B[:, order], axis=1)[:, -1] > 0
     assert int((tr.labels != full).sum()) <= np.floor(alpha * 1501 - 1)
+
+
+def reference_greedy(F, *, alpha, costs, threshold=0.0, negative_only=False, margin=0.0):
+    """The paper's greedy step written plainly: every remaining model's best split (sorted scores) each position."""
+    n, t = F.shape
+    y = F.sum(axis=1) > threshold
+    budget = core.budget_count(alpha, n)
+    order, en, ep = [], np.full(t, -np.inf), np.full(t, np.inf)
+    remaining, active, g = list(range(t)), np.arange(n), np.zeros(n)
+    for r in range(t):
+        if active.size == 0 or len(remaining) == 1:
+            order += remaining
+            break
+        ya = y[active]
+        splits = []
+        for k in remaining:
+            s = g + F[active, k]
+            splits.append(core._best_split(np.sort(s[ya]), np.sort(s[~ya]), budget, threshold, negative_only, margin))
+        stopped = np.array([sp.stopped for sp in splits], dtype=float)
+        if stopped.max() > 0:
+            ratio = np.where(stopped > 0, costs[remaining] / np.maximum(stopped, 1), np.inf)
+            best = np.flatnonzero(ratio == ratio.min())
+            j = int(best[np.argmax(stopped[best])])
+        else:
+            resid = (F[active].sum(axis=1) - g)[:, None] - F[np.ix_(active, remaining)]
+            j = int(np.argmin((resid**2).sum(axis=0)))
+        k, sp = remaining.pop(j), splits[j]
+        order.append(k)
+        en[r], ep[r] = sp.eps_neg, sp.eps_pos
+        budget -= sp.errors
+        s = g + F[active, k]
+        keep = ~((s > sp.eps_pos) | (s < sp.eps_neg))
+        active, g = active[keep], s[keep]
+    return np.array(order), en, ep
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_greedy_plan_equals_the_plain_greedy_step(seed):
+    """The compiled greedy (extreme rows selected, one pass per candidate) picks the same plan, ties included."""
+    r = np.random.default_rng(seed)
+    n, t = int(r.integers(2, 700)), int(r.integers(2, 25))
+    F = np.round(r.normal(size=(n, t)) * r.uniform(0.1, 1, size=t), seed % 3)  # rounded: many tied scores
+    kw = dict(alpha=[0.0, 0.01, 0.05, 0.2][seed % 4], costs=r.uniform(0.5, 2, size=t) if seed % 2 else np.ones(t),
+              threshold=[0.0, 0.3][seed % 2], negative_only=seed % 3 == 0, margin=[0.0, 0.05, 0.2][seed % 3])
+    for got, want in zip(core.greedy_plan(F, **kw), reference_greedy(F, **kw), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_greedy_plan_takes_one_pass_per_candidate_and_position():
+    """3,000 rows x 300 weak models at alpha 0.5%, every position reached: well under a second of CPU.
+
+    Each candidate's split at a position costs one pass over the active rows (the extreme rows are
+    selected, not sorted); a Python loop over candidates with a sort each took 1.8 s here.
+    """
+    import time
+
+    r = np.random.default_rng(0)
+    F = np.round(r.normal(size=3000)[:, None] * 0.01 + r.normal(scale=0.05, size=(3000, 300)), 3)
+    core.greedy_plan(F[:50, :5], alpha=0.005, costs=np.ones(5))  # compile / load the cached kernels
+    t0 = time.process_time()
+    order, en, _ = core.greedy_plan(F, alpha=0.005, costs=np.ones(300))
+    assert time.process_time() - t0 < 0.9
+    assert sorted(order.tolist()) == list(range(300)) and np.isfinite(en).sum() == 299

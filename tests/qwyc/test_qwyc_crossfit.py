@@ -6,7 +6,7 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from budget_extras.qwyc import _estimator as est
+from budget_extras.qwyc import _calibration as cal
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._estimator import QWYC
 
@@ -30,10 +30,10 @@ def test_crossfit_scores_every_row_with_a_plan_fit_without_it(model, monkeypatch
     X = Xc[np.sort(first)[:800]]  # rows with distinct per-tree outputs: a row is known by its outputs
     fitted_on: list[tuple[object, set[bytes]]] = []  # (plan, its fitting rows); keeps the plans alive
     scored: list[tuple[object, list[bytes]]] = []
-    family, critical = QWYC._family, est.critical
+    family, critical = cal.fit_family, cal.critical
 
-    def spy_family(self, rows, costs, rng):
-        base, scale = family(self, rows, costs, rng)
+    def spy_family(settings, rows, costs, rng):
+        base, scale = family(settings, rows, costs, rng)
         fitted_on.append((base, {row.tobytes() for row in rows}))
         return base, scale
 
@@ -41,8 +41,8 @@ def test_crossfit_scores_every_row_with_a_plan_fit_without_it(model, monkeypatch
         scored.append((plan, [row.tobytes() for row in rows]))
         return critical(plan, scale, rows)
 
-    monkeypatch.setattr(QWYC, "_family", spy_family)
-    monkeypatch.setattr(est, "critical", spy_critical)
+    monkeypatch.setattr(cal, "fit_family", spy_family)
+    monkeypatch.setattr(cal, "critical", spy_critical)
     q = QWYC(b, alpha=0.02, n_folds=4).fit(X)
     assert len(scored) == 4 and len(fitted_on) == 5  # four fold plans, then the plan on all rows
     all_rows = {row.tobytes() for row in q._outputs(X)}

@@ -171,10 +171,65 @@ def test_scores_parameter_validation():
     with pytest.raises(ValueError, match=r"binary models only.*scores='partial'"):
         QWYC(mc, scores="calibrated").fit(X)
     assert QWYC(mc, scores="partial").fit(X).score_maps_ is None
-    auto = QWYC(mc).fit(X)  # the default: calibrated for binary models, partial for multiclass ones
+    auto = QWYC(mc).fit(X)  # the default: chosen on the calibration rows for binary models, partial for multiclass
     assert auto.get_params()["scores"] == "auto" and auto.scores_ == "partial" and auto.score_maps_ is None
     with pytest.raises(ValueError, match="'scores' parameter of QWYC must be one of"):
         QWYC(mc, scores="isotonic").fit(X)
     yb = (y > 0).astype(float)
     binary = lgb.train({**params, "objective": "binary", "num_class": 1}, lgb.Dataset(X, yb), 10)
-    assert QWYC(binary).fit(X).scores_ == "calibrated"
+    chosen = QWYC(binary).fit(X)
+    assert chosen.scores_ == max(chosen.score_choice_, key=chosen.score_choice_.get)
+    assert (chosen.score_maps_ is None) == (chosen.scores_ == "partial")
+    fixed = QWYC(binary, scores="calibrated").fit(X)
+    assert fixed.scores_ == "calibrated" and fixed.score_choice_ == {}
+
+
+def test_expected_auc_is_the_pairwise_auc_under_the_full_models_probabilities():
+    r = np.random.default_rng(3)
+    full = r.normal(scale=2, size=40)
+    s = np.round(full + r.normal(size=40))  # ties on purpose
+    p = 1 / (1 + np.exp(-full))
+    num = den = 0.0
+    for i in range(40):
+        for j in range(40):
+            if i != j:
+                w = p[i] * (1 - p[j])
+                num += w * ((s[i] > s[j]) + 0.5 * (s[i] == s[j]))
+                den += w
+    assert _scores.expected_auc(s, full) == pytest.approx(num / den, rel=1e-12)
+    assert _scores.expected_auc(full, full) > _scores.expected_auc(s, full)
+
+
+def test_auto_keeps_partial_scores_where_maps_fit_on_other_rows_rank_worse():
+    """Rows exit with their full score already summed: the maps, fit on the other folds, only add noise."""
+    r = np.random.default_rng(0)
+    n, t = 600, 6
+    F = r.normal(scale=0.3, size=(n, t))
+    early = np.abs(F[:, 0]) > 0.2
+    F[early, 1:] = 0.0  # a row that exits at the first position has nothing left to add
+    order = np.arange(t)
+    en, ep = np.r_[-0.2, np.full(t - 1, -np.inf)], np.r_[0.2, np.full(t - 1, np.inf)]
+    choice, crit = _scores.choose_scores(F, order, en, ep, threshold=0.0, n_folds=5, rng=np.random.default_rng(1))
+    assert choice == "partial" and crit["partial"] > crit["calibrated"]
+
+
+def test_auto_calibrates_where_partial_scores_lose_the_ranking(case):
+    b, Xc, Xt, yt, qp, qc = case
+    auto = QWYC(b, alpha=0.01).fit(Xc)
+    assert auto.scores_ == "calibrated" and auto.score_choice_["calibrated"] > auto.score_choice_["partial"] + 0.01
+    np.testing.assert_array_equal(auto.predict(Xt).scores, qc.predict(Xt).scores)
+    assert roc_auc_score(yt, qc.predict(Xt).scores) > roc_auc_score(yt, qp.predict(Xt).scores) + 0.01
+
+
+def test_too_few_calibration_rows_for_alpha_warn_and_say_the_guarantee_is_an_expectation(case):
+    b, Xc, _, _, _, _ = case
+    with pytest.warns(UserWarning, match=r"500 held-out rows are few for alpha=0\.01 \(fewer than 10 / alpha = 1000\)"):
+        few = QWYC(b, alpha=0.01, scores="partial").fit(Xc[:500])
+    assert "in expectation over the calibration draw" in few.result_.message
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enough = QWYC(b, alpha=0.01, scores="partial").fit(Xc)  # 2,000 rows: 20 disagreements allowed
+    assert "in expectation" in enough.result_.message and "few" not in enough.result_.message
+    assert "no held-out guarantee" in QWYC(b, alpha=0.01, holdout=None).fit(Xc[:500]).result_.message
