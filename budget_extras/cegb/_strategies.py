@@ -261,8 +261,9 @@ def resolve_strategy(search: Any, options: Any, fork: bool, lgb_version: str) ->
     elif isinstance(search, str) and search in STRATEGIES:
         strategy, name = STRATEGIES[search], repr(search)
     else:
-        raise ValueError(f"The 'search' argument must be {' or '.join(repr(k) for k in STRATEGIES)}, "
-                         f"or a callable strategy. Got {search!r}.")
+        err = ValueError if isinstance(search, str) else TypeError
+        raise err(f"The 'search' argument of train_to_budget must be one of {tuple(STRATEGIES)} or a callable "
+                  f"strategy. Got {search!r}.")
     if strategy.fork_only and not fork:
         raise ValueError(
             f"The 'search' argument {name} needs the lightgbm-cegb fork (its cegb_budget parameter); "

@@ -181,7 +181,7 @@ def test_unknown_option_warns_naming_it(data):
 
 
 @pytest.mark.parametrize(("search", "options", "err"), [
-    ("slow", None, ValueError), (3, None, ValueError), ("full", [1], TypeError), ("full", {1: 2}, TypeError),
+    ("slow", None, ValueError), (3, None, TypeError), ("full", [1], TypeError), ("full", {1: 2}, TypeError),
 ])
 def test_bad_search_or_options_are_refused_naming_the_argument(data, search, options, err):
     """An unknown strategy name or non-dict options raise naming 'search' / 'options'."""
