@@ -451,6 +451,7 @@ def train_to_budget(
     search: str = "full",
     choose: str = "auto",
     rule: str = "best",
+    client: Any = None,
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
@@ -520,6 +521,13 @@ def train_to_budget(
         to 10,000 rows together when the rows can be pooled (docs/train_to_budget.md).
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
+    client : distributed.Client, optional
+        Search a table on a Dask cluster: ``train_set`` may then also be a tuple ``(X, y)`` and
+        ``X``, ``y`` (of ``train_set`` and ``valid_set``) Dask arrays or DataFrames. The search
+        runs in one Dask task on a row sample (every row up to 50,000, else ``proxy_rows``'
+        rule); the chosen configuration is trained on every row through ``lightgbm.dask`` and
+        its cost checked on every validation row (docs/train_to_budget.md, "Searching a table
+        on a Dask cluster"). Not with ``search="fast"`` or ``choose="cv"``.
 
     Returns
     -------
@@ -539,6 +547,15 @@ def train_to_budget(
     -----
     With upstream LightGBM groups are not trained on, but a group is still charged once per row.
     """
+    if client is not None:
+        from ._dask import train_on_cluster
+
+        return train_on_cluster(client, params, train_set, budget=budget, valid_set=valid_set, costs=costs,
+                                scoring=scoring, kw=dict(
+            num_boost_round=num_boost_round, random_state=random_state, progress=progress, k_grid=k_grid,
+            n_tradeoffs=n_tradeoffs, n_bisect=n_bisect, greedy=greedy, budgets=budgets, keep_boosters=keep_boosters,
+            num_leaves_grid=num_leaves_grid, proxy_rows=proxy_rows, n_jobs=n_jobs, max_fits=max_fits,
+            time_limit=time_limit, search=search, choose=choose, rule=rule))
     o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
