@@ -427,11 +427,10 @@ def _refuse(kw: Mapping[str, Any]) -> None:
         )
 
 
-def train_on_cluster(client: Any, params: Any, train_set: Any, *, budget: Any, valid_set: Any, costs: Any,
-                     scoring: Any, kw: dict[str, Any]) -> BudgetTrainResult:
+def train_on_cluster(args: dict[str, Any]) -> BudgetTrainResult:
     """``train_to_budget`` with ``client``: the search on a sample in one task, the choice trained on every row.
 
-    ``kw``: the other keyword arguments of :func:`~budget_extras.cegb._train_to_budget.train_to_budget`.
+    ``args``: every argument of :func:`~budget_extras.cegb._train_to_budget.train_to_budget`, by name.
 
     Raises
     ------
@@ -444,6 +443,9 @@ def train_on_cluster(client: Any, params: Any, train_set: Any, *, budget: Any, v
     from . import _train_to_budget as ttb
 
     t0 = time.perf_counter()
+    kw = dict(args)
+    client, params, train_set, valid_set, costs, scoring, budget = (
+        kw.pop(k) for k in ("client", "params", "train_set", "valid_set", "costs", "scoring", "budget"))
     check_client(client)
     base = _base(ttb._params_iv(params), kw["random_state"])
     ttb._check_arguments({**kw, "budget": budget})

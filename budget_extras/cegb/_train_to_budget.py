@@ -21,6 +21,7 @@ from ..core._params import Interval, Options, check_scalar, is_integer, is_real
 from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
+from . import _dask
 from . import _families as fam
 from ._fast import RANK_ROUNDS, planned_fast_units, run_fast
 from ._result import BudgetTrainResult, Candidate, pick
@@ -450,16 +451,14 @@ def train_to_budget(
     time_limit: float | None = None,
     search: str = "full",
     choose: str = "auto",
-    rule: str = "best",
-    client: Any = None,
+    rule: str = "best", client: Any = None,
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains candidates of several families (plain, top-k subsets, greedy forward selection,
-    CEGB lazy costs, CEGB inside a subset, smaller trees; docs/train_to_budget.md) and returns
-    the best whose mean per-row cost (:func:`budget_extras.cost_report`) fits ``budget``
-    (:func:`budget_extras.core.fits_budget`), chosen on the validation rows or by
-    cross-validation (``choose``). Large training sets run on proxies first (``proxy_rows``).
+    Trains candidates of several families (plain, top-k subsets, greedy forward selection, CEGB lazy costs,
+    CEGB inside a subset, smaller trees; docs/train_to_budget.md) and returns the best whose mean per-row
+    cost (:func:`budget_extras.cost_report`) fits ``budget`` (:func:`budget_extras.core.fits_budget`), chosen
+    on the validation rows or by cross-validation (``choose``). Large training sets run on proxies first.
 
     Parameters
     ----------
@@ -477,7 +476,7 @@ def train_to_budget(
     costs : FeatureCosts, list / array, dict, pandas.Series or path to a costs CSV
         Per-feature acquisition costs (dict / Series keyed by feature name; features not listed
         cost 0). A FeatureCosts may also carry groups (the fork trains with them), coupled and
-        evaluation costs.
+        evaluation costs. With upstream LightGBM groups are not trained on (still charged once per row).
     num_boost_round : int, default 200
         Rounds of every candidate.
     scoring : None, str or callable
@@ -522,12 +521,8 @@ def train_to_budget(
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
     client : distributed.Client, optional
-        Search a table on a Dask cluster: ``train_set`` may then also be a tuple ``(X, y)`` and
-        ``X``, ``y`` (of ``train_set`` and ``valid_set``) Dask arrays or DataFrames. The search
-        runs in one Dask task on a row sample (every row up to 50,000, else ``proxy_rows``'
-        rule); the chosen configuration is trained on every row through ``lightgbm.dask`` and
-        its cost checked on every validation row (docs/train_to_budget.md, "Searching a table
-        on a Dask cluster"). Not with ``search="fast"`` or ``choose="cv"``.
+        Search on a Dask cluster (``train_set`` may be a tuple ``(X, y)``, Dask or not): the search on a row
+        sample in one task, the choice trained on every row through ``lightgbm.dask`` (docs/train_to_budget.md).
 
     Returns
     -------
@@ -538,24 +533,12 @@ def train_to_budget(
     Warns
     -----
     UserWarning
-        If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
-        cheapest is returned), if a limit cut the search (``LIMIT``), on unused options, or if
-        a cross-validated choice is within one standard error of the best top-k subset or of
-        a constant model.
-
-    Notes
-    -----
-    With upstream LightGBM groups are not trained on, but a group is still charged once per row.
+        If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the cheapest
+        is returned), if a limit cut the search (``LIMIT``), on unused options, or if a cross-validated
+        choice is within one standard error of the best top-k subset or of a constant model.
     """
-    if client is not None:
-        from ._dask import train_on_cluster
-
-        return train_on_cluster(client, params, train_set, budget=budget, valid_set=valid_set, costs=costs,
-                                scoring=scoring, kw=dict(
-            num_boost_round=num_boost_round, random_state=random_state, progress=progress, k_grid=k_grid,
-            n_tradeoffs=n_tradeoffs, n_bisect=n_bisect, greedy=greedy, budgets=budgets, keep_boosters=keep_boosters,
-            num_leaves_grid=num_leaves_grid, proxy_rows=proxy_rows, n_jobs=n_jobs, max_fits=max_fits,
-            time_limit=time_limit, search=search, choose=choose, rule=rule))
+    if client is not None:  # docs/train_to_budget.md, "Searching a table on a Dask cluster"
+        return _dask.train_on_cluster(dict(locals()))
     o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,
