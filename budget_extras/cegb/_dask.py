@@ -40,12 +40,14 @@ MAX_TRIES = 3
 
 
 def check_client(client: Any) -> None:
-    """Refuse a ``client`` that is not a ``distributed.Client``.
+    """Refuse a ``client`` that is not a ``distributed.Client``, or one without workers.
 
     Raises
     ------
     TypeError
         Naming ``client``, what is expected and what came.
+    ValueError
+        If the client is closed or its cluster has no workers (the search task would wait forever).
     """
     try:
         from distributed import Client
@@ -56,6 +58,12 @@ def check_client(client: Any) -> None:
         ) from exc
     if not isinstance(client, Client):
         raise TypeError(f"The 'client' argument must be a distributed.Client or None. Got {type(client).__name__}.")
+    if client.status != "running":
+        raise ValueError(f"The 'client' argument must be connected to a scheduler. Got a client with status "
+                         f"{client.status!r}.")
+    if not client.scheduler_info().get("workers"):  # a task would wait for a worker forever
+        raise ValueError("The 'client' argument's cluster has no workers: start some (or wait for them with "
+                         "client.wait_for_workers) before searching on it.")
 
 
 def _is_dask(obj: Any) -> bool:
@@ -223,7 +231,7 @@ def _ship(client: Any, t: _Table, m_rule: Any, seed: int) -> tuple[tuple[Any, An
     check_finite_labels(np.asarray(t.y).ravel(), name="train_set", owner="train_to_budget")
     n, cols = _local_sample(t, _sample_size(_n_rows(t.X), m_rule), seed)
     k = max(1, len(client.scheduler_info()["workers"]))
-    return _to_dask(t, k), n, [client.scatter([c])[0] for c in cols] + ([None] if t.weight is None else [])
+    return _to_dask(t, k), n, [client.scatter([c], hash=False)[0] for c in cols] + ([None] if t.weight is None else [])
 
 
 def _to_dask(t: _Table, k: int) -> tuple[Any, Any, Any]:
@@ -461,9 +469,9 @@ def train_on_cluster(args: dict[str, Any]) -> BudgetTrainResult:
     vi = _rows(len(yv), m, seed) if m < n else None
     sub = (Xv, yv, init) if vi is None else (_take(Xv, vi), yv[vi], None if init is None else init[vi])
     inner_kw = {**kw, "budget": budget, "scoring": scoring, "progress": False, "proxy_rows": None, "choose": "valid"}
+    shipped = client.scatter([sub], hash=False)[0]  # unhashed: a key shared with an earlier call may be released
     inner: BudgetTrainResult = client.submit(
-        _search_task, dict(params), *sample, t.names, t.categorical, client.scatter([sub])[0], costs, inner_kw,
-        pure=False,
+        _search_task, dict(params), *sample, t.names, t.categorical, shipped, costs, inner_kw, pure=False,
     ).result()
     t1 = time.perf_counter()
     score_fn: Any = resolve_scoring(scoring, base)[1]

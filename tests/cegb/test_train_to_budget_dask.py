@@ -103,11 +103,46 @@ def test_dask_array_and_dataframe_inputs_search_a_sample(client: Any) -> None:
     assert result.seconds["cluster_fit"] > 0 and "1,000 sampled rows" in result.message
 
 
+def test_weighted_rows_and_several_budgets_twice_on_the_same_data(client: Any) -> None:
+    """A weighted Dataset with budgets= and keep_boosters: a full-size model per budget, each within
+    it; the same call again on the same rows makes the same choice (the shipped rows are not shared
+    between calls, so the first call's release cannot lose the second's)."""
+    X, y = _table(2000, 8)
+    Xv, yv = _table(1000, 9)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y))
+    runs = []
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            runs.append(train_to_budget(PARAMS, lgb.Dataset(X, y, weight=weight), client=client, budget=6.0,
+                                        budgets=[3.0, 9.0], keep_boosters=True, valid_set=(Xv, yv), costs=COSTS,
+                                        **SEARCH))
+    for b in (3.0, 6.0, 9.0):
+        c = runs[0].best_at(b)
+        assert c is not None and c.cost <= b and c.rows == 2000 and not c.proxy
+        assert isinstance(runs[0].booster_at(b), lgb.Booster)
+    # the sample search is deterministic; the full-size trees depend on where lightgbm.dask puts the
+    # partitions (each worker bins its own continuous features), so only the choice repeats exactly
+    assert runs[0].chosen.params == runs[1].chosen.params
+    assert abs(runs[0].score - runs[1].score) <= 0.01
+
+
 @pytest.mark.parametrize("bad", ["tcp://127.0.0.1:8786", 3, object()])
 def test_a_client_that_is_not_a_distributed_client_is_refused(bad: Any) -> None:
     X, y = _table(200, 6)
     with pytest.raises(TypeError, match=r"'client' argument must be a distributed\.Client"):
         train_to_budget(PARAMS, lgb.Dataset(X, y), budget=1.0, valid_set=(X, y), costs=COSTS, client=bad)
+
+
+def test_a_closed_client_is_refused(client: Any) -> None:
+    """A client whose connection is closed is an error naming 'client', not a hang or a loop error."""
+    import distributed
+
+    closed = distributed.Client(client.cluster, timeout="30s", set_as_default=False)
+    closed.close()
+    X, y = _table(200, 10)
+    with pytest.raises(ValueError, match="'client' argument must be connected"):
+        train_to_budget(PARAMS, lgb.Dataset(X, y), budget=1.0, valid_set=(X, y), costs=COSTS, client=closed)
 
 
 def test_options_the_cluster_search_does_not_run_are_refused(client: Any) -> None:
