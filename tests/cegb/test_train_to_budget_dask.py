@@ -84,15 +84,20 @@ def test_a_feature_subset_choice_trains_on_the_cluster(client: Any) -> None:
     assert result.cost <= 4.0
 
 
-def test_dask_array_and_dataframe_inputs_search_a_sample(client: Any) -> None:
-    """Dask arrays for training and Dask DataFrames for validation: the search runs on a 1,000-row sample
-    (proxy_rows), the chosen model on all 4,000 rows, measured on every validation row."""
+@pytest.mark.parametrize("train_kind", ["array", "dataframe"])
+def test_dask_array_and_dataframe_inputs_search_a_sample(client: Any, train_kind: str) -> None:
+    """Dask arrays or DataFrames for training, the other kind for validation: the search runs on a
+    1,000-row sample (proxy_rows), the chosen model on all 4,000 rows, measured on every validation row."""
     da = pytest.importorskip("dask.array")
     dd = pytest.importorskip("dask.dataframe")
     X, y = _table(4000, 4)
     Xv, yv = _table(2000, 5)
-    train = (da.from_array(X.to_numpy(), chunks=(1500, 6)), da.from_array(y.to_numpy(), chunks=1500))
-    valid = (dd.from_pandas(Xv, npartitions=3), dd.from_pandas(yv, npartitions=3))
+    arrays = (da.from_array(X.to_numpy(), chunks=(1500, 6)), da.from_array(y.to_numpy(), chunks=1500))
+    frames = (dd.from_pandas(Xv, npartitions=3), dd.from_pandas(yv, npartitions=3))
+    if train_kind == "dataframe":
+        arrays = (da.from_array(Xv.to_numpy(), chunks=(700, 6)), da.from_array(yv.to_numpy(), chunks=700))
+        frames = (dd.from_pandas(X, npartitions=3), dd.from_pandas(y, npartitions=3))
+    train, valid = (arrays, frames) if train_kind == "array" else (frames, arrays)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         result = train_to_budget(PARAMS, train, client=client, budget=6.0, valid_set=valid,
