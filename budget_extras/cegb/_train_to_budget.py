@@ -21,6 +21,7 @@ from ..core._params import Interval, Options, check_scalar, is_integer, is_real
 from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
+from . import _dask
 from ._result import BudgetTrainResult, Candidate, pick
 from ._scoring import objective_kind, readable, resolve_scoring
 from ._search import Clock, Search, SearchCut
@@ -382,16 +383,14 @@ def train_to_budget(
     time_limit: float | None = None,
     search: Any = "full",
     choose: str = "auto",
-    rule: str = "best",
-    options: Mapping[str, Any] | None = None,
+    rule: str = "best", options: Mapping[str, Any] | None = None, client: Any = None,
 ) -> BudgetTrainResult:
     """Train the most accurate model whose mean per-row validation cost is <= ``budget``.
 
-    Trains candidates of several families (plain, top-k subsets, greedy forward selection,
-    CEGB lazy costs, CEGB inside a subset, smaller trees; docs/train_to_budget.md) and returns
-    the best whose mean per-row cost (:func:`budget_extras.cost_report`) fits ``budget``
-    (:func:`budget_extras.core.fits_budget`), chosen on the validation rows or by
-    cross-validation (``choose``). Large training sets run on proxies first (``proxy_rows``).
+    Trains candidates of several families (plain, top-k subsets, greedy forward selection, CEGB lazy costs,
+    CEGB inside a subset, smaller trees; docs/train_to_budget.md) and returns the best whose mean per-row
+    cost (:func:`budget_extras.cost_report`) fits ``budget`` (:func:`budget_extras.core.fits_budget`), chosen
+    on the validation rows or by cross-validation (``choose``). Large training sets run on proxies first.
 
     Parameters
     ----------
@@ -454,6 +453,9 @@ def train_to_budget(
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
     options : dict, optional
         The strategy's knobs (``"full"``: successive halving); unused keys warn.
+    client : distributed.Client, optional
+        Search on a Dask cluster (``train_set`` may be a tuple ``(X, y)``, Dask or not): the search on a row
+        sample in one task, the choice trained on every row through ``lightgbm.dask`` (docs/train_to_budget.md).
 
     Returns
     -------
@@ -464,11 +466,12 @@ def train_to_budget(
     Warns
     -----
     UserWarning
-        If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the
-        cheapest is returned), if a limit cut the search (``LIMIT``), on unused options, or if
-        a cross-validated choice is within one standard error of the best top-k subset or of
-        a constant model.
+        If the returned model is constant, if no candidate fits the budget (``INFEASIBLE``: the cheapest
+        is returned), if a limit cut the search (``LIMIT``), on unused options, or if a cross-validated
+        choice is within one standard error of the best top-k subset or of a constant model.
     """
+    if client is not None:  # docs/train_to_budget.md, "Searching a table on a Dask cluster"
+        return _dask.train_on_cluster(dict(locals()))
     o, Xv, yv, init = _iv(
         params, train_set, budget, valid_set, budgets=budgets, k_grid=k_grid, proxy_rows=proxy_rows,
         time_limit=time_limit, num_boost_round=num_boost_round, n_tradeoffs=n_tradeoffs, n_bisect=n_bisect,

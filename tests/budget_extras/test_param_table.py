@@ -81,7 +81,7 @@ TTB_VALUES = {n: p.default for n, p in inspect.signature(train_to_budget).parame
 TTB_VALUES["budget"] = 1.0
 #: Arguments of train_to_budget that are not scalars (data, costs, scorers, sequences: checked where used).
 TTB_NOT_SCALAR = {"params", "train_set", "valid_set", "costs", "scoring", "k_grid", "budgets", "num_leaves_grid",
-                  "search", "options"}  # a strategy name, callable or Strategy; a dict of its knobs
+                  "search", "options", "client"}  # a strategy name, callable or Strategy; its knobs; a Client
 
 
 def _ttb_outcome(name: str, value: Any) -> type[Exception] | None:
