@@ -12,6 +12,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 
@@ -97,6 +98,31 @@ def test_metric_equals_cost_report_after_every_iteration(lgb, task, sampling):
     booster, evals = _train(lgb, objective, train, valid, cegb_cost_file=costs, **sampling)
     ens = TreeEnsemble.from_booster(booster)
     assert (ens.feature[~ens.is_leaf] == CAT).any(), "the model should split on the categorical feature"
+    _check_curve(booster, evals, train, valid, costs)
+
+
+@pytest.mark.parametrize("boosting", [{"boosting": "dart", "drop_rate": 0.3},
+                                      {"boosting": "rf", "bagging_fraction": 0.6, "bagging_freq": 1}],
+                         ids=["dart", "rf"])
+def test_dart_and_random_forest(lgb, binary, boosting):
+    objective, train, valid = binary
+    costs = _costs()
+    booster, evals = _train(lgb, objective, train, valid, cegb_cost_file=costs, **boosting)
+    _check_curve(booster, evals, train, valid, costs)
+
+
+def test_sparse_rows(lgb, binary):
+    """Rows given as a sparse matrix (most values zero) are routed through the sparse bins."""
+    objective, (X, y), (Xv, yv) = binary
+    rng = np.random.default_rng(3)
+    sparse = []
+    for A in (X, Xv):
+        A = A.copy()
+        A[:, :CAT][rng.random((A.shape[0], CAT)) < 0.7] = 0.0
+        sparse.append(sp.csr_matrix(A))
+    costs = _costs()
+    train, valid = (sparse[0], y), (sparse[1], yv)
+    booster, evals = _train(lgb, objective, train, valid, cegb_cost_file=costs)
     _check_curve(booster, evals, train, valid, costs)
 
 
