@@ -164,6 +164,12 @@ def test_rollback_and_continued_training_recount(lgb, task):
     assert booster.eval_valid()[0][2] == pytest.approx(_expected(booster, Xv, costs, 4), rel=1e-9)
     booster.update()
     assert booster.eval_valid()[0][2] == pytest.approx(_expected(booster, Xv, costs, 5), rel=1e-9)
+    # rolled back and regrown (other trees, maybe at the removed trees' addresses) between two evaluations
+    booster.rollback_one_iter()
+    booster.reset_parameter({"cegb_tradeoff": 0.0, "num_leaves": 15})
+    booster.update()
+    assert booster.eval_valid()[0][2] == pytest.approx(_expected(booster, Xv, costs, 5), rel=1e-9)
+    booster.reset_parameter({"cegb_tradeoff": 0.002, "num_leaves": 7})
 
     evals: dict = {}
     more = lgb.train(params, dtrain, 3, init_model=booster, valid_sets=[lgb.Dataset(Xv, yv, reference=dtrain)],

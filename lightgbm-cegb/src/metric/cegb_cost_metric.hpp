@@ -19,9 +19,11 @@
  *
  * Incremental: each dataset keeps, per row, a bitset of the units it acquired and its cost so
  * far; when the model has new trees, only those are walked (rows routed by their bins, as the
- * CEGB learner routes its training rows). A model whose earlier trees changed (rollback, merge,
- * a loaded model) is recounted from its trees. The Booster attaches the metric to its dataset
- * (GBDT::Init, ResetTrainingData, AddValidDataset call CEGBCostMetric::AttachAll).
+ * CEGB learner routes its training rows). The counted trees are known by address: a model that no
+ * longer starts with them (a merged model, shuffled trees) is recounted from its trees; removed
+ * trees (RollbackOneIter) are reported by ForgetTrees, since a later tree may take a removed
+ * tree's address. The Booster attaches the metric to its dataset (GBDT::Init, ResetTrainingData,
+ * AddValidDataset call CEGBCostMetric::AttachAll).
  */
 #ifndef LIGHTGBM_SRC_METRIC_CEGB_COST_METRIC_HPP_
 #define LIGHTGBM_SRC_METRIC_CEGB_COST_METRIC_HPP_
@@ -98,6 +100,19 @@ class CEGBCostMetric : public Metric {
     }
   }
 
+  /*! \brief Trees were removed from the model (RollbackOneIter): recount the model at the next evaluation. */
+  static void ForgetTrees(const std::vector<const Metric*>& training,
+                          const std::vector<std::vector<const Metric*>>& valid) {
+    auto forget = [](const Metric* metric) {
+      const CEGBCostMetric* cost = dynamic_cast<const CEGBCostMetric*>(metric);
+      if (cost != nullptr) cost->recount_ = true;
+    };
+    for (const Metric* metric : training) forget(metric);
+    for (const auto& metrics : valid) {
+      for (const Metric* metric : metrics) forget(metric);
+    }
+  }
+
   /*! \brief Early stopping skips cegb_cost: warn when a validation dataset has no other metric. */
   static void WarnIfOnlyCost(const std::vector<const Metric*>& metrics, int valid_index) {
     if (metrics.empty()) return;
@@ -156,41 +171,18 @@ class CEGBCostMetric : public Metric {
     paid_.assign(static_cast<size_t>(num_data_) * words_, 0);
     feature_used_.assign(coupled_.size(), false);
     accounted_.clear();
-  }
-
-  /*! \brief A fingerprint of what routing and accounting read of a tree (its shape, features and bin thresholds). */
-  static uint64_t Shape(const Tree& tree) {
-    uint64_t h = 1469598103934665603ULL;
-    auto mix = [&h](uint64_t v) {
-      h ^= v;
-      h *= 1099511628211ULL;
-    };
-    mix(static_cast<uint32_t>(tree.num_leaves()));
-    for (int node = 0; node < tree.num_leaves() - 1; ++node) {
-      mix(static_cast<uint32_t>(tree.split_feature(node)));
-      mix(static_cast<uint32_t>(tree.left_child(node)));
-      mix(static_cast<uint32_t>(tree.right_child(node)));
-      mix(tree.threshold_in_bin(node));
-      mix(tree.IsNumericalSplit(node) ? 1 : 2);
-    }
-    return h;
+    recount_ = false;
   }
 
   /*! \brief Count the trees of the model not counted yet; recount all when an earlier one changed. */
   void Sync() const {
     const std::vector<std::unique_ptr<Tree>>& models = *models_;
-    size_t same = 0;
-    while (same < accounted_.size() && same < models.size() && models[same].get() == accounted_[same].tree &&
-           Shape(*models[same]) == accounted_[same].shape) {
-      ++same;
-    }
-    if (same < accounted_.size()) {
-      Reset();
-      same = 0;
-    }
-    for (size_t t = same; t < models.size(); ++t) {
+    bool same = !recount_ && accounted_.size() <= models.size();
+    for (size_t t = 0; same && t < accounted_.size(); ++t) same = models[t].get() == accounted_[t];
+    if (!same) Reset();
+    for (size_t t = accounted_.size(); t < models.size(); ++t) {
       AddTree(*models[t]);
-      accounted_.push_back({models[t].get(), Shape(*models[t])});
+      accounted_.push_back(models[t].get());
     }
   }
 
@@ -278,11 +270,6 @@ class CEGBCostMetric : public Metric {
     OMP_THROW_EX();
   }
 
-  struct Counted {
-    const Tree* tree;
-    uint64_t shape;
-  };
-
   const Config config_;
   const std::vector<std::string> name_{"cegb_cost"};
   data_size_t num_data_ = 0;
@@ -298,7 +285,8 @@ class CEGBCostMetric : public Metric {
   mutable std::vector<double> row_cost_;
   mutable std::vector<uint64_t> paid_;  // num_data_ x words_
   mutable std::vector<bool> feature_used_;
-  mutable std::vector<Counted> accounted_;
+  mutable std::vector<const Tree*> accounted_;  // the counted trees, in model order
+  mutable bool recount_ = false;                // trees were removed: recount the model
 };
 
 }  // namespace LightGBM
