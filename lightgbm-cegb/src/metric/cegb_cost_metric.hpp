@@ -216,6 +216,26 @@ class CEGBCostMetric : public Metric {
         if (bit >= 0) leaf_bits[static_cast<size_t>(leaf) * words_ + (bit >> 6)] |= uint64_t(1) << (bit & 63);
       }
     }
+    // per internal node and bin of its feature: whether a row of that bin goes left (a bin's value
+    // is its upper bound, NaN for the NaN bin: exact for thresholds learned on this binning)
+    std::vector<size_t> first_bin(num_internal);
+    std::vector<uint8_t> goes_left;
+    for (int node = 0; node < num_internal; ++node) {
+      first_bin[node] = goes_left.size();
+      const int f = inner[node];
+      if (f < 0) {  // not in this dataset: every row reads 0
+        goes_left.push_back(tree.NextNode(0.0, node) == tree.left_child(node));
+        continue;
+      }
+      const BinMapper* mapper = data_->FeatureBinMapper(f);
+      const int num_bin = mapper->num_bin();
+      for (int bin = 0; bin < num_bin; ++bin) {
+        const bool nan_bin = mapper->missing_type() == MissingType::NaN && bin == num_bin - 1 &&
+                             mapper->bin_type() == BinType::NumericalBin;
+        const double value = nan_bin ? std::nan("") : mapper->BinToValue(static_cast<uint32_t>(bin));
+        goes_left.push_back(tree.NextNode(value, node) == tree.left_child(node));
+      }
+    }
     const data_size_t n = num_data_;
     const int nthreads = OMP_NUM_THREADS();
     const data_size_t block = std::max<data_size_t>(4096, n / std::max(1, nthreads * 4) + 1);
@@ -239,18 +259,8 @@ class CEGBCostMetric : public Metric {
         int node = 0;
         while (node >= 0) {
           const int f = inner[node];
-          double value = 0.0;
-          if (f >= 0) {
-            const BinMapper* mapper = data_->FeatureBinMapper(f);
-            const uint32_t bin = iters[f]->Get(row);
-            if (mapper->missing_type() == MissingType::NaN && bin == static_cast<uint32_t>(mapper->num_bin() - 1) &&
-                mapper->bin_type() == BinType::NumericalBin) {
-              value = std::nan("");
-            } else {
-              value = mapper->BinToValue(bin);
-            }
-          }
-          node = tree.NextNode(value, node);
+          const uint32_t bin = f >= 0 ? iters[f]->Get(row) : 0;
+          node = goes_left[first_bin[node] + bin] ? tree.left_child(node) : tree.right_child(node);
         }
         const int leaf = ~node;
         double cost = leaf_split[leaf];
