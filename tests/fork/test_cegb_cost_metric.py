@@ -218,6 +218,17 @@ def test_early_stopping_on_the_cost_alone_is_an_error(lgb, binary):
                cegb_penalty_feature_lazy=LAZY)
 
 
+def test_early_stopping_with_only_the_training_set_is_disabled(lgb, binary):
+    """As upstream: only the training data evaluated disables early stopping (a warning), with cegb_cost too."""
+    objective, (X, y), _ = binary
+    params = {**BASE, **objective, "num_leaves": 7, "metric": "cegb_cost", "cegb_tradeoff": 0.002,
+              "cegb_penalty_feature_lazy": LAZY}
+    train = lgb.Dataset(X, y)
+    with pytest.warns(UserWarning, match="Only training set found"):
+        booster = lgb.train(params, train, 6, valid_sets=[train], callbacks=[lgb.early_stopping(2, verbose=False)])
+    assert booster.current_iteration() == 6
+
+
 def test_cv_with_early_stopping(lgb, binary):
     objective, train, _ = binary
     X, y = train
