@@ -17,7 +17,7 @@
  * parameters integers in 0..2^31-1 (int32), or -1 for no group; the file's group cells are text
  * labels (empty or -1 for no group). A group's lazy cost is the file's group_cost for it, else
  * the max of its members' lazy costs. The file's tree column (the per-tree evaluation cost) is
- * read and checked, but training does not use it.
+ * read and checked; training does not use it (metric=cegb_cost counts it).
  */
 #ifndef LIGHTGBM_SRC_TREELEARNER_CEGB_CEGB_COSTS_HPP_
 #define LIGHTGBM_SRC_TREELEARNER_CEGB_CEGB_COSTS_HPP_
@@ -47,6 +47,7 @@ struct CEGBCostFile {
   std::map<std::string, std::vector<double>> columns;
   int num_groups = 0;
   std::vector<double> group_cost;  // per dense id: the file's group_cost, -1 = none given
+  double tree = 0.0;               // the tree column: evaluation cost per tree (metric=cegb_cost counts it)
 };
 
 struct CEGBCosts {
@@ -59,6 +60,7 @@ struct CEGBCosts {
   std::vector<double> group_lazy;     // per group: the file's group_cost, else max of its members' lazy costs
   std::vector<double> group_coupled;  // per group: max of its members' coupled costs
   std::vector<std::vector<int>> group_members;  // real feature ids per group
+  double tree = 0.0;  // the cost file's per-tree evaluation cost (training does not use it; metric=cegb_cost does)
 
   static CEGBCosts Resolve(const Config& config, const std::vector<std::string>& names) {
     const int n = static_cast<int>(names.size());
@@ -67,6 +69,7 @@ struct CEGBCosts {
     const CostFile file = ReadCostFile(config.cegb_cost_file, names, index);
 
     CEGBCosts c;
+    c.tree = file.tree;
     c.lazy = Pick("cegb_penalty_feature_lazy", config.cegb_penalty_feature_lazy, config, file, "lazy", names, index);
     c.coupled = Pick("cegb_penalty_feature_coupled", config.cegb_penalty_feature_coupled, config, file,
                      "coupled", names, index);
@@ -381,6 +384,7 @@ struct CEGBCosts {
         group_cost[label[f]] = this_group_cost;
       }
     }
+    file.tree = tree;
     if (col.count("group")) {
       // dense group ids in order of first appearance over the features (as positional ids)
       std::map<std::string, int> dense;
