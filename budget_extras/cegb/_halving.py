@@ -12,8 +12,9 @@ bisection fit, one refit) are compared with everything trained before them.
 from __future__ import annotations
 
 import math
+import numbers
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ import lightgbm as lgb
 import numpy as np
 
 from .._compat import param_aliases
+from ..core._params import Interval, check_scalar
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -50,24 +52,21 @@ def halving_from_options(options: dict[str, Any]) -> Halving | None:
 
     Raises
     ------
-    ValueError
-        Naming ``options['rungs']`` or ``options['margin']`` when out of range.
+    ValueError, TypeError
+        Naming the option (``halving``, ``rungs``, ``margin``), by the parameter table's rule.
     """
-    if not isinstance(options.get("halving"), (bool, np.bool_)):
-        raise ValueError(f"The 'options' argument's 'halving' must be True or False. Got {options.get('halving')!r}.")
+    where = {"owner": "train_to_budget(options=...)", "kind": "option"}
+    check_scalar(options.get("halving"), "halving", ["boolean"], **where)
     rungs, margin = options.get("rungs"), options.get("margin")
-    bad = f"The 'options' argument's 'rungs' must be a sequence of numbers in (0, 1). Got {rungs!r}."
-    if isinstance(rungs, (str, bytes)):
-        raise ValueError(bad)
-    try:
-        qs = tuple(float(q) for q in rungs)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        raise ValueError(bad) from None
-    if any(isinstance(q, bool) or not 0 < q < 1 for q in qs):
-        raise ValueError(bad)
-    if (isinstance(margin, bool) or not isinstance(margin, (int, float, np.floating, np.integer))
-            or not math.isfinite(float(margin)) or margin < 0):
-        raise ValueError(f"The 'options' argument's 'margin' must be a finite number >= 0. Got {margin!r}.")
+    if isinstance(rungs, (str, bytes, bytearray)) or not isinstance(rungs, Iterable):
+        raise TypeError(f"The 'rungs' option of train_to_budget(options=...) must be a sequence of numbers in "
+                        f"(0, 1). Got {rungs!r} instead.")
+    qs = tuple(rungs)
+    for q in qs:
+        check_scalar(q, "rungs", [Interval(numbers.Real, 0, 1, closed="neither")], **where)
+    check_scalar(margin, "margin", [Interval(numbers.Real, 0, None, closed="left")], **where)
+    assert margin is not None  # for mypy: the table refused None
+    qs = tuple(float(q) for q in qs)
     return Halving(tuple(sorted(set(qs))), float(margin)) if options["halving"] and qs else None
 
 

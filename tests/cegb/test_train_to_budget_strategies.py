@@ -268,13 +268,14 @@ def test_a_candidate_is_stopped_only_when_another_is_no_dearer_and_better_by_the
 
 @pytest.mark.parametrize("options", [
     {"halving": "yes"}, {"halving": True, "rungs": [0.5, 1.0]}, {"halving": True, "rungs": "0.5"},
-    {"halving": True, "margin": -1}, {"halving": True, "margin": float("nan")},
+    {"halving": True, "margin": -1}, {"halving": True, "margin": float("nan")}, {"halving": True, "margin": True},
+    {"halving": True, "rungs": [True]}, {"halving": 1},
 ])
 def test_bad_halving_options_are_refused_naming_them(data, options):
-    """Halving knobs out of range raise naming options and the key."""
+    """Halving knobs out of range or of the wrong type (a bool is no number) raise naming the key."""
     Xt, yt, Xv, yv = data
     key = [k for k in options if k != "halving"] or ["halving"]
-    with pytest.raises(ValueError, match=f"'options' argument's '{key[-1]}'"):
+    with pytest.raises((ValueError, TypeError), match=rf"'{key[-1]}' option of train_to_budget\(options=...\)"):
         train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
                         num_boost_round=5, greedy=False, choose="valid", progress=False, options=options)
 
