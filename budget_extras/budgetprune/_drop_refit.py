@@ -41,11 +41,13 @@ __all__ = [
     "forced_ensemble",
     "initial_score",
     "leaf_sum",
+    "nan_forcing",
     "path_tables",
     "prepare_rows",
     "refit_values",
     "route",
     "row_usage",
+    "usage_cost",
 ]
 
 #: Objective name (first word of the model text's ``objective``) to kernel code.
@@ -155,6 +157,37 @@ def _usage_kernel(leaves, bits, cost):  # type: ignore[no-untyped-def]
                 words[i, w] |= bits[node, w]
             total[i] += cost[node]
     return words, total
+
+
+@njit(cache=True)
+def _usage_cost_kernel(leaves, bits, cost, unit, unit_cost):  # type: ignore[no-untyped-def]
+    """Per row: the cost of the acquisition units its paths need plus their split cost; features any row uses."""
+    n_trees, n = leaves.shape
+    n_words = bits.shape[1]
+    words = np.zeros((n, n_words), dtype=np.uint64)
+    any_words = np.zeros(n_words, dtype=np.uint64)
+    stamp = np.full(unit_cost.size, -1, dtype=np.int64)
+    total = np.zeros(n)
+    for t in range(n_trees):  # tree-major, as ``leaves`` is stored
+        for i in range(n):
+            node = leaves[t, i]
+            for w in range(n_words):
+                words[i, w] |= bits[node, w]
+            total[i] += cost[node]
+    for i in range(n):
+        for w in range(n_words):
+            any_words[w] |= words[i, w]
+            x = words[i, w]
+            b = 0
+            while x != 0:
+                if x & np.uint64(1):
+                    u = unit[w * 64 + b]
+                    if stamp[u] != i:
+                        stamp[u] = i
+                        total[i] += unit_cost[u]
+                x >>= np.uint64(1)
+                b += 1
+    return total, any_words
 
 
 @njit(cache=True)
@@ -316,6 +349,8 @@ class RefitSpec:
         self.boost_from_average = str(p.get("boost_from_average", "1")).lower() not in ("0", "false")
         self.n_class = int(ensemble.num_tree_per_iteration)
         self.shrinkage = np.asarray(ensemble.shrinkage, dtype=np.float64)
+        #: LightGBM's own refit uses the recorded shrinkage (1 for a first tree holding the initial score)
+        self.recorded_shrinkage = self.shrinkage
         lr = num("learning_rate", np.nan)
         if np.isfinite(lr):  # LightGBM records shrinkage 1 for a first tree that holds the initial score
             self.shrinkage = np.where(self.shrinkage == 1.0, lr, self.shrinkage)
@@ -426,6 +461,35 @@ def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
     left = ensemble.count[ensemble.left_child[nodes]]
     right = ensemble.count[ensemble.right_child[nodes]]
     forced[nodes] = np.where(left >= right, 0, 1)
+    return forced
+
+
+def nan_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
+    """Return the forcing of every split on ``dropped`` toward the child a missing value (NaN) goes to.
+
+    This is the model LightGBM evaluates when the dropped features are set to NaN (the hand
+    recipe's masking): numerical splits follow their missing-value rule (``nan_left`` of the
+    routing tables), categorical splits send NaN right.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model.
+    dropped : array-like of int
+        Feature indices to mask.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_nodes,)
+        -1 for nodes routed as usual, 0 (left) or 1 (right) for splits on a masked feature.
+    """
+    tab = routing_tables(ensemble)
+    forced = np.full(ensemble.n_nodes, -1, dtype=np.int8)
+    mask = np.zeros(max(ensemble.n_features, 1), dtype=bool)
+    mask[np.asarray(list(dropped), dtype=np.int64)] = True
+    nodes = np.flatnonzero(~ensemble.is_leaf & mask[np.maximum(ensemble.feature, 0)])
+    left = np.asarray(tab.nan_left)[nodes] & ~np.asarray(tab.is_cat)[nodes]
+    forced[nodes] = np.where(left, 0, 1)
     return forced
 
 
@@ -550,6 +614,42 @@ def row_usage(leaves: np.ndarray, bits: np.ndarray, cost: np.ndarray, n_features
     return bits_to_bool(words, n_features), total
 
 
+def usage_cost(
+    leaves: np.ndarray, bits: np.ndarray, cost: np.ndarray, unit: np.ndarray, unit_cost: np.ndarray, n_features: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's acquisition and split cost from its leaves, and the features any row's paths evaluate.
+
+    The same accounting as :meth:`FeatureCosts.row_cost` of :func:`row_usage` (a row pays each
+    acquisition unit, a group or a single feature, that its paths need, once) without building
+    the (rows, features) usage matrix.
+
+    Parameters
+    ----------
+    leaves : ndarray of int, shape (n_trees, n_rows)
+        From :func:`route`.
+    bits, cost : ndarray
+        From :func:`path_tables` for the same forcing.
+    unit : ndarray of int64, shape (n_features,)
+        Acquisition unit of each feature (``FeatureCosts.unit``).
+    unit_cost : ndarray of float64, shape (n_units,)
+        Cost of each unit (``FeatureCosts.unit_cost``).
+    n_features : int
+        The model's number of features.
+
+    Returns
+    -------
+    row_cost : ndarray of float64, shape (n_rows,)
+        Units bought plus split cost on the row's paths (tree costs not included).
+    used : ndarray of bool, shape (n_features,)
+        Features some row's paths evaluate.
+    """
+    total, any_words = _usage_cost_kernel(
+        np.ascontiguousarray(leaves), bits, cost, np.ascontiguousarray(unit, dtype=np.int64),
+        np.ascontiguousarray(unit_cost, dtype=np.float64),
+    )
+    return total, bits_to_bool(any_words[None, :], n_features)[0]
+
+
 def refit_values(
     ensemble: TreeEnsemble,
     spec: RefitSpec,
@@ -560,6 +660,7 @@ def refit_values(
     value: np.ndarray | None = None,
     start: int = 0,
     weight: np.ndarray | None = None,
+    lightgbm: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Refit the leaf values reached by ``leaves`` in tree order (one Newton step per tree).
 
@@ -584,6 +685,10 @@ def refit_values(
     weight : ndarray of float64, shape (n_rows,), optional
         Row weights (the model's training weights): each row's gradient and hessian count
         ``weight`` times, as in LightGBM. Default 1 per row.
+    lightgbm : bool, default False
+        Refit as ``Booster.refit(decay_rate=0)`` does: every tree with its recorded shrinkage (1
+        for a first tree that holds the initial score), so with ``bias`` 0 the first tree becomes
+        a full Newton step from 0.
 
     Returns
     -------
@@ -599,7 +704,7 @@ def refit_values(
         np.ascontiguousarray(leaves), y, w,
         np.asarray(ensemble.tree_class, dtype=np.int64), np.asarray(ensemble.tree_offset, dtype=np.int64),
         np.asarray(ensemble.is_leaf), spec.n_class, spec.code, spec.sigmoid, spec.l1, spec.l2, spec.max_delta,
-        spec.shrinkage, np.asarray(bias, dtype=np.float64),
+        spec.recorded_shrinkage if lightgbm else spec.shrinkage, np.asarray(bias, dtype=np.float64),
         np.asarray(ensemble.value if value is None else value, dtype=np.float64), int(start),
     )
 

@@ -20,6 +20,7 @@ from budget_extras.budgetprune._drop_refit import (
     drop_forcing,
     forced_ensemble,
     initial_score,
+    nan_forcing,
     prepare_rows,
     refit_values,
     route,
@@ -254,13 +255,20 @@ def test_search_on_a_sample_of_training_rows_returns_a_model_refit_on_all_rows(c
     est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
     assert est.dropped_features_ == ("noise",)
     assert est.path_[-1]["all_rows"] and est.result_.n_refits == len(est.path_)
-    ens = TreeEnsemble.from_booster(booster)
-    spec = RefitSpec(ens)
-    forced = drop_forcing(ens, [list(X.columns).index("noise")])
-    leaves, _ = route(ens, prepare_rows(ens, X[:1500]), forced)
-    value, _, _ = refit_values(ens, spec, leaves, y[:1500], initial_score(spec, y[:1500]))
-    expect = forced_ensemble(ens, forced, value).predict_raw(X[2250:])
-    np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-9)
+    assert est.path_[-1]["seed"] == est.candidate_
+    if est.candidate_ == "recipe":  # the hand recipe on all rows: Booster.refit of the masked rows
+        masked = X.assign(noise=np.nan)
+        theirs = booster.refit(masked[:1500], y[:1500], decay_rate=0.0)
+        expect = theirs.predict(masked[2250:], raw_score=True)
+        np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-5)
+    else:
+        ens = TreeEnsemble.from_booster(booster)
+        spec = RefitSpec(ens)
+        forced = drop_forcing(ens, [list(X.columns).index("noise")])
+        leaves, _ = route(ens, prepare_rows(ens, X[:1500]), forced)
+        value, _, _ = refit_values(ens, spec, leaves, y[:1500], initial_score(spec, y[:1500]))
+        expect = forced_ensemble(ens, forced, value).predict_raw(X[2250:])
+        np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-9)
     assert est.score_ == pytest.approx(roc_auc_score(y[1500:2250], est.predict_raw(X[1500:2250])))
 
 
@@ -312,18 +320,27 @@ def test_a_weighted_fit_refits_with_the_weights_and_predicts_as_its_saved_model(
     assert est.dropped_features_
     ens = TreeEnsemble.from_booster(booster)
     spec = RefitSpec(ens)
-    forced = drop_forcing(ens, [int(f.split("_")[1]) for f in est.dropped_features_])
+    dropped = [int(f.split("_")[1]) for f in est.dropped_features_]
+    recipe = est.candidate_ == "recipe"  # the hand recipe: masked (NaN) features, refit as Booster.refit
+    forced = (nan_forcing if recipe else drop_forcing)(ens, dropped)
     leaves, _ = route(ens, prepare_rows(ens, X[:1200]), forced)
-    value, _, _ = refit_values(ens, spec, leaves, y[:1200], initial_score(spec, y[:1200], w[:1200]), weight=w[:1200])
+    bias = np.zeros(1) if recipe else initial_score(spec, y[:1200], w[:1200])
+    value, _, _ = refit_values(ens, spec, leaves, y[:1200], bias, weight=w[:1200], lightgbm=recipe)
     Xt = X[1600:]
     np.testing.assert_allclose(est.predict_raw(Xt), forced_ensemble(ens, forced, value).predict_raw(Xt), atol=1e-9)
+    if recipe:
+        masked = X.copy()
+        masked[:, dropped] = np.nan
+        theirs = booster.refit(masked[:1200], y[:1200], decay_rate=0.0, weight=w[:1200])
+        np.testing.assert_allclose(est.predict_raw(Xt), theirs.predict(masked[1600:], raw_score=True), atol=1e-5)
     saved = lgb.Booster(model_str=est.model_string_)
     np.testing.assert_allclose(est.predict_raw(Xt), saved.predict(Xt, raw_score=True), rtol=0, atol=1e-9)
     if objective == "regression":
         np.testing.assert_allclose(est.predict(Xt), saved.predict(Xt), rtol=0, atol=1e-9)
     else:
         np.testing.assert_allclose(est.predict_proba(Xt)[:, 1], saved.predict(Xt), rtol=0, atol=1e-12)
-    plain, _, _ = refit_values(ens, spec, leaves, y[:1200], initial_score(spec, y[:1200]))  # the weights matter
+    plain, _, _ = refit_values(ens, spec, leaves, y[:1200], bias * 0 if recipe else initial_score(spec, y[:1200]),
+                               lightgbm=recipe)  # the weights matter
     assert np.abs(forced_ensemble(ens, forced, plain).predict_raw(Xt) - est.predict_raw(Xt)).max() > 1e-3
 
 
