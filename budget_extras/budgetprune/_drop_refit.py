@@ -66,11 +66,16 @@ OBJECTIVES = {
 @njit(cache=True)
 def _route_kernel(  # type: ignore[no-untyped-def]
     XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords, bits, forced,
-    leaves, entry, full, value, tree_class, raw,
+    leaves, entry, full, value, tree_class, raw, touched,
 ):
-    """Route rows (``full``) or re-route the (row, tree) pairs from ``entry[leaf]`` (if >= 0), updating ``raw``."""
+    """Route rows (``full``) or re-route the (row, tree) pairs from ``entry[leaf]`` (if >= 0), updating ``raw``.
+
+    Re-routing skips the trees whose ``touched`` is false (no node of theirs changed).
+    """
     n = XT.shape[1]
     for t in range(roots.size):  # tree-major: one tree's nodes stay in cache, the rows stream by
+        if not full and not touched[t]:
+            continue
         r = roots[t]
         k = tree_class[t]
         for i in range(n):
@@ -540,6 +545,7 @@ def route(
     roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
     forced = np.ascontiguousarray(forced, dtype=np.int8)
     tree_class = np.asarray(ensemble.tree_class, dtype=np.int64)
+    touched = np.ones(ensemble.n_trees, dtype=np.bool_)
     if base is None:
         leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int32)
         entry = np.zeros(1, dtype=np.int64)
@@ -553,6 +559,8 @@ def route(
         starts = np.concatenate([other, freed]).astype(np.int64)
         restart = np.concatenate([new, freed]).astype(np.int64)  # the path above these is unchanged
         order = np.argsort(starts, kind="stable")
+        touched = np.zeros(ensemble.n_trees, dtype=np.bool_)
+        touched[np.asarray(ensemble.node_tree)[restart]] = True
         entry = _entry_kernel(starts[order], restart[order], np.asarray(ensemble.subtree_end, dtype=np.int64),
                               ensemble.n_nodes)
     update = base is not None and value is not None and raw is not None
@@ -562,7 +570,7 @@ def route(
         tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
         forced, leaves, entry, base is None,
         np.asarray(value if update else np.zeros(ensemble.n_nodes), dtype=np.float64), tree_class,
-        out if out.ndim == 2 else out[:, None],
+        out if out.ndim == 2 else out[:, None], touched,
     )
     return leaves, (out if update else None)
 

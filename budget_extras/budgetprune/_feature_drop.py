@@ -61,7 +61,7 @@ SEARCH_ROWS = 5000
 #: the hand recipe's to be returned instead.
 RECIPE_MARGIN = 2.0
 #: Validation rows the refit-free proxies (ranking, add-back) route (a fixed random sample when there are more).
-PROXY_ROWS = 2000
+PROXY_ROWS = 1000
 
 
 @dataclass(frozen=True)
