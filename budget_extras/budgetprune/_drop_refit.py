@@ -164,6 +164,12 @@ def _usage_kernel(leaves, bits, cost):  # type: ignore[no-untyped-def]
     return words, total
 
 
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+#: Bit position of ``low`` (a single set bit) from ``(low * _DEBRUIJN) >> 58``.
+_DEBRUIJN_INDEX = np.zeros(64, dtype=np.int64)
+_DEBRUIJN_INDEX[[((1 << k) * 0x03F79D71B4CB0A89 % 2**64) >> 58 for k in range(64)]] = np.arange(64)
+
+
 @njit(cache=True)
 def _usage_cost_kernel(leaves, bits, cost, unit, unit_cost):  # type: ignore[no-untyped-def]
     """Per row: the cost of the acquisition units its paths need plus their split cost; features any row uses."""
@@ -183,15 +189,14 @@ def _usage_cost_kernel(leaves, bits, cost, unit, unit_cost):  # type: ignore[no-
         for w in range(n_words):
             any_words[w] |= words[i, w]
             x = words[i, w]
-            b = 0
-            while x != 0:
-                if x & np.uint64(1):
-                    u = unit[w * 64 + b]
-                    if stamp[u] != i:
-                        stamp[u] = i
-                        total[i] += unit_cost[u]
-                x >>= np.uint64(1)
-                b += 1
+            while x != 0:  # one step per set bit: the lowest, located by a de Bruijn multiplication
+                low = x & (~x + np.uint64(1))
+                b = _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]
+                x ^= low
+                u = unit[w * 64 + b]
+                if stamp[u] != i:
+                    stamp[u] = i
+                    total[i] += unit_cost[u]
     return total, any_words
 
 

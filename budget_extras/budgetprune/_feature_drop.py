@@ -428,25 +428,29 @@ class FeatureDropRefit(BaseEstimator):
             keys.append((0, rise / saved, int(f)) if saved > 1e-12 * max(1.0, full.cost) else (1, rise, int(f)))
         return [f for *_, f in sorted(keys)]
 
-    def _fill(self, full: _State, order: list[int], budget: float) -> _State | None:
+    def _fill(
+        self, full: _State, order: list[int], budget: float, *, masked: bool = False, rows: str = "proxy"
+    ) -> _State | None:
         """Keep features greedily: from none, add each feature of ``order`` reversed while the model still fits.
 
-        The knapsack greedy on the ranking (most loss avoided per unit of cost first, a feature
-        that does not fit skipped): one cost per feature on the proxy rows, then the exact cost
-        on all validation rows (the least valuable kept features dropped again while it does
-        not fit). None when no feature can be kept.
+        The knapsack greedy (a feature that does not fit is skipped): one cost per feature on the
+        row set ``rows``; on the proxy rows, then the exact cost on all validation rows (the last
+        kept features dropped again while it does not fit). ``masked``: the dropped features are
+        masked (:func:`nan_forcing`, the hand recipe) instead of forced to the larger child.
+        None when no feature can be kept.
         """
-        cur = self._at(self._on_rows(full, "proxy"), tuple(order), rows="proxy")
+        cur = self._at(self._on_rows(full, rows), tuple(order), masked=masked, rows=rows)
         for f in order[::-1]:
-            prop = self._at(cur, tuple(g for g in cur.dropped if g != f), rows="proxy")
+            prop = self._at(cur, tuple(g for g in cur.dropped if g != f), masked=masked, rows=rows)
             if fits_budget(prop.cost, budget):
                 cur = prop
         kept = [f for f in order[::-1] if f not in cur.dropped]
         while kept:
-            st = self._at(full, tuple(f for f in order if f not in kept))
+            st = cur if rows == "valid" else self._at(full, tuple(f for f in order if f not in kept), masked=masked)
             if fits_budget(st.cost, budget) and st.used.any():
                 return st
             kept.pop()
+            cur = self._at(full, tuple(f for f in order if f not in kept), masked=masked)
         return None
 
     def _gain_order(self) -> list[int]:
@@ -458,33 +462,12 @@ class FeatureDropRefit(BaseEstimator):
         used = np.unique(ens.feature[internal])
         return [int(f) for f in np.argsort(-gain, kind="stable")[::-1] if f in used]
 
-    def _prefix(
-        self, full: _State, order: list[int], budget: float, *, masked: bool = False
-    ) -> tuple[_State | None, _State]:
-        """Find the shortest prefix of ``order`` whose drop fits the budget, by bisection (``log2(len(order))`` costs).
-
-        Returns the model at that prefix (None when only dropping every feature fits) and the
-        model one feature short of it (``full`` when the first drop fits).
-        """
-        lo, hi, st_lo = 0, len(order), full
-        st_hi: _State | None = None
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            st = self._at(full, tuple(order[:mid]), masked=masked)
-            if fits_budget(st.cost, budget):
-                hi, st_hi = mid, st
-            else:
-                lo, st_lo = mid, st
-        if st_hi is not None and not st_hi.used.any():
-            st_hi = None
-        return st_hi, st_lo
-
     def _candidates(self, full: _State, budget: float) -> tuple[list[_State], _State | None]:
         """Refit the search's candidates within the budget and the hand recipe's model (refit as LightGBM does).
 
         Fill: the features ranked once (:meth:`_rank`), kept greedily while they fit
-        (:meth:`_fill`). Importance path: the least important features (gain) dropped until the
-        model fits. Recipe: the same prefix of the importance order masked
+        (:meth:`_fill`). Importance: the same fill in the order of the model's gain importance.
+        Recipe: the importance fill on all validation rows with the dropped features masked
         (missing values, :func:`nan_forcing`) instead of forced to the larger child.
         """
         ens = self._ens
@@ -497,7 +480,7 @@ class FeatureDropRefit(BaseEstimator):
                 cands.append(self._refit(full, filled))
                 cands[-1].seed = name
                 self._log(cands[-1], 1)
-        masked, _ = self._prefix(full, gain_order, budget, masked=True)
+        masked = self._fill(full, gain_order, budget, masked=True, rows="valid")
         recipe = None
         if masked is not None:
             assert full.leaves_t is not None
