@@ -466,21 +466,26 @@ class FeatureDropRefit(BaseEstimator):
         """Refit the search's candidates within the budget and the hand recipe's model (refit as LightGBM does).
 
         Fill: the features ranked once (:meth:`_rank`), kept greedily while they fit
-        (:meth:`_fill`). Importance: the same fill in the order of the model's gain importance.
-        Recipe: the importance fill on all validation rows with the dropped features masked
-        (missing values, :func:`nan_forcing`) instead of forced to the larger child.
+        (:meth:`_fill`). Recipe: the fill in the order of the model's gain importance on all
+        validation rows, the dropped features masked (missing values, :func:`nan_forcing`).
+        Importance: the recipe's features with the dropped ones forced to the larger child (when
+        that does not fit, the importance-order fill with forcing).
         """
         ens = self._ens
         cands = []
         order = self._rank(full)
         gain_order = self._gain_order()
-        for name, keep in (("fill", order), ("importance", gain_order)):
-            filled = self._fill(full, keep, budget)
-            if filled is not None:
-                cands.append(self._refit(full, filled))
+        masked = self._fill(full, gain_order, budget, masked=True, rows="valid")
+        forced = [(self._fill(full, order, budget), "fill")]
+        st = None if masked is None else self._at(full, masked.dropped)  # the recipe's features, forced
+        if st is None or not fits_budget(st.cost, budget):  # they do not fit forced: fill by importance
+            st = self._fill(full, gain_order, budget)
+        forced.append((st, "importance"))
+        for st, name in forced:
+            if st is not None and fits_budget(st.cost, budget) and st.used.any():
+                cands.append(self._refit(full, st))
                 cands[-1].seed = name
                 self._log(cands[-1], 1)
-        masked = self._fill(full, gain_order, budget, masked=True, rows="valid")
         recipe = None
         if masked is not None:
             assert full.leaves_t is not None
