@@ -277,8 +277,10 @@ class FeatureDropRefit(BaseEstimator):
         # the row sets the search evaluates on: all validation rows (the budget, the choice), a sample
         # of them (the fills' costs) and a sample of the training rows (the ranking's loss and cost)
         self._proxy_rows: np.ndarray | None = None
-        self._rows = {"valid": (self._Xv, self._yv), "proxy": (self._Xv, self._yv),
-                      "rank": (self._Xt[:, :PROXY_ROWS], self._yt[:PROXY_ROWS])}
+        self._rows = {"valid": (self._Xv, self._yv), "proxy": (self._Xv, self._yv), "rank": (self._Xt, self._yt)}
+        if self._yt.size > PROXY_ROWS:  # a random sample: the rows may come sorted (by label, by time)
+            rank = np.sort(np.random.default_rng(2).choice(self._yt.size, PROXY_ROWS, replace=False))
+            self._rows["rank"] = (np.ascontiguousarray(self._Xt[:, rank]), self._yt[rank])
         if self._yv.size > PROXY_ROWS:
             self._proxy_rows = np.sort(np.random.default_rng(1).choice(self._yv.size, PROXY_ROWS, replace=False))
             self._rows["proxy"] = (np.ascontiguousarray(self._Xv[:, self._proxy_rows]), self._yv[self._proxy_rows])
