@@ -152,15 +152,13 @@ def prepare(name: str, data_dir: Path) -> tuple[list[Any], pd.Series, int, lgb.B
     return splits, costs.reindex(booster.feature_name()).astype(float), n_class, booster, t_train, order
 
 
-def run(name: str, data_dir: Path, fraction: float, n_refit: int = 3, topk: bool = True) -> dict[str, Any]:
+def run(name: str, data_dir: Path, fraction: float, topk: bool = True) -> dict[str, Any]:
     splits, costs, n_class, booster, t_train, order = prepare(name, data_dir)
     (Xa, ya), (Xb, yb), (Xc, yc) = splits
     cost_dict = costs.to_dict()
     full_va, full_te = mean_cost(booster, Xb, costs), mean_cost(booster, Xc, costs)
     budget = fraction * full_va
-    est = FeatureDropRefit(
-        booster, budget=budget, costs=cost_dict, scoring="roc_auc" if n_class == 2 else "accuracy", n_refit=n_refit
-    )
+    est = FeatureDropRefit(booster, budget=budget, costs=cost_dict, scoring="roc_auc" if n_class == 2 else "accuracy")
     t0 = time.perf_counter()
     est.fit(Xa, ya, X_valid=Xb, y_valid=yb)
     t_fit = time.perf_counter() - t0
@@ -174,7 +172,6 @@ def run(name: str, data_dir: Path, fraction: float, n_refit: int = 3, topk: bool
                    "valid_score": est.score_, "test_score": score(est.predict_raw(Xc), yc, n_class),
                    "dropped": list(est.dropped_features_), "fit_time_s": t_fit, "fit_over_train": t_fit / t_train,
                    "n_steps": est.result_.n_steps, "n_refits": est.result_.n_refits, "message": est.result_.message},
-        "n_refit": n_refit,
         "top_k": top_k(splits, costs, order, budget, n_class) if topk else {"k": 0, "skipped": True},
     }
     return out
@@ -214,14 +211,13 @@ def main() -> None:
     ap.add_argument("--data-dir", type=Path, required=True)
     ap.add_argument("--datasets", nargs="+", default=["thyroid", "heart", "adult", "magic"])
     ap.add_argument("--fraction", type=float, default=0.5)
-    ap.add_argument("--n-refit", type=int, default=3, help="FeatureDropRefit's n_refit")
     ap.add_argument("--skip-topk", action="store_true", help="do not retrain the top-k baseline")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gbdt_prune.json")
     args = ap.parse_args()
     warm_up()
     results = []
     for name in args.datasets:
-        r = run(name, args.data_dir, args.fraction, args.n_refit, not args.skip_topk)
+        r = run(name, args.data_dir, args.fraction, not args.skip_topk)
         results.append(r)
         print(json.dumps({k: r[k] for k in ("dataset", "unpruned", "pruned")}, default=str)[:600], flush=True)
         meta = {"command": " ".join(sys.argv), "python": platform.python_version(), "lightgbm": lgb.__version__,

@@ -31,7 +31,6 @@ from numba import njit
 from ..core._ensemble import TreeEnsemble
 from ..core._export import _preorder_leaf_ids, kept_layout
 from ..core._predict import K_ZERO_THRESHOLD
-from ..core._report import bits_to_bool
 from ..core._routing import routing_tables
 
 __all__ = [
@@ -41,11 +40,10 @@ __all__ = [
     "forced_ensemble",
     "initial_score",
     "leaf_sum",
-    "path_tables",
+    "nan_forcing",
     "prepare_rows",
     "refit_values",
     "route",
-    "row_usage",
 ]
 
 #: Objective name (first word of the model text's ``objective``) to kernel code.
@@ -64,11 +62,16 @@ OBJECTIVES = {
 @njit(cache=True)
 def _route_kernel(  # type: ignore[no-untyped-def]
     XT, roots, feature, threshold, right, is_leaf, nan_left, zero_left, is_cat, has_cat, woff, nwords, bits, forced,
-    leaves, entry, full, value, tree_class, raw,
+    leaves, entry, full, value, tree_class, raw, touched,
 ):
-    """Route rows (``full``) or re-route the (row, tree) pairs from ``entry[leaf]`` (if >= 0), updating ``raw``."""
+    """Route rows (``full``) or re-route the (row, tree) pairs from ``entry[leaf]`` (if >= 0), updating ``raw``.
+
+    Re-routing skips the trees whose ``touched`` is false (no node of theirs changed).
+    """
     n = XT.shape[1]
     for t in range(roots.size):  # tree-major: one tree's nodes stay in cache, the rows stream by
+        if not full and not touched[t]:
+            continue
         r = roots[t]
         k = tree_class[t]
         for i in range(n):
@@ -122,39 +125,6 @@ def _entry_kernel(starts, restart, subtree_end, n_nodes):  # type: ignore[no-unt
         for v in range(s, end):
             entry[v] = restart[j]
     return entry
-
-
-@njit(cache=True)
-def _path_kernel(parent, feature, forced, split_cost, n_words):  # type: ignore[no-untyped-def]
-    n_nodes = parent.size
-    bits = np.zeros((n_nodes, n_words), dtype=np.uint64)
-    cost = np.zeros(n_nodes)
-    for i in range(n_nodes):  # pre-order: a parent before its children
-        p = parent[i]
-        if p < 0:
-            continue
-        for w in range(n_words):
-            bits[i, w] = bits[p, w]
-        cost[i] = cost[p]
-        if forced[p] < 0:
-            f = feature[p]
-            bits[i, f >> 6] |= np.uint64(1) << np.uint64(f & 63)
-            cost[i] += split_cost[f]
-    return bits, cost
-
-
-@njit(cache=True)
-def _usage_kernel(leaves, bits, cost):  # type: ignore[no-untyped-def]
-    n_trees, n = leaves.shape
-    words = np.zeros((n, bits.shape[1]), dtype=np.uint64)
-    total = np.zeros(n)
-    for t in range(n_trees):
-        for i in range(n):
-            node = leaves[t, i]
-            for w in range(bits.shape[1]):
-                words[i, w] |= bits[node, w]
-            total[i] += cost[node]
-    return words, total
 
 
 @njit(cache=True)
@@ -316,6 +286,8 @@ class RefitSpec:
         self.boost_from_average = str(p.get("boost_from_average", "1")).lower() not in ("0", "false")
         self.n_class = int(ensemble.num_tree_per_iteration)
         self.shrinkage = np.asarray(ensemble.shrinkage, dtype=np.float64)
+        #: LightGBM's own refit uses the recorded shrinkage (1 for a first tree holding the initial score)
+        self.recorded_shrinkage = self.shrinkage
         lr = num("learning_rate", np.nan)
         if np.isfinite(lr):  # LightGBM records shrinkage 1 for a first tree that holds the initial score
             self.shrinkage = np.where(self.shrinkage == 1.0, lr, self.shrinkage)
@@ -429,6 +401,35 @@ def drop_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
     return forced
 
 
+def nan_forcing(ensemble: TreeEnsemble, dropped: Any) -> np.ndarray:
+    """Return the forcing of every split on ``dropped`` toward the child a missing value (NaN) goes to.
+
+    This is the model LightGBM evaluates when the dropped features are set to NaN (the hand
+    recipe's masking): numerical splits follow their missing-value rule (``nan_left`` of the
+    routing tables), categorical splits send NaN right.
+
+    Parameters
+    ----------
+    ensemble : TreeEnsemble
+        The original model.
+    dropped : array-like of int
+        Feature indices to mask.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_nodes,)
+        -1 for nodes routed as usual, 0 (left) or 1 (right) for splits on a masked feature.
+    """
+    tab = routing_tables(ensemble)
+    forced = np.full(ensemble.n_nodes, -1, dtype=np.int8)
+    mask = np.zeros(max(ensemble.n_features, 1), dtype=bool)
+    mask[np.asarray(list(dropped), dtype=np.int64)] = True
+    nodes = np.flatnonzero(~ensemble.is_leaf & mask[np.maximum(ensemble.feature, 0)])
+    left = np.asarray(tab.nan_left)[nodes] & ~np.asarray(tab.is_cat)[nodes]
+    forced[nodes] = np.where(left, 0, 1)
+    return forced
+
+
 def route(
     ensemble: TreeEnsemble,
     Xp: np.ndarray,
@@ -476,6 +477,7 @@ def route(
     roots = np.ascontiguousarray(ensemble.tree_offset[:-1], dtype=np.int64)
     forced = np.ascontiguousarray(forced, dtype=np.int8)
     tree_class = np.asarray(ensemble.tree_class, dtype=np.int64)
+    touched = np.ones(ensemble.n_trees, dtype=np.bool_)
     if base is None:
         leaves = np.empty((ensemble.n_trees, Xp.shape[1]), dtype=np.int32)
         entry = np.zeros(1, dtype=np.int64)
@@ -489,6 +491,8 @@ def route(
         starts = np.concatenate([other, freed]).astype(np.int64)
         restart = np.concatenate([new, freed]).astype(np.int64)  # the path above these is unchanged
         order = np.argsort(starts, kind="stable")
+        touched = np.zeros(ensemble.n_trees, dtype=np.bool_)
+        touched[np.asarray(ensemble.node_tree)[restart]] = True
         entry = _entry_kernel(starts[order], restart[order], np.asarray(ensemble.subtree_end, dtype=np.int64),
                               ensemble.n_nodes)
     update = base is not None and value is not None and raw is not None
@@ -498,56 +502,9 @@ def route(
         tab.is_cat, tab.has_cat, tab.cat_word_offset, tab.cat_n_words, tab.cat_bits,
         forced, leaves, entry, base is None,
         np.asarray(value if update else np.zeros(ensemble.n_nodes), dtype=np.float64), tree_class,
-        out if out.ndim == 2 else out[:, None],
+        out if out.ndim == 2 else out[:, None], touched,
     )
     return leaves, (out if update else None)
-
-
-def path_tables(ensemble: TreeEnsemble, forced: np.ndarray, split_cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Features and split cost on the path to every node under a forcing (forced splits evaluate nothing).
-
-    Parameters
-    ----------
-    ensemble : TreeEnsemble
-        The original model.
-    forced : ndarray of int8, shape (n_nodes,)
-        The forcing.
-    split_cost : ndarray of float64, shape (n_features,)
-        Evaluation cost of one split on each feature.
-
-    Returns
-    -------
-    bits : ndarray of uint64, shape (n_nodes, ceil(n_features / 64))
-        Bitset of the features evaluated on the way to each node.
-    cost : ndarray of float64, shape (n_nodes,)
-        Their summed split cost.
-    """
-    return _path_kernel(
-        np.asarray(ensemble.parent, dtype=np.int64), np.asarray(ensemble.feature, dtype=np.int64),
-        np.ascontiguousarray(forced, dtype=np.int8), np.ascontiguousarray(split_cost, dtype=np.float64),
-        max(1, (ensemble.n_features + 63) // 64),
-    )
-
-
-def row_usage(leaves: np.ndarray, bits: np.ndarray, cost: np.ndarray, n_features: int) -> tuple[np.ndarray, np.ndarray]:
-    """Features each row's paths evaluate and their split cost, from its leaves.
-
-    Parameters
-    ----------
-    leaves : ndarray of int64, shape (n_trees, n_rows)
-        From :func:`route`.
-    bits, cost : ndarray
-        From :func:`path_tables` for the same forcing.
-    n_features : int
-        The model's number of features.
-
-    Returns
-    -------
-    used : ndarray of bool, shape (n_rows, n_features)
-    path_cost : ndarray of float64, shape (n_rows,)
-    """
-    words, total = _usage_kernel(leaves, bits, cost)
-    return bits_to_bool(words, n_features), total
 
 
 def refit_values(
@@ -560,6 +517,7 @@ def refit_values(
     value: np.ndarray | None = None,
     start: int = 0,
     weight: np.ndarray | None = None,
+    lightgbm: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Refit the leaf values reached by ``leaves`` in tree order (one Newton step per tree).
 
@@ -584,6 +542,10 @@ def refit_values(
     weight : ndarray of float64, shape (n_rows,), optional
         Row weights (the model's training weights): each row's gradient and hessian count
         ``weight`` times, as in LightGBM. Default 1 per row.
+    lightgbm : bool, default False
+        Refit as ``Booster.refit(decay_rate=0)`` does: every tree with its recorded shrinkage (1
+        for a first tree that holds the initial score), so with ``bias`` 0 the first tree becomes
+        a full Newton step from 0.
 
     Returns
     -------
@@ -599,7 +561,7 @@ def refit_values(
         np.ascontiguousarray(leaves), y, w,
         np.asarray(ensemble.tree_class, dtype=np.int64), np.asarray(ensemble.tree_offset, dtype=np.int64),
         np.asarray(ensemble.is_leaf), spec.n_class, spec.code, spec.sigmoid, spec.l1, spec.l2, spec.max_delta,
-        spec.shrinkage, np.asarray(bias, dtype=np.float64),
+        spec.recorded_shrinkage if lightgbm else spec.shrinkage, np.asarray(bias, dtype=np.float64),
         np.asarray(ensemble.value if value is None else value, dtype=np.float64), int(start),
     )
 

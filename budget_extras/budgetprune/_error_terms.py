@@ -261,10 +261,15 @@ def gbdt_surrogate_error(
     return err / max(n_rows, 1)
 
 
-def mean_loss(forest: TreeEnsemble, y: np.ndarray, raw: np.ndarray) -> float:
-    """Mean training loss of raw scores ``raw`` (the model's objective; as the surrogate uses it)."""
+def row_loss(forest: TreeEnsemble, y: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Training loss of each row's raw scores ``raw`` (the model's objective; as the surrogate uses it)."""
     scale = forest.n_trees // forest.num_tree_per_iteration if forest.average_output else 1
     raw = np.asarray(raw, dtype=np.float64) / scale
     if raw.ndim == 2:
-        return float(np.mean(_loss(objective_name(forest), np.asarray(y, dtype=np.float64), raw[:, 0], 0, raw)))
-    return float(np.mean(_loss(objective_name(forest), np.asarray(y, dtype=np.float64), raw, None, None)))
+        return _loss(objective_name(forest), np.asarray(y, dtype=np.float64), raw[:, 0], 0, raw)
+    return _loss(objective_name(forest), np.asarray(y, dtype=np.float64), raw, None, None)
+
+
+def mean_loss(forest: TreeEnsemble, y: np.ndarray, raw: np.ndarray) -> float:
+    """Mean training loss of raw scores ``raw`` (the model's objective; as the surrogate uses it)."""
+    return float(np.mean(row_loss(forest, y, raw)))

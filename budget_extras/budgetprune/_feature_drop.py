@@ -1,21 +1,19 @@
 """FeatureDropRefit: make a boosted model cheaper by dropping features and refitting its leaves.
 
-The search is a backward elimination on validation rows. From the current model (some features
-dropped, leaves refit), every feature still used is tried: dropping it (its splits forced, see
-``_drop_refit``) without refitting gives a cheap proxy, the increase of the validation loss per
-unit of mean validation cost saved. The ``n_refit`` best proposals are refit on the training
-rows (with, as one more proposal, all drops that do not raise the loss, together) and the one
-with the smallest loss increase per cost saved after refitting is taken. The search goes on
-until the model it follows is within the budget; of every refit model within the budget met on
-the way, the one with the best validation ``scoring`` is kept. A second start keeps the model's
-most important features (total split gain) while they fit and refits; the better of the two
-(validation ``scoring``) goes on to the add-back phase: the dropped features that would fit
-the budget again are ranked by a refit-free proxy, the ``ADD_BACK_REFITS`` best are refit, and
-the best of them is taken while it raises that score. Training rows (``X``, ``y``) are only used
-to refit; choices are made on the validation rows (``X_valid``, ``y_valid``). With more than
-``SEARCH_ROWS`` training rows the search refits on a fixed random sample of that many, and the
-returned model is refit on all of them (its validation score is recomputed; it can differ a
-little from the sample refit's that chose it).
+The search's work does not grow with features x steps. Every used feature is ranked once: dropped
+alone from the unpruned model (its splits forced, see ``_drop_refit``), without refitting, on a
+sample of ``PROXY_ROWS`` validation rows, by the rise of the validation loss per unit of mean
+validation cost saved. Two greedy fills (a knapsack greedy) keep features, from none, while the
+model still fits the budget: in the ranking's order (most loss avoided per unit of cost first)
+and in the order of the model's gain importance; a feature that does not fit is skipped. Each
+fill costs one evaluation per feature and one refit. The hand recipe is a third candidate: the
+longest prefix of the importance order whose masked model (the other features missing, NaN)
+fits, found by bisection, refit as ``Booster.refit(decay_rate=0)`` does. The candidate with the
+best validation ``scoring`` is returned; the recipe wins ties. Training rows (``X``, ``y``) are
+only used to refit; choices are made on the validation rows (``X_valid``, ``y_valid``). With
+more than ``SEARCH_ROWS`` training rows the candidates are refit on a fixed random sample of
+that many, and the returned model is refit on all of them (its validation score is recomputed;
+it can differ a little from the sample refit's that chose it).
 """
 
 from __future__ import annotations
@@ -43,23 +41,26 @@ from ._drop_refit import (
     forced_ensemble,
     initial_score,
     leaf_sum,
-    path_tables,
+    nan_forcing,
     prepare_rows,
     refit_values,
     route,
-    row_usage,
 )
-from ._error_terms import mean_loss
+from ._error_terms import mean_loss, row_loss
 from ._scoring import constant_raw, resolve_scoring
 from ._setup import labels_iv
+from ._usage import path_tables, usage_cost
 
-__all__ = ["ADD_BACK_REFITS", "SEARCH_ROWS", "FeatureDropRefit", "FeatureDropResult"]
+__all__ = ["PROXY_ROWS", "RECIPE_MARGIN", "SEARCH_ROWS", "FeatureDropRefit", "FeatureDropResult"]
 
 #: Training rows the search refits on (a fixed random sample when there are more); the returned
 #: model is refit on all of them.
 SEARCH_ROWS = 5000
-#: Add-back proposals refit per round (the best by the refit-free proxy).
-ADD_BACK_REFITS = 2
+#: Standard errors of the per-row validation loss difference by which the search's model must beat
+#: the hand recipe's to be returned instead.
+RECIPE_MARGIN = 2.0
+#: Validation rows the refit-free proxies (ranking, add-back) route (a fixed random sample when there are more).
+PROXY_ROWS = 1000
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ class FeatureDropResult(MethodResult):
     dropped : tuple of str
         Names of the dropped features, in the order they were dropped.
     n_steps : int
-        Elimination steps taken.
+        Feature sets whose cost and validation loss the search evaluated without refitting
+        (about three per used feature: the ranking and the two fills, plus a bisection).
     n_refits : int
         Refits computed (one refit costs about one pass of the training rows through the model).
     """
@@ -109,6 +111,8 @@ class _State:
     leaves_t: np.ndarray | None = None  # (n_trees, n_train), refit models only
     score: float = np.nan
     refit: bool = False  # leaf values refit on the training rows (else the original model's)
+    recipe: bool = False  # the hand recipe: dropped features masked (NaN), refit as Booster.refit
+    seed: str = ""  # the candidate this model is: "fill", "importance", "recipe"
     count: np.ndarray | None = None
     hess: np.ndarray | None = None
 
@@ -152,8 +156,9 @@ class FeatureDropRefit(BaseEstimator):
     training rows (the split and its other subtree disappear); the leaf values are then refit
     in tree order with one Newton step per tree on the model's loss (LightGBM's
     ``Booster.refit(decay_rate=0)``, keeping the initial score). The features to drop are chosen
-    by backward elimination on validation rows (see the module docstring and
-    ``docs/budgetprune.md``, section on boosted models).
+    on validation rows by greedy fills on a ranking made once, against the hand recipe (mask
+    the features the budget cannot buy, refit); see the module docstring and
+    ``docs/budgetprune.md``, section on boosted models.
 
     Parameters
     ----------
@@ -170,8 +175,6 @@ class FeatureDropRefit(BaseEstimator):
         Validation metric (greater is better) that chooses among the refit models within the
         budget: ``None`` is accuracy for classifiers, R^2 otherwise; scikit-learn scorer names
         (``"roc_auc"``, ``"neg_log_loss"``, ...) or a callable ``scorer(estimator, X, y)``.
-    n_refit : int, default 3
-        Proposals refit per elimination step (the best by the refit-free proxy).
 
     Attributes
     ----------
@@ -179,9 +182,12 @@ class FeatureDropRefit(BaseEstimator):
     ensemble_ : TreeEnsemble
         The returned model (forced splits removed, leaves refit).
     model_string_ : str
-        It as LightGBM model text.
+        It as LightGBM model text (written on first use).
     booster_ : lightgbm.Booster
-        It loaded in LightGBM.
+        It loaded in LightGBM (on first use).
+    candidate_ : str
+        Which candidate was returned: ``"fill"``, ``"importance"``, ``"recipe"`` (the hand
+        recipe's masked model) or ``"unpruned"`` (the model already fits the budget).
     dropped_features_ : tuple of str
         The dropped features, in order.
     cost_, score_ : float
@@ -190,9 +196,9 @@ class FeatureDropRefit(BaseEstimator):
         The unpruned model's cost and score, the best constant model's score.
     path_ : list of dict
         Every refit model of the search: ``dropped``, ``cost``, ``loss`` (validation loss),
-        ``score``, ``step``; ``seed="importance"`` marks the second start, ``add_back`` the
-        feature re-added in the add-back phase and ``all_rows=True`` the returned model's refit
-        on all training rows (when the search refit on a sample).
+        ``score``, ``step``, ``seed`` (the candidate: ``"fill"``, ``"importance"``, ``"recipe"``)
+        and ``all_rows=True`` on the returned model's refit on all training rows (when the
+        search refit on a sample).
     scoring_ : str
     costs_ : FeatureCosts
     n_features_in_ : int
@@ -206,18 +212,15 @@ class FeatureDropRefit(BaseEstimator):
         "budget": [Interval(numbers.Real, 0, None, closed="left")],
         "costs": ["no_validation"],
         "scoring": ["no_validation"],
-        "n_refit": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(
-        self, model: Any = None, *, budget: float | None = None, costs: Any = None, scoring: Any = None,
-        n_refit: int = 3,
+        self, model: Any = None, *, budget: float | None = None, costs: Any = None, scoring: Any = None
     ) -> None:
         self.model = model
         self.budget = budget
         self.costs = costs
         self.scoring = scoring
-        self.n_refit = n_refit
 
     def fit(
         self, X: Any, y: Any, *, X_valid: Any = None, y_valid: Any = None, sample_weight: Any = None
@@ -270,40 +273,70 @@ class FeatureDropRefit(BaseEstimator):
             self._wt = None if self._w_all is None else self._w_all[rows]
         self._Xv = prepare_rows(ens, X_valid, name="X_valid")
         self._yv = labels_iv(ens, y_valid, n_rows=self._Xv.shape[1], name="y_valid", x_name="X_valid")
+        # the row sets the search evaluates on: all validation rows (the budget, the choice), a sample
+        # of them (the fills' costs) and a sample of the training rows (the ranking's loss and cost)
+        self._proxy_rows: np.ndarray | None = None
+        self._rows = {"valid": (self._Xv, self._yv), "proxy": (self._Xv, self._yv), "rank": (self._Xt, self._yt)}
+        if self._yt.size > PROXY_ROWS:  # a random sample: the rows may come sorted (by label, by time)
+            rank = np.sort(np.random.default_rng(2).choice(self._yt.size, PROXY_ROWS, replace=False))
+            self._rows["rank"] = (np.ascontiguousarray(self._Xt[:, rank]), self._yt[rank])
+        if self._yv.size > PROXY_ROWS:
+            self._proxy_rows = np.sort(np.random.default_rng(1).choice(self._yv.size, PROXY_ROWS, replace=False))
+            self._rows["proxy"] = (np.ascontiguousarray(self._Xv[:, self._proxy_rows]), self._yv[self._proxy_rows])
         self.costs_: FeatureCosts = as_feature_costs(
             self.costs, n_features=ens.n_features, feature_names=ens.feature_names or None,
             owner="FeatureDropRefit",
         )
         self._split = np.broadcast_to(np.asarray(self.costs_.split, dtype=np.float64), (ens.n_features,)).copy()
         self._bias = initial_score(self._spec, self._y_all, self._w_all)
+        self._bias_recipe = np.zeros(self._spec.n_class)  # LightGBM's refit starts every row from 0
         self.scoring_, self._score_fn = resolve_scoring(self.scoring, ens)
         self.n_features_in_ = ens.n_features
         self._n_refits = 0
+        self._n_evals = 0
 
     def _evaluate(
         self, dropped: tuple[int, ...], forced: np.ndarray, value: np.ndarray, leaves_v: np.ndarray,
-        raw: np.ndarray | None = None, *, score: bool,
+        raw: np.ndarray | None = None, *, score: bool, rows: str = "valid",
     ) -> _State:
-        """Return the validation cost, loss (and score) of a forcing whose validation leaves are ``leaves_v``."""
+        """Return the validation cost, loss (and score) of a forcing whose validation leaves are ``leaves_v``.
+
+        ``rows``: the rows ``leaves_v`` are of, ``"valid"`` (all validation rows), ``"proxy"`` (a
+        sample of them) or ``"rank"`` (a sample of the training rows).
+        """
         ens = self._ens
         bits, pcost = path_tables(ens, forced, self._split)
-        used, path_cost = row_usage(leaves_v, bits, pcost, ens.n_features)
-        cost = self.costs_.row_cost(used) + path_cost + self.costs_.tree * ens.n_trees
+        row, used = usage_cost(leaves_v, bits, pcost, self.costs_.unit, self.costs_.unit_cost, ens.n_features)
+        cost = float(row.mean()) + self.costs_.tree * ens.n_trees
         raw = _raw(ens, value, leaves_v) if raw is None else raw
-        loss = mean_loss(ens, self._yv, _flat(raw))
-        st = _State(dropped, forced, value, float(cost.mean()), loss, np.asarray(used.any(axis=0)), leaves_v, raw)
+        loss = mean_loss(ens, self._rows[rows][1], _flat(raw))
+        st = _State(dropped, forced, value, cost, loss, used, leaves_v, raw)
         if score:
             st.score = self._score_fn(_flat(raw), self._Xv.T, self._yv)
         return st
 
-    def _proxy(self, cur: _State, features: Any) -> _State:
-        """Drop ``features`` from ``cur`` without refitting."""
-        dropped = (*cur.dropped, *(int(f) for f in features))
-        forced = drop_forcing(self._ens, dropped)
+    def _on_rows(self, st: _State, rows: str) -> _State:
+        """Return the model ``st`` (a state on all validation rows) on the row set ``rows``."""
+        if rows == "rank":
+            leaves = route(self._ens, self._rows["rank"][0], st.forced)[0]
+        elif rows == "proxy" and self._proxy_rows is not None:
+            leaves = np.ascontiguousarray(st.leaves_v[:, self._proxy_rows])
+        else:
+            return st
+        return self._evaluate(st.dropped, st.forced, st.value, leaves, score=False, rows=rows)
+
+    def _at(self, base: _State, dropped: tuple[int, ...], *, masked: bool = False, rows: str = "valid") -> _State:
+        """Evaluate the model with ``dropped`` forced (or masked) at ``base``'s leaf values, without refitting.
+
+        ``base`` is a model on the row set ``rows`` (see :meth:`_evaluate`).
+        """
+        forced = (nan_forcing if masked else drop_forcing)(self._ens, dropped)
         leaves_v, raw = route(
-            self._ens, self._Xv, forced, base=cur.leaves_v, base_forced=cur.forced, value=cur.value, raw=cur.raw_v
+            self._ens, self._rows[rows][0], forced, base=base.leaves_v, base_forced=base.forced,
+            value=base.value, raw=base.raw_v,
         )
-        return self._evaluate(dropped, forced, cur.value, leaves_v, raw, score=False)
+        self._n_evals += 1
+        return self._evaluate(dropped, forced, base.value, leaves_v, raw, score=False, rows=rows)
 
     def _refit(self, cur: _State, prop: _State) -> _State:
         """Refit the leaves of the proposal ``prop`` (``cur`` with features dropped or re-added)."""
@@ -311,33 +344,46 @@ class FeatureDropRefit(BaseEstimator):
         assert cur.leaves_t is not None
         leaves_t, _ = route(ens, self._Xt, prop.forced, base=cur.leaves_t, base_forced=cur.forced)
         changed = np.flatnonzero((leaves_t != cur.leaves_t).any(axis=1))
-        start = (int(changed[0]) if changed.size else ens.n_trees) if cur.refit else 0
-        return self._refit_from(prop, leaves_t, start=start, value=cur.value)
+        start = (int(changed[0]) if changed.size else ens.n_trees) if cur.refit and not cur.recipe else 0
+        return self._refit_from(prop, leaves_t, start=start, value=cur.value if start else np.asarray(ens.value))
 
-    def _refit_from(self, prop: _State, leaves_t: np.ndarray, *, start: int, value: np.ndarray) -> _State:
-        """Refit ``prop`` on its training leaves, trees from ``start`` on (those before keep ``value``)."""
+    def _refit_from(
+        self, prop: _State, leaves_t: np.ndarray, *, start: int, value: np.ndarray, recipe: bool = False
+    ) -> _State:
+        """Refit ``prop`` on its training leaves, trees from ``start`` on (those before keep ``value``).
+
+        ``recipe``: as ``Booster.refit(decay_rate=0)`` on the masked rows (the hand recipe).
+        """
         ens = self._ens
         value, count, hess = refit_values(
-            ens, self._spec, leaves_t, self._yt, self._bias, value=value, start=start, weight=self._wt
+            ens, self._spec, leaves_t, self._yt, self._bias_recipe if recipe else self._bias, value=value,
+            start=start, weight=self._wt, lightgbm=recipe,
         )
         self._n_refits += 1
         st = self._evaluate(prop.dropped, prop.forced, value, prop.leaves_v, score=True)
-        st.leaves_t, st.count, st.hess, st.refit = leaves_t, count, hess, True
+        st.leaves_t, st.count, st.hess, st.refit, st.recipe = leaves_t, count, hess, True, recipe
         return st
 
     def _refit_all(self, chosen: _State, step: int) -> _State:
         """Refit the chosen model's leaves on all training rows (the search refit them on a sample)."""
         ens = self._ens
         leaves, _ = route(ens, self._X_all, chosen.forced)
-        value, count, hess = refit_values(ens, self._spec, leaves, self._y_all, self._bias, weight=self._w_all)
+        bias = self._bias_recipe if chosen.recipe else self._bias
+        value, count, hess = refit_values(
+            ens, self._spec, leaves, self._y_all, bias, weight=self._w_all, lightgbm=chosen.recipe
+        )
         self._n_refits += 1
         st = self._evaluate(chosen.dropped, chosen.forced, value, chosen.leaves_v, score=True)
-        st.count, st.hess, st.refit = count, hess, True
+        st.count, st.hess, st.refit, st.recipe, st.seed = count, hess, True, chosen.recipe, chosen.seed
+        self._log(st, step, all_rows=True)
+        return st
+
+    def _log(self, st: _State, step: int, **extra: Any) -> None:
+        """Record a refit model in ``path_``."""
         self.path_.append(
             {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
-             "step": step, "all_rows": True}
+             "step": step, "seed": st.seed, **extra}
         )
-        return st
 
     def _check_feasible(self, budget: float) -> None:
         """Refuse at once a budget below the cheapest model that uses a feature (or below 0)."""
@@ -368,86 +414,101 @@ class FeatureDropRefit(BaseEstimator):
                 "Raise the budget."
             )
 
-    def _step(self, cur: _State, step: int) -> tuple[_State, list[_State]]:
-        """One elimination step: proxies for every used feature, refit the best ``n_refit``."""
-        proposals: list[tuple[float, int, _State]] = []
-        for f in np.flatnonzero(cur.used):
-            st = self._proxy(cur, [f])
-            saved = cur.cost - st.cost
-            if saved > 1e-12 * max(1.0, cur.cost):
-                proposals.append(((st.loss - cur.loss) / saved, len(proposals), st))
-        if not proposals:
-            raise RuntimeError("no feature left whose removal lowers the cost")  # pragma: no cover
-        proposals.sort(key=lambda p: p[:2])
-        props = [st for _, _, st in proposals[: int(self.n_refit)]]
-        free = [st.dropped[-1] for r, _, st in proposals if r <= 0]
-        if len(free) >= 2:  # every drop that costs no validation loss, at once: one step instead of many
-            props.append(self._proxy(cur, free))
-        refit = [self._refit(cur, st) for st in props]
-        for st in refit:
-            self.path_.append(
-                {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score, "step": step}
-            )
-        best = min(refit, key=lambda s: (s.loss - cur.loss) / max(cur.cost - s.cost, 1e-300))
-        return best, refit
+    def _rank(self, full: _State) -> list[int]:
+        """Rank the used features once: loss rise per unit of cost saved when dropped alone (no refit).
 
-    def _importance_seed(self, full: _State, budget: float) -> _State | None:
-        """Keep the most important features (total split gain) while they fit, refit: a second start.
-
-        Backward elimination can walk into a corner: on thyroid it dropped TSH, the most useful
-        test, because no single other drop met the budget. The prefix of the features by the
-        model's gain that fits the budget is the no-retraining version of the top-k baseline.
+        On a sample of ``PROXY_ROWS`` training rows, so that the validation rows, which choose
+        among the candidates, have not chosen the features. Features whose drop saves nothing
+        come last, by loss rise.
         """
+        keys = []
+        full = self._on_rows(full, "rank")
+        for f in np.flatnonzero(full.used):
+            st = self._at(full, (int(f),), rows="rank")
+            saved, rise = full.cost - st.cost, st.loss - full.loss
+            keys.append((0, rise / saved, int(f)) if saved > 1e-12 * max(1.0, full.cost) else (1, rise, int(f)))
+        return [f for *_, f in sorted(keys)]
+
+    def _fill(
+        self, full: _State, order: list[int], budget: float, *, masked: bool = False, rows: str = "proxy"
+    ) -> _State | None:
+        """Keep features greedily: from none, add each feature of ``order`` reversed while the model still fits.
+
+        The knapsack greedy (a feature that does not fit is skipped): one cost per feature on the
+        row set ``rows``; on the proxy rows, then the exact cost on all validation rows (the last
+        kept features dropped again while it does not fit). ``masked``: the dropped features are
+        masked (:func:`nan_forcing`, the hand recipe) instead of forced to the larger child.
+        None when no feature can be kept.
+        """
+        cur = self._at(self._on_rows(full, rows), tuple(order), masked=masked, rows=rows)
+        for f in order[::-1]:
+            prop = self._at(cur, tuple(g for g in cur.dropped if g != f), masked=masked, rows=rows)
+            if fits_budget(prop.cost, budget):
+                cur = prop
+        kept = [f for f in order[::-1] if f not in cur.dropped]
+        while kept:
+            st = cur if rows == "valid" else self._at(full, tuple(f for f in order if f not in kept), masked=masked)
+            if fits_budget(st.cost, budget) and st.used.any():
+                return st
+            kept.pop()
+            cur = self._at(full, tuple(f for f in order if f not in kept), masked=masked)
+        return None
+
+    def _gain_order(self) -> list[int]:
+        """Return the used features from the least to the most important (total split gain)."""
         ens = self._ens
         internal = ~ens.is_leaf
         gain = np.bincount(ens.feature[internal], weights=np.nan_to_num(ens.split_gain[internal]),
                            minlength=ens.n_features)
-        order = [int(f) for f in np.argsort(-gain, kind="stable") if gain[f] > 0 or f in ens.feature[internal]]
-        cur = full
-        for k in range(len(order) - 1, 0, -1):
-            prop = self._proxy(cur, [order[k]])
-            if fits_budget(prop.cost, budget):
-                leaves_t, _ = route(ens, self._Xt, prop.forced)
-                st = self._refit_from(prop, leaves_t, start=0, value=np.asarray(ens.value))
-                self.path_.append(
-                    {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
-                     "step": 0, "seed": "importance"}
-                )
-                return st
-            cur = prop
-        return None
+        used = np.unique(ens.feature[internal])
+        return [int(f) for f in np.argsort(-gain, kind="stable")[::-1] if f in used]
 
-    def _add_back(self, chosen: _State, budget: float, step: int) -> _State:
-        """Re-add dropped features while one fits the budget and raises the validation score.
+    def _candidates(self, full: _State, budget: float) -> tuple[list[_State], _State | None]:
+        """Refit the search's candidates within the budget and the hand recipe's model (refit as LightGBM does).
 
-        Every dropped feature that fits is scored by a refit-free proxy: the validation loss of
-        the current model with the feature's splits restored, the leaves it reopens holding the
-        original model's values. The ``ADD_BACK_REFITS`` best are refit.
+        Fill: the features ranked once (:meth:`_rank`), kept greedily while they fit
+        (:meth:`_fill`). Recipe: the fill in the order of the model's gain importance on all
+        validation rows, the dropped features masked (missing values, :func:`nan_forcing`).
+        Importance: the recipe's features with the dropped ones forced to the larger child (when
+        that does not fit, the importance-order fill with forcing).
         """
         ens = self._ens
-        while True:
-            assert chosen.count is not None
-            mixed = np.where(chosen.count > 0, chosen.value, ens.value)
-            props: list[tuple[float, int, int, _State]] = []
-            for g in chosen.dropped:
-                dropped = tuple(f for f in chosen.dropped if f != g)
-                forced = drop_forcing(ens, dropped)
-                leaves_v, _ = route(ens, self._Xv, forced, base=chosen.leaves_v, base_forced=chosen.forced)
-                prop = self._evaluate(dropped, forced, mixed, leaves_v, score=False)
-                if fits_budget(prop.cost, budget):
-                    props.append((prop.loss, len(props), g, prop))
-            best = chosen
-            for _, _, g, prop in sorted(props, key=lambda p: p[:2])[:ADD_BACK_REFITS]:
-                st = self._refit(chosen, prop)
-                self.path_.append(
-                    {"dropped": self._names(st.dropped), "cost": st.cost, "loss": st.loss, "score": st.score,
-                     "step": step, "add_back": self._names((g,))[0]}
-                )
-                if (st.score, -st.loss) > (best.score, -best.loss):
-                    best = st
-            if best is chosen:
-                return chosen
-            chosen = best
+        cands = []
+        order = self._rank(full)
+        gain_order = self._gain_order()
+        masked = self._fill(full, gain_order, budget, masked=True, rows="valid")
+        forced = [(self._fill(full, order, budget), "fill")]
+        st = None if masked is None else self._at(full, masked.dropped)  # the recipe's features, forced
+        if st is None or not fits_budget(st.cost, budget):  # they do not fit forced: fill by importance
+            st = self._fill(full, gain_order, budget)
+        forced.append((st, "importance"))
+        for st, name in forced:
+            if st is not None and fits_budget(st.cost, budget) and st.used.any():
+                cands.append(self._refit(full, st))
+                cands[-1].seed = name
+                self._log(cands[-1], 1)
+        recipe = None
+        if masked is not None:
+            assert full.leaves_t is not None
+            leaves_t, _ = route(ens, self._Xt, masked.forced, base=full.leaves_t, base_forced=full.forced)
+            recipe = self._refit_from(masked, leaves_t, start=0, value=np.asarray(ens.value), recipe=True)
+            recipe.seed = "recipe"
+            self._log(recipe, 1)
+        return cands, recipe
+
+    def _beats(self, st: _State, recipe: _State) -> bool:
+        """Whether the search's model ``st`` clearly beats the hand recipe's on the validation rows.
+
+        It must score higher and lower the validation loss by more than ``RECIPE_MARGIN``
+        standard errors of the per-row loss difference: the search chose among its candidates on
+        these rows, so a small lead is not evidence that it generalizes better than the recipe.
+        """
+        if (st.score, -st.loss) <= (recipe.score, -recipe.loss):
+            return False
+        ens = self._ens
+        d = row_loss(ens, self._yv, _flat(recipe.raw_v)) - row_loss(ens, self._yv, _flat(st.raw_v))
+        se = float(d.std()) / np.sqrt(d.size)
+        return float(d.mean()) > RECIPE_MARGIN * se
 
     def _names(self, dropped: tuple[int, ...]) -> tuple[str, ...]:
         names = self._ens.feature_names
@@ -459,50 +520,41 @@ class FeatureDropRefit(BaseEstimator):
         ens, budget = self._ens, float(self.budget)  # type: ignore[arg-type]
         none = drop_forcing(ens, ())
         full = self._evaluate((), none, np.asarray(ens.value), route(ens, self._Xv, none)[0], score=True)
-        full.leaves_t = route(ens, self._Xt, none)[0]
         self.cost_full_, self.score_full_ = full.cost, full.score
         self.score_constant_ = self._score_fn(
             constant_raw(ens, self._y_all, self._Xv.shape[1]), self._Xv.T, self._yv
         )
         self.path_: list[dict[str, Any]] = []
+        self.candidate_ = "unpruned"
         if fits_budget(full.cost, budget):
-            chosen, step = full, 0
-        else:
-            self._check_feasible(budget)
-            cur, step, best = full, 0, None
-            # the path follows the best ratio until its model fits; every refit model within the
-            # budget on the way is a candidate (a proposal that fits early may be a bad one)
-            while not fits_budget(cur.cost, budget) and cur.used.any():
-                step += 1
-                cur, refit = self._step(cur, step)
-                for s in refit:
-                    if fits_budget(s.cost, budget) and s.used.any():
-                        if best is None or (s.score, -s.cost) > (best.score, -best.cost):
-                            best = s
-            seed = self._importance_seed(full, budget)
-            if seed is not None and (best is None or (seed.score, -seed.cost) > (best.score, -best.cost)):
-                best = seed
-            if best is None:
-                raise ValueError(
-                    f"FeatureDropRefit: budget={budget:.6g}: the elimination reached the constant "
-                    "model without a model that uses a feature within the budget. Raise the budget."
-                )
-            chosen = self._add_back(best, budget, step)
-            if self._Xt is not self._X_all:
-                chosen = self._refit_all(chosen, step)
-        self._finish(chosen, budget, step, time.perf_counter() - t0)
+            self._finish(full, budget, time.perf_counter() - t0)
+            return
+        self._check_feasible(budget)
+        full.leaves_t = route(ens, self._Xt, none)[0]
+        cands, recipe = self._candidates(full, budget)
+        if not cands and recipe is None:
+            raise ValueError(
+                f"FeatureDropRefit: budget={budget:.6g}: no model that uses a feature fits the budget "
+                "(every feature had to go). Raise the budget."
+            )
+        chosen = max(cands, key=lambda s: (s.score, -s.cost)) if cands else None
+        if chosen is None or (recipe is not None and not self._beats(chosen, recipe)):
+            assert recipe is not None
+            chosen = recipe
+        if self._Xt is not self._X_all:
+            chosen = self._refit_all(chosen, 2)
+        self.candidate_ = chosen.seed
+        self._finish(chosen, budget, time.perf_counter() - t0)
 
-    def _finish(self, chosen: _State, budget: float, step: int, t_search: float) -> None:
-        import lightgbm as lgb
-
+    def _finish(self, chosen: _State, budget: float, t_search: float) -> None:
         t0 = time.perf_counter()
         ens = self._ens
         if chosen.dropped:
             self.ensemble_ = forced_ensemble(ens, chosen.forced, chosen.value, chosen.count, chosen.hess)
         else:
             self.ensemble_ = ens
-        self.model_string_ = self.ensemble_.to_model_string()
-        self.booster_ = lgb.Booster(model_str=self.model_string_)
+        self._model_text_: str | None = None  # model_string_ and booster_ are made on first use
+        self._booster_: Any = None
         self.cost_ = chosen.cost  # the core's accounting of the forcing on the validation rows (cost_report's)
         self.score_ = chosen.score
         self.dropped_features_ = self._names(chosen.dropped)
@@ -514,11 +566,29 @@ class FeatureDropRefit(BaseEstimator):
         )
         self.result_ = FeatureDropResult(
             status=Status.SUCCESS, message=message, budget=budget, cost=self.cost_, score=self.score_,
-            dropped=self.dropped_features_, n_steps=step, n_refits=self._n_refits,
+            dropped=self.dropped_features_, n_steps=self._n_evals, n_refits=self._n_refits,
         )
         self.fit_time_ = t_search + time.perf_counter() - t0
 
     # ------------------------------------------------------------------ use
+
+    @property
+    def model_string_(self) -> str:
+        """The returned model as LightGBM model text (written on first use)."""
+        check_is_fitted(self, "ensemble_")
+        if self._model_text_ is None:
+            self._model_text_ = self.ensemble_.to_model_string()
+        return self._model_text_
+
+    @property
+    def booster_(self) -> Any:
+        """The returned model loaded in LightGBM (``lightgbm.Booster``, loaded on first use)."""
+        import lightgbm as lgb
+
+        check_is_fitted(self, "ensemble_")
+        if self._booster_ is None:
+            self._booster_ = lgb.Booster(model_str=self.model_string_)
+        return self._booster_
 
     def predict_raw(self, X: Any) -> np.ndarray:
         """Raw scores of the returned model (``booster_.predict(X, raw_score=True)``).

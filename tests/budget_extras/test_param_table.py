@@ -195,7 +195,7 @@ def test_refusals_name_the_parameter_and_the_rule(est: Any, exc: type[Exception]
 @pytest.mark.parametrize(
     "est",
     [BudgetPrune(bisect_steps=np.int64(3)), QWYC(alpha=np.float32(0.01)), AdaptGBRT(n_trees=np.int64(5)),
-     CSTC(depth=np.int32(2), lam=np.float32(0.1)), FeatureDropRefit(budget=np.int64(2), n_refit=np.uint8(1))],
+     CSTC(depth=np.int32(2), lam=np.float32(0.1)), FeatureDropRefit(budget=np.int64(2))],
 )
 def test_numpy_scalars_are_accepted(est: Any) -> None:
     check_params(est)

@@ -20,10 +20,12 @@ from budget_extras.budgetprune._drop_refit import (
     drop_forcing,
     forced_ensemble,
     initial_score,
+    nan_forcing,
     prepare_rows,
     refit_values,
     route,
 )
+from budget_extras.budgetprune._usage import path_tables, row_usage, usage_cost
 from budget_extras.core import FeatureCosts, Status, TreeEnsemble, cost_report
 
 
@@ -254,13 +256,20 @@ def test_search_on_a_sample_of_training_rows_returns_a_model_refit_on_all_rows(c
     est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
     assert est.dropped_features_ == ("noise",)
     assert est.path_[-1]["all_rows"] and est.result_.n_refits == len(est.path_)
-    ens = TreeEnsemble.from_booster(booster)
-    spec = RefitSpec(ens)
-    forced = drop_forcing(ens, [list(X.columns).index("noise")])
-    leaves, _ = route(ens, prepare_rows(ens, X[:1500]), forced)
-    value, _, _ = refit_values(ens, spec, leaves, y[:1500], initial_score(spec, y[:1500]))
-    expect = forced_ensemble(ens, forced, value).predict_raw(X[2250:])
-    np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-9)
+    assert est.path_[-1]["seed"] == est.candidate_
+    if est.candidate_ == "recipe":  # the hand recipe on all rows: Booster.refit of the masked rows
+        masked = X.assign(noise=np.nan)
+        theirs = booster.refit(masked[:1500], y[:1500], decay_rate=0.0)
+        expect = theirs.predict(masked[2250:], raw_score=True)
+        np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-5)
+    else:
+        ens = TreeEnsemble.from_booster(booster)
+        spec = RefitSpec(ens)
+        forced = drop_forcing(ens, [list(X.columns).index("noise")])
+        leaves, _ = route(ens, prepare_rows(ens, X[:1500]), forced)
+        value, _, _ = refit_values(ens, spec, leaves, y[:1500], initial_score(spec, y[:1500]))
+        expect = forced_ensemble(ens, forced, value).predict_raw(X[2250:])
+        np.testing.assert_allclose(est.predict_raw(X[2250:]), expect, atol=1e-9)
     assert est.score_ == pytest.approx(roc_auc_score(y[1500:2250], est.predict_raw(X[1500:2250])))
 
 
@@ -312,18 +321,27 @@ def test_a_weighted_fit_refits_with_the_weights_and_predicts_as_its_saved_model(
     assert est.dropped_features_
     ens = TreeEnsemble.from_booster(booster)
     spec = RefitSpec(ens)
-    forced = drop_forcing(ens, [int(f.split("_")[1]) for f in est.dropped_features_])
+    dropped = [int(f.split("_")[1]) for f in est.dropped_features_]
+    recipe = est.candidate_ == "recipe"  # the hand recipe: masked (NaN) features, refit as Booster.refit
+    forced = (nan_forcing if recipe else drop_forcing)(ens, dropped)
     leaves, _ = route(ens, prepare_rows(ens, X[:1200]), forced)
-    value, _, _ = refit_values(ens, spec, leaves, y[:1200], initial_score(spec, y[:1200], w[:1200]), weight=w[:1200])
+    bias = np.zeros(1) if recipe else initial_score(spec, y[:1200], w[:1200])
+    value, _, _ = refit_values(ens, spec, leaves, y[:1200], bias, weight=w[:1200], lightgbm=recipe)
     Xt = X[1600:]
     np.testing.assert_allclose(est.predict_raw(Xt), forced_ensemble(ens, forced, value).predict_raw(Xt), atol=1e-9)
+    if recipe:
+        masked = X.copy()
+        masked[:, dropped] = np.nan
+        theirs = booster.refit(masked[:1200], y[:1200], decay_rate=0.0, weight=w[:1200])
+        np.testing.assert_allclose(est.predict_raw(Xt), theirs.predict(masked[1600:], raw_score=True), atol=1e-5)
     saved = lgb.Booster(model_str=est.model_string_)
     np.testing.assert_allclose(est.predict_raw(Xt), saved.predict(Xt, raw_score=True), rtol=0, atol=1e-9)
     if objective == "regression":
         np.testing.assert_allclose(est.predict(Xt), saved.predict(Xt), rtol=0, atol=1e-9)
     else:
         np.testing.assert_allclose(est.predict_proba(Xt)[:, 1], saved.predict(Xt), rtol=0, atol=1e-12)
-    plain, _, _ = refit_values(ens, spec, leaves, y[:1200], initial_score(spec, y[:1200]))  # the weights matter
+    plain, _, _ = refit_values(ens, spec, leaves, y[:1200], bias * 0 if recipe else initial_score(spec, y[:1200]),
+                               lightgbm=recipe)  # the weights matter
     assert np.abs(forced_ensemble(ens, forced, plain).predict_raw(Xt) - est.predict_raw(Xt)).max() > 1e-3
 
 
@@ -363,3 +381,147 @@ def test_bad_sample_weights_are_refused(rng, weight, exc, match):
     with pytest.raises(exc, match=match):
         FeatureDropRefit(booster, budget=1.0).fit(X[:400], y[:400], X_valid=X[400:], y_valid=y[400:],
                                                   sample_weight=weight)
+
+
+def test_masked_routing_is_lightgbm_on_rows_whose_dropped_features_are_missing(rng):
+    """nan_forcing sends every split on a dropped feature where LightGBM sends a missing value
+    (numerical NaN rules, zero-as-missing, categorical), so the forced model predicts as the
+    original model on rows whose dropped features are NaN."""
+    n = 2000
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 6, n), "c": rng.normal(size=n),
+                      "d": rng.normal(size=n)})
+    X.loc[rng.random(n) < 0.1, "a"] = np.nan
+    X.loc[rng.random(n) < 0.2, "c"] = 0.0
+    X["b"] = X["b"].astype("category")
+    y = ((X["a"].fillna(0) + (X["b"].cat.codes % 2) + X["c"] + X["d"]) > 0.5).astype(float).to_numpy()
+    booster = _train(X, y)
+    ens = TreeEnsemble.from_booster(booster)
+    for dropped in ([0], [1], [2], [3], [0, 2], [1, 3]):
+        leaves, _ = route(ens, prepare_rows(ens, X), nan_forcing(ens, dropped))
+        masked = X.copy()
+        for f in dropped:
+            col = X.columns[f]
+            masked[col] = pd.Categorical([None] * n, categories=X[col].cat.categories) if col == "b" else np.nan
+        np.testing.assert_allclose(ens.value[leaves].sum(axis=0), booster.predict(masked, raw_score=True),
+                                   rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("objective", ["binary", "regression", "multiclass"])
+def test_refit_as_lightgbm_equals_booster_refit_of_a_model_boosted_from_the_average(rng, objective):
+    """refit_values(lightgbm=True) from a raw score of 0 is Booster.refit(decay_rate=0), first tree included."""
+    X, y = _data(rng, objective=objective)
+    booster = _train(X, y, objective, lambda_l2=0.5)
+    ens = TreeEnsemble.from_booster(booster)
+    spec = RefitSpec(ens)
+    leaves, _ = route(ens, prepare_rows(ens, X), drop_forcing(ens, []))
+    value, _, _ = refit_values(ens, spec, leaves, y, np.zeros(spec.n_class), lightgbm=True)
+    theirs = TreeEnsemble.from_booster(booster.refit(X, y, decay_rate=0.0))
+    np.testing.assert_allclose(value[ens.is_leaf], theirs.value[ens.is_leaf], rtol=1e-5, atol=1e-6)
+
+
+def test_row_costs_in_one_pass_equal_the_core_accounting_with_groups_and_split_costs(rng):
+    X, y = _data(rng, d=6)
+    ens = TreeEnsemble.from_booster(_train(X, y))
+    costs = FeatureCosts([3.0, 1.0, 2.0, 5.0, 1.0, 4.0], groups=["g", None, "g", None, "h", "h"],
+                         group_cost={"g": 4.0, "h": 2.5}, split=[0.1, 0.0, 0.2, 0.0, 0.3, 0.0])
+    split = np.asarray(costs.split, dtype=np.float64)
+    Xp = prepare_rows(ens, X[:300])
+    for dropped in ([], [0], [1, 3]):
+        forced = drop_forcing(ens, dropped)
+        leaves, _ = route(ens, Xp, forced)
+        bits, pcost = path_tables(ens, forced, split)
+        total, used_any = usage_cost(leaves, bits, pcost, costs.unit, costs.unit_cost, ens.n_features)
+        used, path_cost = row_usage(leaves, bits, pcost, ens.n_features)
+        np.testing.assert_allclose(total, costs.row_cost(used) + path_cost, rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(used_any, used.any(axis=0))
+        report = cost_report(forced_ensemble(ens, forced), X[:300], costs)
+        np.testing.assert_allclose(total, report.total_cost, rtol=0, atol=1e-9)
+
+
+def _missing_tells(rng, n=4000):
+    """The expensive feature 0 is missing for a fifth of the rows, and only among those does the cheap
+    feature 1 tell the label: the model's splits on feature 1 sit below the missing-value branches."""
+    X = rng.normal(size=(n, 3))
+    missing = rng.random(n) < 0.2
+    X[missing, 0] = np.nan
+    y = (missing & (X[:, 1] > 0)).astype(float)
+    return X, y, _train(X[:2000], y[:2000], num_leaves=4, rounds=20)
+
+
+def test_the_hand_recipe_is_returned_where_masking_beats_forcing_to_the_larger_child(rng):
+    """Forcing feature 0's splits to their larger child cuts off feature 1's splits; masking it (the
+    recipe) keeps them. The recipe's model is returned, and it is Booster.refit of the masked rows."""
+    X, y, booster = _missing_tells(rng)
+    est = FeatureDropRefit(booster, budget=2.0, costs=[50.0, 1.0, 1.0], scoring="roc_auc")
+    est.fit(X[:2000], y[:2000], X_valid=X[2000:3000], y_valid=y[2000:3000])
+    assert est.candidate_ == "recipe" and est.dropped_features_[-1] == "Column_0"
+    assert est.cost_ <= 2.0
+    forced = [p["score"] for p in est.path_ if p["seed"] != "recipe"]
+    assert est.score_ > 0.7 and all(s < est.score_ - 0.1 for s in forced)
+    masked = X.copy()
+    masked[:, [int(f.split("_")[1]) for f in est.dropped_features_]] = np.nan
+    theirs = booster.refit(masked[:2000], y[:2000], decay_rate=0.0)
+    np.testing.assert_allclose(est.predict_raw(X[3000:]), theirs.predict(masked[3000:], raw_score=True), atol=1e-5)
+
+
+def test_the_search_is_returned_only_when_it_beats_the_recipe_by_two_standard_errors(costly_noise, monkeypatch):
+    import budget_extras.budgetprune._feature_drop as fd
+
+    booster, X, y, costs = costly_noise
+    kw = dict(X_valid=X[1500:2250], y_valid=y[1500:2250])
+    monkeypatch.setattr(fd, "RECIPE_MARGIN", -np.inf)  # any lead wins
+    lead = FeatureDropRefit(booster, budget=10.0, costs=costs, scoring="roc_auc").fit(X[:1500], y[:1500], **kw)
+    monkeypatch.setattr(fd, "RECIPE_MARGIN", np.inf)  # no lead is enough
+    never = FeatureDropRefit(booster, budget=10.0, costs=costs, scoring="roc_auc").fit(X[:1500], y[:1500], **kw)
+    assert never.candidate_ == "recipe"
+    recipe = next(p for p in never.path_ if p["seed"] == "recipe")
+    best = max((p for p in lead.path_ if p["seed"] != "recipe"), key=lambda p: p["score"])
+    assert lead.candidate_ == ("recipe" if recipe["score"] >= best["score"] else best["seed"])
+
+
+@pytest.mark.parametrize("d", [8, 32])
+def test_refits_and_evaluations_do_not_grow_with_features_times_steps(rng, monkeypatch, d):
+    """A budget that forces most of d features out: the refits stay 3 (two fills and the recipe), the
+    evaluated feature sets about four per feature (ranking, three fills), the routings as many."""
+    import budget_extras.budgetprune._feature_drop as fd
+
+    n = 3000
+    X = rng.normal(size=(n, d))
+    y = ((X @ rng.uniform(0.5, 1.0, size=d) + rng.normal(size=n)) > 0).astype(float)
+    booster = _train(X[:1500], y[:1500], rounds=30, num_leaves=16)
+    calls = {"route": 0, "refit_values": 0}
+    for name in calls:
+        real = getattr(fd, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(fd, name, counted)
+    costs = rng.uniform(1.0, 10.0, size=d)
+    full = cost_report(TreeEnsemble.from_booster(booster), X[1500:2250], costs).total_cost.mean()
+    est = FeatureDropRefit(booster, budget=0.3 * full, costs=costs, scoring="roc_auc")
+    est.fit(X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    assert len(est.dropped_features_) >= d // 3
+    assert calls["refit_values"] == est.result_.n_refits <= 3
+    assert est.result_.n_steps <= 4 * d + 8
+    assert calls["route"] <= 4 * d + 16
+
+
+def test_the_ranking_rows_are_a_random_sample_of_training_rows_sorted_by_label(costly_noise, monkeypatch):
+    import budget_extras.budgetprune._feature_drop as fd
+
+    booster, X, y, costs = costly_noise
+    order = np.argsort(y[:1500], kind="stable")  # the training rows sorted by label
+    monkeypatch.setattr(fd, "PROXY_ROWS", 300)
+    seen = []
+    real = fd.FeatureDropRefit._rank
+
+    def rank(self, full):
+        seen.append(self._rows["rank"][1].copy())
+        return real(self, full)
+
+    monkeypatch.setattr(fd.FeatureDropRefit, "_rank", rank)
+    FeatureDropRefit(booster, budget=10.0, costs=costs).fit(
+        X.iloc[order], y[order], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    assert seen[0].size == 300 and 0.3 < seen[0].mean() < 0.7
