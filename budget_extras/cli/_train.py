@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +117,34 @@ def _add_search_options(p: Any) -> None:
                         "is saved (status LIMIT)")
     p.add_argument("--max-fits", type=lambda s: _number(s, int, 1), default=None, metavar="N",
                    help="most LightGBM trainings (proxies and selection fits included; status LIMIT when reached)")
+    p.add_argument("--client", default=None, metavar="ADDRESS",
+                   help="a Dask scheduler's address (e.g. tcp://host:8786): search on that cluster "
+                        "(train_to_budget's client=; docs/train_to_budget.md, 'Searching a table on a Dask cluster')")
+
+
+#: Seconds to wait for the scheduler --client names before refusing it.
+CLIENT_TIMEOUT = 10
+
+
+@contextlib.contextmanager
+def _client(address: str | None) -> Iterator[Any]:
+    """Yield a ``distributed.Client`` connected to ``address`` (None: no client), closed afterwards."""
+    if address is None:
+        yield None
+        return
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise ValueError(f"--client {address!r} needs the 'distributed' package (pip install distributed)") from exc
+    try:
+        client = Client(address, timeout=CLIENT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise ValueError(
+            f"--client {address!r}: no Dask scheduler answered within {CLIENT_TIMEOUT} s "
+            f"(expected an address such as tcp://host:8786): {exc}"
+        ) from exc
+    with client:
+        yield client
 
 
 def read_config(path: Path) -> dict[str, str]:
@@ -245,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         k: v for k, v in conf.items() if k not in _DATA_KEYS | _LABEL_KEYS | _DROP_KEYS | column_keys
     }
     rounds = _rounds(conf, args.num_boost_round)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _client(args.client) as client:
         warnings.simplefilter("always")
         r = train_to_budget(
             params,
@@ -262,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
             n_jobs=args.n_jobs,
             time_limit=args.time_limit,
             max_fits=args.max_fits,
+            client=client,
         )
     for w in caught:
         print(f"budget-extras train: warning: {w.message}")

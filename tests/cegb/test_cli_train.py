@@ -227,7 +227,7 @@ def _train_argv(d, *extra):
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [
-        ((), {"search": "full", "budgets": None, "n_jobs": 1, "time_limit": None, "max_fits": None}),
+        ((), {"search": "full", "budgets": None, "n_jobs": 1, "time_limit": None, "max_fits": None, "client": None}),
         (("--search", "fast"), {"search": "fast"}),
         (("--budgets", "2,5.5, 10"), {"budgets": [2.0, 5.5, 10.0]}),
         (("--n-jobs", "2"), {"n_jobs": 2}),
@@ -249,6 +249,48 @@ def test_search_options_reach_train_to_budget(files, capsys, monkeypatch, extra,
     assert main(_train_argv(d, *extra)) == 2
     assert "stopped by the test" in capsys.readouterr().err
     assert {k: seen[k] for k in expected} == expected
+
+
+def test_client_connects_to_the_scheduler_it_names_and_reaches_train_to_budget(files, capsys, monkeypatch):
+    """--client ADDRESS opens a distributed.Client on that address, passes it as client= and closes it."""
+    distributed = pytest.importorskip("distributed")
+    from budget_extras.cli import _train
+
+    d, _ = files
+    opened, seen = [], {}
+
+    class FakeClient:
+        def __init__(self, address, timeout):
+            opened.append([address, timeout, "open"])
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            opened[-1][2] = "closed"
+
+    def spy(params, train_set, **kw):
+        seen.update(kw)
+        raise ValueError("stopped by the test")
+
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    monkeypatch.setattr(_train, "train_to_budget", spy)
+    assert main(_train_argv(d, "--client", "tcp://scheduler:8786")) == 2
+    assert "stopped by the test" in capsys.readouterr().err
+    assert isinstance(seen["client"], FakeClient)
+    assert opened == [["tcp://scheduler:8786", _train.CLIENT_TIMEOUT, "closed"]]
+
+
+def test_a_client_address_without_a_scheduler_is_refused_naming_the_option(files, capsys, monkeypatch):
+    """An address where no scheduler answers is a one-line error naming --client, within the timeout."""
+    pytest.importorskip("distributed")
+    from budget_extras.cli import _train
+
+    d, _ = files
+    monkeypatch.setattr(_train, "CLIENT_TIMEOUT", 2)
+    assert main(_train_argv(d, "--client", "tcp://127.0.0.1:9")) == 2
+    err = capsys.readouterr().err
+    assert "budget-extras train: error: --client 'tcp://127.0.0.1:9': no Dask scheduler answered within 2 s" in err
 
 
 @pytest.mark.parametrize(
