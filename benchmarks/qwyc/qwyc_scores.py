@@ -297,9 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         runs = [run_dataset(d, args.data_dir, s, alphas) for d in datasets for s in args.seeds]
     result = {
-        "command": f"python -m benchmarks.qwyc.qwyc_scores --data-dir DATA --part {args.part} " + " ".join(
-            ["--datasets", *datasets, "--seeds", *map(str, args.seeds), "--alphas", *map(str, alphas)]
-        ),
+        "part": args.part, "datasets": datasets, "seeds": args.seeds, "alphas": alphas,
         "rounds": ROUNDS,
         "runs": runs,
     }
