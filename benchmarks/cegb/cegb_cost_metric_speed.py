@@ -9,21 +9,21 @@ rows. For comparison, measuring the model the other way once: ``budget_extras.co
 model saved, parsed and every row re-predicted). Gate: the metric equals that report.
 
     python -m benchmarks.cegb.cegb_cost_metric_speed [--rows 20000] [--valid-rows 100000] [--cols 50]
-        [--leaves 31] [--rounds 100] [--repeats 5] [--threads 1]
+        [--leaves 31] [--rounds 100] [--repeats 5] [--threads 1] [--quick]
 
-Prints only.
+Writes benchmarks/results/cegb_cost_metric_speed.json (not committed: the numbers are copied into
+docs/cegb.md). ``--quick``: 5,000 training rows, 20,000 validation rows, 20 rounds, one repeat.
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 
 import lightgbm as lgb
 
-from benchmarks._runner import synthetic_regression
+from benchmarks._runner import parse, script_parser, synthetic_regression, write_results
 from budget_extras import TreeEnsemble, cost_report
 
 
@@ -40,7 +40,8 @@ def _add_and_eval(booster, train, Xv, yv):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__, result_name="cegb_cost_metric_speed", data=False,
+                           quick={"rows": 5_000, "valid_rows": 20_000, "rounds": 20, "repeats": 1})
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--valid-rows", type=int, default=100_000)
     parser.add_argument("--cols", type=int, default=50)
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
 
     X, y, base, lazy = synthetic_regression(args.rows + args.valid_rows, args.cols, leaves=args.leaves,
                                             threads=args.threads)
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         booster = lgb.train(params, train, args.rounds, keep_training_booster=True)
         trees = booster.num_trees()
         add_s, eval_s, values = _add_and_eval(booster, train, Xv, yv)
+        if "cegb_cost" not in values:
+            parser.error(f"needs a lightgbm-cegb build with metric=cegb_cost (found lightgbm {lgb.__version__}, "
+                         f"whose metrics gave {sorted(values)})")
         score_ms.append(add_s / trees * 1e3)
         metric_ms.append(eval_s / trees * 1e3)
     start = time.perf_counter()
@@ -76,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:52s} {min(t):8.3f} {statistics.median(t):10.3f}")
     print(f"one cost_report of the final model on the validation rows: {report_seconds:.3f} s")
     print(f"gate (cegb_cost == cost_report, {got:.6f} vs {expected:.6f}): {'OK' if gate else 'FAILED'}")
+    write_results(args.out, {
+        "settings": {k: getattr(args, k) for k in ("rows", "valid_rows", "cols", "leaves", "rounds", "repeats",
+                                                    "threads")},
+        "trees": trees, "score_update_ms_per_tree": score_ms, "cegb_cost_ms_per_tree": metric_ms,
+        "cost_report_seconds": report_seconds, "cegb_cost": got, "cost_report_cost": expected, "gate": gate,
+    }, "lightgbm", "numpy")
     return 0 if gate else 1
 
 

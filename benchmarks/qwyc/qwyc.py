@@ -1,17 +1,17 @@
 """QWYC benchmark on UCI Adult: trees evaluated and wall-clock at matched TEST disagreement.
 
 Usage: python -m benchmarks.qwyc.qwyc --data-dir DATA
-       [--out benchmarks/results/qwyc.json] [--plot docs/img/qwyc.png]
+       [--out benchmarks/results/qwyc.json] [--plot docs/img/qwyc.png] [--quick]
 
 DATA holds adult/adult.data and adult/adult.test (the published UCI files). The model
 (500 trees, depth 5, learning rate 0.05) is trained on the training file minus a
 calibration split; every method is fit on the (unlabeled) calibration rows and
-measured on the test file against the full ensemble.
+measured on the test file against the full ensemble. ``--quick``: 100 trees, 3,000 order
+rows, fewer settings, one timing repeat, no plot.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -23,10 +23,11 @@ import lightgbm as lgb
 import numpy as np
 import pandas as pd
 
-from benchmarks._runner import environment
+from benchmarks._runner import parse, script_parser, write_results
 from budget_extras.qwyc._baselines import fan_exit, fan_fit, pred_early_stop_plan
 from budget_extras.qwyc._estimator import QWYC
 from budget_extras.qwyc._kernels import ExitTrace
+from budget_extras.qwyc._solver import shift_scale
 
 COLS = [
     "age",
@@ -117,7 +118,7 @@ class QWYCAdapter:
         other = QWYCAdapter(name, cross=self.cross, family=family, **{**self.params, "shift": shift})
         other.base = copy.deepcopy(self.base)
         other.base.shift = shift
-        other.base.shift_scale_ = other.base._shift_scale(FA3)
+        other.base.shift_scale_ = shift_scale(other.base._settings(), other.base.base_plan_, FA3)
         other.base_seconds = self.base_seconds
         return other
 
@@ -255,15 +256,14 @@ def plot(points: list[dict[str, Any]], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", default=os.path.join("benchmarks", "results", "qwyc.json"))
+    ap = script_parser(__doc__, result_name="qwyc",
+                       quick={"rounds": 100, "n_order": 3000, "repeats": 1, "plot": ""})
     ap.add_argument("--plot", default=os.path.join("docs", "img", "qwyc.png"))
+    ap.add_argument("--rounds", type=int, default=500, help="trees of the model")
     ap.add_argument("--n-order", type=int, default=15000, help="training rows that choose the order")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="fewer settings (smoke run)")
     ap.add_argument("--plot-only", metavar="RESULTS_JSON", help="only redraw the plot from a results file")
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
     if args.plot_only:
         with open(args.plot_only) as fh:
             plot(json.load(fh)["points"], args.plot)
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     t0 = time.perf_counter()
     booster = lgb.train(
-        params, lgb.Dataset(Xtr, ytr, feature_name=names, categorical_feature=cat_idx), num_boost_round=500
+        params, lgb.Dataset(Xtr, ytr, feature_name=names, categorical_feature=cat_idx), num_boost_round=args.rounds
     )
     train_s = time.perf_counter() - t0
     Xa = Xtr[rng.permutation(len(Xtr))[: args.n_order]]  # rows that choose the order (training rows)
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     acc_full = float(np.mean(full == yte))
     print(f"trained in {train_s:.1f}s; full-ensemble test accuracy {acc_full:.4f}")
 
-    helper = QWYC.from_plan(booster, pred_early_stop_plan(500, freq=1, margin=0.0))
+    helper = QWYC.from_plan(booster, pred_early_stop_plan(args.rounds, freq=1, margin=0.0))
     F3t = helper._outputs(Xte)
     assert np.array_equal(np.cumsum(F3t[:, :, 0], axis=1)[:, -1], raw), "tree outputs differ from LightGBM"
 
@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             pred_early_stop_freq=freq,
             pred_early_stop_margin=m,
         )
-        emu = QWYC.from_plan(booster, pred_early_stop_plan(500, freq=freq, margin=m)).predict_outputs(F3t)
+        emu = QWYC.from_plan(booster, pred_early_stop_plan(args.rounds, freq=freq, margin=m)).predict_outputs(F3t)
         assert np.array_equal(emu.scores, nat), "pred_early_stop emulation differs from LightGBM"
 
     summary: dict[str, Any] = {}
@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     # wall-clock at matched test disagreement (numpy predictors, 1 thread; a cross-fitted QWYC
     # result is timed as its two plans, each on its own fold)
     timing: dict[str, Any] = {}
-    full_plan = QWYC.from_plan(booster, pred_early_stop_plan(500, freq=10**9, margin=0.0))
+    full_plan = QWYC.from_plan(booster, pred_early_stop_plan(args.rounds, freq=10**9, margin=0.0))
 
     def folded(fitted: list[tuple[QWYC, np.ndarray]]) -> Any:
         def fn(X: np.ndarray) -> None:
@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         "dataset": "UCI Adult (adult.data / adult.test)",
         "model": {
             **params,
-            "num_boost_round": 500,
+            "num_boost_round": args.rounds,
             "train_rows": len(Xtr),
             "order_rows": len(Xa),
             "test_rows": len(Xte),
@@ -438,11 +438,8 @@ def main(argv: list[str] | None = None) -> int:
         "points": [vars(p) for p in points],
         "best_at_target": summary,
         "timing": timing,
-        **environment("lightgbm", "numpy"),
     }
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump(result, fh, indent=1)
+    write_results(args.out, result, "lightgbm", "numpy")
     print(f"greedy on 500 trees x 30000 rows: {greedy_30k_s:.1f}s")
     for target in TARGETS:
         print(f"-- best mean trees at test disagreement <= {target:.1%}")

@@ -2,7 +2,7 @@
 
 Usage: python -m benchmarks.qwyc.qwyc_calibration --data-dir DATA [--datasets adult magic higgs]
        [--seeds 0 1 2] [--alphas 0.005] [--candidates holdout0.5 ...]
-       [--out benchmarks/results/qwyc_calibration.json]
+       [--out benchmarks/results/qwyc_calibration.json] [--quick]
 
 Every candidate fits a greedy QWYC plan (the paper's Algorithm 1, base budget ``alpha_fit``)
 and one conformal shift ``lambda`` of all its thresholds (constant shape) on unlabeled
@@ -29,13 +29,12 @@ Data (``--data-dir``, loaders of ``benchmarks/train_to_budget/_data.py``):
   (stratified); 400 trees, 31 leaves, learning rate 0.05, trained on the train rows.
 
 Prints one line per run and a table of the means over seeds (per dataset and alpha), and writes
-every run to the JSON results.
+every run to the JSON results. ``--quick``: Adult, seed 0, candidates ``holdout0.5`` and
+``insample``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import time
 from pathlib import Path
@@ -44,13 +43,12 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from benchmarks._runner import environment
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.qwyc.qwyc import CATS, load_adult
 from benchmarks.train_to_budget._data import LOADERS, split
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._estimator import QWYC
 
-ROOT = Path(__file__).resolve().parents[2]
 CANDIDATES = ("holdout0.5", "holdout0.3", "holdout0.2", "holdout0.5_fit0.5", "holdout0.3_fit0.5", "crossfit2",
               "crossfit5", "crossfit5_fit0.5", "insample")
 
@@ -177,22 +175,20 @@ def table(rows: list[dict[str, Any]], kinds: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, required=True)
+    ap = script_parser(__doc__, result_name="qwyc_calibration",
+                       quick={"datasets": ["adult"], "seeds": [0], "candidates": ["holdout0.5", "insample"]})
     ap.add_argument("--datasets", nargs="+", default=["adult", "magic", "higgs"])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--alphas", type=float, nargs="+", default=[0.005])
     ap.add_argument("--candidates", nargs="+", default=list(CANDIDATES))
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "qwyc_calibration.json")
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
     rows: list[dict[str, Any]] = []
     for name in args.datasets:
         for seed in args.seeds:
             rows += run(name, args.data_dir, seed, args.alphas, args.candidates)
     print("\nmean trees / mean test disagreement over seeds\n")
     print(table(rows, args.candidates))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"rows": rows, **environment("numpy", "lightgbm")}, indent=1) + "\n")
+    write_results(args.out, {"rows": rows}, "numpy", "lightgbm")
     return 0
 
 

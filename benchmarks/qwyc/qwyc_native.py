@@ -10,15 +10,14 @@ of wall-clock and median CPU time (process_time; the machine may be shared):
   QWYC native     the plan file, Booster.predict(pred_early_stop=True)
 Correctness gate: the native QWYC scores equal budget_extras.QWYC.predict's, bit for bit.
 
-    python -m benchmarks.qwyc.qwyc_native --data-dir DIR [--alphas 0.001 0.005] [--repeats 5]
+    python -m benchmarks.qwyc.qwyc_native --data-dir DIR [--alphas 0.001 0.005] [--repeats 5] [--quick]
 
-Writes benchmarks/results/qwyc_native.json.
+Writes benchmarks/results/qwyc_native.json. ``--quick``: one alpha, two margins, one frequency,
+three repeats.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -28,10 +27,9 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.qwyc.qwyc import CATS, load_adult
 from budget_extras import QWYC
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class NativePredictor:
@@ -45,8 +43,8 @@ class NativePredictor:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True)
+    ap = script_parser(__doc__, result_name="qwyc_native",
+                       quick={"alphas": [0.005], "margins": [2.0, 4.0], "freqs": [10], "repeats": 3})
     ap.add_argument("--alphas", type=float, nargs="+", default=[0.001, 0.005, 0.0075])
     ap.add_argument("--margins", type=float, nargs="+",
                     default=[2.0, 2.05, 2.1, 2.15, 2.2, 2.25, 2.3, 2.4, 2.5, 2.75, 3.0, 3.25, 3.5, 4.0, 5.0, 6.0],
@@ -56,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alpha-fit", type=float, default=None, help="QWYC base budget (default: alpha)")
     ap.add_argument("--shift", default="constant", help="shape of QWYC's held-out shift")
     ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "qwyc_native.json"))
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
     if "+cegb" not in lgb.__version__:
         ap.error(f"needs the lightgbm-cegb fork (found lightgbm {lgb.__version__})")
 
@@ -139,11 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['name']}: {v['cpu_speedup']:.2f}x less CPU time than {best['name']} "
                   f"({best['test_disagreement']:.4%} <= {r['test_disagreement']:.4%}); wall-clock median "
                   f"{v['wall_median_speedup']:.2f}x, wall-clock min {v['wall_min_speedup']:.2f}x")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows, "versus_best_pred_early_stop": versus, "n_rows": len(X),
-                                          "repeats": args.repeats, "lightgbm": lgb.__version__,
-                                          "qwyc_params": {"margin": args.qwyc_margin, "alpha_fit": args.alpha_fit,
-                                                          "shift": args.shift}}, indent=2))
+    write_results(args.out, {"rows": rows, "versus_best_pred_early_stop": versus, "n_rows": len(X),
+                             "repeats": args.repeats, "lightgbm": lgb.__version__,
+                             "qwyc_params": {"margin": args.qwyc_margin, "alpha_fit": args.alpha_fit,
+                                             "shift": args.shift}}, "lightgbm", "numpy", indent=2)
     return 0
 
 

@@ -2,7 +2,9 @@
 
 Usage::
 
-    python -m benchmarks.qwyc.qwyc_oracle --data-dir DATA [--out benchmarks/results/qwyc_oracle.json]
+    python -m benchmarks.qwyc.qwyc_oracle --data-dir DATA [--out benchmarks/results/qwyc_oracle.json] [--quick]
+
+``--quick``: a few settings of each part.
 
 Same model, order rows and test folds as ``benchmarks/qwyc/qwyc.py`` (UCI Adult, 500 trees of depth
 5, learning rate 0.05; order rows: 15,000 training rows; the test file split in two folds).
@@ -34,16 +36,14 @@ disagreement(lambda) are evaluated at every breakpoint; the chosen point is re-e
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import time
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
-from benchmarks._runner import environment
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.qwyc.qwyc import CATS, load_adult
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._baselines import pred_early_stop_plan
@@ -168,11 +168,7 @@ def held_out_point(Fte: np.ndarray, order: np.ndarray, en: np.ndarray, ep: np.nd
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", default=os.path.join("benchmarks", "results", "qwyc_oracle.json"))
-    ap.add_argument("--quick", action="store_true", help="a few settings only (smoke run)")
-    args = ap.parse_args(argv)
+    args = parse(script_parser(__doc__, result_name="qwyc_oracle"), argv)
     t_start = time.perf_counter()
 
     Xtr, ytr, Xte, _, names = load_adult(args.data_dir)
@@ -298,12 +294,8 @@ def main(argv: list[str] | None = None) -> int:
             },
         )
 
-    out["environment"] = environment("numpy", "lightgbm")
     out["seconds"] = round(time.perf_counter() - t_start, 1)
-    if not args.quick:
-        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-        with open(args.out, "w") as fh:
-            json.dump(out, fh, indent=1)
+    write_results(args.out, out, "numpy", "lightgbm")
     return 0
 
 

@@ -6,6 +6,9 @@ Usage: python -m benchmarks.qwyc.qwyc_scores --data-dir DATA [--datasets adult m
        [--datasets adult magic higgs adult_rare] [--alphas 0.005 0.01]
        [--out benchmarks/results/qwyc_default.json]
 
+``--quick`` (either part): heart, alpha 0.005, and with ``--part default`` the ``auto`` scores only;
+written under ``benchmarks/results/quick/``.
+
 ``--part default`` measures QWYC as a user runs it: the library's default fit (cross-fitted over
 five folds of the calibration rows, no ``X_valid``) on one thread, its CPU time in trainings of
 the model (one plain ``lgb.train`` with the model's parameters on its training rows, one thread,
@@ -47,8 +50,6 @@ measured on the test rows:
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ import lightgbm as lgb
 import numpy as np
 from sklearn.metrics import log_loss, roc_auc_score
 
-from benchmarks._runner import environment
+from benchmarks._runner import RESULTS, parse, script_parser, write_results
 from benchmarks.train_to_budget._data import LOADERS, cost_schemes, feature_costs, split
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc import _scores
@@ -275,8 +276,8 @@ def run_default(name: str, data_dir: Path, seed: int, alphas: list[float], kinds
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True, type=Path)
+    ap = script_parser(__doc__, result_name="qwyc_scores",
+                       quick={"datasets": ["heart"], "alphas": [0.005], "scores": ["auto"]})
     ap.add_argument("--part", choices=["scores", "default"], default="scores")
     ap.add_argument("--datasets", nargs="+", choices=[*sorted(LOADERS), "adult_rare"],
                     help="default: adult magic higgs heart (adult magic higgs adult_rare with --part default)")
@@ -284,27 +285,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alphas", nargs="+", type=float,
                     help="default: 0.001 0.005 0.01 (0.005 0.01 with --part default)")
     ap.add_argument("--scores", nargs="+", default=["auto", "calibrated", "partial"], help="--part default: kinds fit")
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
     default = args.part == "default"
     datasets = args.datasets or ["adult", "magic", "higgs", "adult_rare" if default else "heart"]
     alphas = args.alphas or ([0.005, 0.01] if default else [0.001, 0.005, 0.01])
-    results = Path(__file__).resolve().parents[1] / "results"
-    out = args.out or results / ("qwyc_default.json" if default else "qwyc_scores.json")
+    out = args.out
+    if default and out == (RESULTS / "quick" if args.quick else RESULTS) / "qwyc_scores.json":
+        out = out.with_name("qwyc_default.json")  # --part default's own results file, unless --out names one
     if default:
         runs = [run_default(d, args.data_dir, s, alphas, args.scores) for d in datasets for s in args.seeds]
     else:
         runs = [run_dataset(d, args.data_dir, s, alphas) for d in datasets for s in args.seeds]
     result = {
-        "command": f"python -m benchmarks.qwyc.qwyc_scores --data-dir DATA --part {args.part} " + " ".join(
-            ["--datasets", *datasets, "--seeds", *map(str, args.seeds), "--alphas", *map(str, alphas)]
-        ),
+        "part": args.part, "datasets": datasets, "seeds": args.seeds, "alphas": alphas,
         "rounds": ROUNDS,
         "runs": runs,
-        **environment("numpy", "lightgbm", "sklearn"),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_results(out, result, "numpy", "lightgbm", "sklearn")
     print(f"wrote {out}")
     return 0
 

@@ -1,6 +1,6 @@
 """Development run: choose the shape of QWYC's held-out shift without touching adult.test.
 
-Usage: python -m benchmarks.qwyc.qwyc_shape --data-dir DATA [--out benchmarks/results/qwyc_shape.json]
+Usage: python -m benchmarks.qwyc.qwyc_shape --data-dir DATA [--out benchmarks/results/qwyc_shape.json] [--quick]
 
 Same model as benchmarks/qwyc/qwyc.py (UCI Adult, 500 trees of depth 5). The order and base
 thresholds are fit on the same 15,000 training rows; the other 17,561 training rows are
@@ -8,21 +8,20 @@ the development set: the conformal shift is fit on one half and measured on the 
 (and vice versa). For each shift shape, margin and base budget ``alpha_fit`` the run
 reports mean positions evaluated and development disagreement with the full ensemble at
 target alphas. Only training rows are used, so picking the default shape here does not
-select on the test file.
+select on the test file. ``--quick``: one margin, base budget and target alpha.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import os
 import time
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.qwyc.qwyc import CATS, load_adult
 from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._baselines import pred_early_stop_plan
@@ -43,13 +42,12 @@ def shape_of(kind: str, FA: np.ndarray, order: np.ndarray, en: np.ndarray, ep: n
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", default=os.path.join("benchmarks", "results", "qwyc_shape.json"))
+    ap = script_parser(__doc__, result_name="qwyc_shape",
+                       quick={"margins": [0.0], "alpha_fits": [0.0], "alphas": [0.005]})
     ap.add_argument("--margins", type=float, nargs="+", default=[0.0, 0.1])
     ap.add_argument("--alpha-fits", type=float, nargs="+", default=[0.0, 0.005])
     ap.add_argument("--alphas", type=float, nargs="+", default=[0.001, 0.005])
-    args = ap.parse_args(argv)
+    args = parse(ap, argv)
 
     Xtr, ytr, _, _, names = load_adult(args.data_dir)
     params = dict(
@@ -109,9 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 "median_mean_trees": float(np.median([r["mean_trees"] for r in sel])),
             }
     print(json.dumps(summary, indent=1))
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as fh:
-        json.dump({"rows": rows, "summary": summary, "lightgbm": lgb.__version__}, fh, indent=1)
+    write_results(args.out, {"rows": rows, "summary": summary, "lightgbm": lgb.__version__}, "lightgbm", "numpy")
     return 0
 
 

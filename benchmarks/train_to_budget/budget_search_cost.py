@@ -16,7 +16,8 @@ chosen model's test score and test cost. Optionally (``--compare``) the same sea
 CPU time (``time.process_time``, every thread of the process) is measured beside wall time, as
 a multiple of the plain training's CPU time. ``--options '{"halving": false}'`` passes
 ``options=`` to the full searches; ``--quick`` runs the three-budget full search on the
-10k-30k-row tables only (magic, higgs, adult).
+10k-30k-row tables only (magic, higgs, adult), unless ``--datasets`` / ``--searches`` say otherwise,
+and writes under ``benchmarks/results/quick/`` unless ``--out`` is given.
 
     python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data
     python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data --datasets covertype54x --compare
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.train_to_budget import _data as fdata
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,26 +141,22 @@ def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: floa
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
+def main(argv: list[str] | None = None) -> None:
+    p = script_parser(__doc__, result_name="budget_search_cost",
+                      quick={"datasets": ["magic", "higgs", "adult"], "searches": ["three"]})
     p.add_argument("--datasets", nargs="+", default=["covertype54x", "adult", "higgs", "magic"])
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--compare", action="store_true", help="also run every candidate on every row")
     p.add_argument("--searches", nargs="+", default=["one", "three", "one_fast", "three_fast"],
                    help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
-    p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "budget_search_cost.json")
     p.add_argument("--options", default="{}", help="options= of the full searches, as JSON")
-    p.add_argument("--quick", action="store_true", help="three budgets, full search, magic / higgs / adult")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--one-dataset", help=argparse.SUPPRESS)
     p.add_argument("--full-cost", type=float, default=0.0, help=argparse.SUPPRESS)
-    args = p.parse_args()
+    args = parse(p, argv)
     if args.one:
         print(json.dumps(one(args)))
         return
-    if args.quick:
-        args.datasets, args.searches = ["magic", "higgs", "adult"], ["three"]
     rows = []
     for name in args.datasets:
         plain = run_child(args, name, "plain")
@@ -176,8 +174,8 @@ def main() -> None:
                   + ", ".join(f"B={q['budget']:.3g}: AUC {q.get('test_auc', float('nan')):.4f} "
                               f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)
         rows.append(row)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(rows, indent=1))  # after every dataset: a cut run keeps what it measured
+        # after every dataset: a cut run keeps what it measured
+        write_results(args.out, {"options": json.loads(args.options), "rows": rows}, "lightgbm", "numpy")
 
 
 if __name__ == "__main__":

@@ -14,18 +14,19 @@ per-row validation cost of its first trees), and the script prints
   stays the same, and the share of the candidates' rounds saved.
 
     python -m benchmarks.train_to_budget.halving_rank_agreement --data-dir ../shared/data
+
+``--quick``: MAGIC only, written under ``benchmarks/results/quick/``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.train_to_budget import _data as fdata
 from benchmarks.train_to_budget import budget_search_cost as bsc
 
@@ -101,13 +102,11 @@ def simulate(rows: list[dict[str, Any]], budgets: list[float], margin: float) ->
     return {"kept": len(kept), "rounds_share": used / max(1, len(rows)), "same_choice": same}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, default=bsc.ROOT.parent / "shared" / "data")
+def main(argv: list[str] | None = None) -> None:
+    p = script_parser(__doc__, result_name="halving_rank_agreement", quick={"datasets": ["magic"]})
     p.add_argument("--datasets", nargs="+", default=["magic", "higgs", "adult"])
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--out", type=Path, default=bsc.ROOT / "benchmarks" / "results" / "halving_rank_agreement.json")
-    args = p.parse_args()
+    args = parse(p, argv)
     res = []
     for name in args.datasets:
         r = measure_table(name, args.data_dir, args.threads)
@@ -116,8 +115,7 @@ def main() -> None:
         sim = "; ".join(f"margin {m}: kept {v['kept']}/{r['n_candidates']}, rounds {v['rounds_share']:.2f}, "
                         f"same choice {v['same_choice']}" for m, v in r["simulated"].items())
         print(f"{name}: {r['n_candidates']} candidates; Spearman {sp}; {sim}", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(res, indent=1, default=str))
+        write_results(args.out, {"rows": res}, "lightgbm", "numpy")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ about every feature). The same in-memory arrays go to three runs, one after the 
 
 Each run records its wall seconds, the chosen family, the validation score (AUC) and cost and
 the status; ``seconds`` is the result's own split (``sample_search``, ``cluster_fit``). JSON to
-``benchmarks/results/train_to_budget_dask.json`` (``--quick``: 60,000 rows, 30 rounds, to
-``train_to_budget_dask_quick.json``).
+``benchmarks/results/train_to_budget_dask.json`` (``--quick``: 60,000 rows, 20,000 validation rows,
+30 rounds, to ``benchmarks/results/quick/train_to_budget_dask.json``; the recorded quick run is
+``benchmarks/results/train_to_budget_dask_quick.json``).
 
     python -m benchmarks.train_to_budget.train_to_budget_dask --quick
     python -m benchmarks.train_to_budget.train_to_budget_dask            # 5,000,000 rows: a large machine
@@ -26,13 +27,12 @@ import argparse
 import json
 import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
-from benchmarks._runner import ROOT, environment
+from benchmarks._runner import parse, script_parser, write_results
 from budget_extras import train_to_budget
 
 
@@ -78,30 +78,24 @@ def on_cluster(workers: int, args: argparse.Namespace, data: dict[str, Any]) -> 
         return {**run(f"dask_{workers}", args, data, client), "cluster_start_s": round(start, 2)}
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    p = script_parser(__doc__, result_name="train_to_budget_dask", data=False,
+                      quick={"rows": 60_000, "valid_rows": 20_000, "rounds": 30})
     p.add_argument("--rows", type=int, default=5_000_000)
     p.add_argument("--valid-rows", type=int, default=200_000)
     p.add_argument("--cols", type=int, default=20)
     p.add_argument("--rounds", type=int, default=100)
-    p.add_argument("--quick", action="store_true", help="60,000 rows, 20,000 validation rows, 30 rounds")
-    p.add_argument("--out", type=Path, default=None)
-    args = p.parse_args()
-    if args.quick:
-        args.rows, args.valid_rows, args.rounds = 60_000, 20_000, 30
-    out = args.out or ROOT / "benchmarks" / "results" / (
-        "train_to_budget_dask_quick.json" if args.quick else "train_to_budget_dask.json")
+    args = parse(p, argv)
     X, y = table(args.rows, args.cols, 0)
     Xv, yv = table(args.valid_rows, args.cols, 1)
     costs = costs_for(args.cols)
     data = {"X": X, "y": y, "Xv": Xv, "yv": yv, "costs": costs, "budget": 0.3 * sum(costs)}
     runs = [run("serial", args, data), on_cluster(1, args, data), on_cluster(2, args, data)]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
+    write_results(args.out, {
         "rows": args.rows, "valid_rows": args.valid_rows, "cols": args.cols, "rounds": args.rounds,
-        "budget": data["budget"], "quick": args.quick, "runs": runs, **environment("lightgbm", "dask", "distributed"),
-    }, indent=1))
-    print(f"wrote {out}")
+        "budget": data["budget"], "quick": args.quick, "runs": runs,
+    }, "lightgbm", "dask", "distributed")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
