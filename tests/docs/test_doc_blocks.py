@@ -90,6 +90,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/cegb.md", "gain'(s) = gain(s) - cegb_tradeoff * ( (cegb_penalty_split + "): (
         "a formula; tests/fork checks the engine against the reference scan"
     ),
+    ("docs/cegb.md", "cegb_cost = mean over the rows of ( acquisition(row) + evaluat"): (
+        "a formula; tests/fork/test_cegb_cost_metric.py checks the metric against cost_report"
+    ),
     ("docs/costs.md", "tree 0:  TSH <= 0.01 ? leaf -1.0 : (FTI <= 0.1 ? leaf 0.5 : l"): (
         "an illustration of two trees in prose, not a file"
     ),
