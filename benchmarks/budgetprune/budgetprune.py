@@ -2,10 +2,13 @@
 
 Usage::
 
-    python -m benchmarks.budgetprune.budgetprune --data-dir DATA [--part curves|speed|scale|all] [--quick]
+    python -m benchmarks.budgetprune.budgetprune --data-dir DATA [--part curves|speed|scale|all|report] [--quick]
 
 ``DATA`` holds ``covertype/covertype_sample_397k.csv.gz`` and ``magic04/magic04.data`` (UCI).
-Results go to ``benchmarks/results/budgetprune.json`` and plots to ``docs/img/``.
+Results go to ``benchmarks/results/budgetprune.json`` (merged into the file there: each part
+rewrites its own keys) and plots to ``docs/img/``. ``--quick``: small training sets, 3 lambda
+points without the retrained reference, 2 speed sizes, a 20-tree x 5,000-row scale run; results
+and plots under ``benchmarks/results/quick/``.
 
 Curves: Forest (Covertype classes 1 vs 2) and MAGIC (stand-in for MiniBooNE), a 40-tree LightGBM
 random forest of fully grown trees (the paper's; ``--num-leaves 255 --min-data-in-leaf 2`` gives the
@@ -23,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -32,11 +34,10 @@ import time
 from pathlib import Path
 
 import lightgbm as lgb
-import numba
 import numpy as np
 import pandas as pd
-import scipy
 
+from benchmarks._runner import RESULTS, parse, script_parser, write_results
 from budget_extras.budgetprune import PruneProblem, _solver, build_problem, lp_highs, solve_primal_dual
 from budget_extras.budgetprune._baselines import ccp_prune, gini, greedy_prune_path, threshold_prune
 from budget_extras.budgetprune._leaves import leaf_nodes, pruned_leaf_map, raw_from_leaves
@@ -710,15 +711,25 @@ def report(paths):
     print("\n".join(lines))
 
 
+QUICK = {"points": 3, "subset_points": 0, "scale_trees": 20, "scale_rows": 5000, "scale_train": 2000,
+         "img_dir": str(RESULTS / "quick")}
+#: Keys of a results file that each run rewrites (the runner's record of the command and machine).
+RUN_KEYS = ("command", "versions", "hardware", "environment")
+
+
+def _save(path: Path, results: dict) -> None:
+    """Write the merged results with this run's command line and versions."""
+    payload = {k: v for k, v in results.items() if k not in RUN_KEYS}
+    write_results(path, payload, "numpy", "scipy", "lightgbm", "numba")
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", required=True)
+    p = script_parser(__doc__, result_name="budgetprune", quick=QUICK)
     p.add_argument(
         "--part",
         choices=("curves", "speed", "scale", "all", "report", "_scale_child", "_highs_child"),
         default="all",
     )
-    p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "budgetprune.json"))
     p.add_argument("--img-dir", default=str(ROOT / "docs" / "img"))
     p.add_argument("--trees", type=int, default=40)
     p.add_argument("--num-leaves", type=int, default=8191, help="8191 with --min-data-in-leaf 1: fully grown")
@@ -753,8 +764,7 @@ def main(argv=None):
     p.add_argument("--scale-trees", type=int, default=500)
     p.add_argument("--scale-rows", type=int, default=100000)
     p.add_argument("--scale-train", type=int, default=20000)
-    p.add_argument("--quick", action="store_true", help="small sizes for a smoke run")
-    args = p.parse_args(argv)
+    args = parse(p, argv)
     args.lam_range = {k: tuple(float(v) for v in r.split(",")) for k, r in (item.split("=") for item in args.lam_range)}
     if args.part == "_scale_child":
         scale_child(args)
@@ -769,15 +779,6 @@ def main(argv=None):
     data = Path(args.data_dir)
     out_path = Path(args.out)
     results = json.loads(out_path.read_text()) if out_path.exists() else {}
-    results["environment"] = dict(
-        python=sys.version.split()[0],
-        numpy=np.__version__,
-        scipy=scipy.__version__,
-        lightgbm=lgb.__version__,
-        numba=numba.__version__,
-        platform=platform.platform(),
-        cpu_count=os.cpu_count(),
-    )
     if args.part in ("curves", "all"):
         Xf, yf = load_forest(data)
         Xm, ym = load_magic(data)
@@ -794,8 +795,7 @@ def main(argv=None):
             Path(args.img_dir).mkdir(parents=True, exist_ok=True)
             plot(name, res, Path(args.img_dir) / f"budgetprune_{name.lower()}.png")
             print(f"  summary: {res['summary']}", flush=True)
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            out_path.write_text(json.dumps(results, indent=1))
+            _save(out_path, results)
     if args.part in ("speed", "all"):
         Xf, yf = load_forest(data)
         configs = [(10, 1000), (25, 2500)] if args.quick else [(20, 2000), (50, 5000), (100, 10000)]
@@ -804,11 +804,12 @@ def main(argv=None):
         rows, compile_s = speed(Xf, yf, configs, args)
         results["speed"] = [*results.get("speed", []), *rows] if args.append else rows
         results["kernels_ready_seconds"] = compile_s
-        out_path.write_text(json.dumps(results, indent=1))
+        _save(out_path, results)
     if args.part in ("scale", "all"):
         cmd = [
             sys.executable,
-            __file__,
+            "-m",
+            __spec__.name,
             "--data-dir",
             str(data),
             "--part",
@@ -832,7 +833,7 @@ def main(argv=None):
         results["scale"] = json.loads(line[-1]) if line else dict(error=proc.stderr[-2000:])
         results["scale"]["wall_seconds_with_training"] = time.perf_counter() - t
         print(f"scale: {results['scale']}", flush=True)
-        out_path.write_text(json.dumps(results, indent=1))
+        _save(out_path, results)
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m benchmarks.budgetprune.gbdt_prune --data-dir /work/shared/data [--datasets thyroid heart adult magic]
+    python -m benchmarks.budgetprune.gbdt_prune --data-dir ../shared/data [--datasets thyroid heart adult magic]
+        [--fraction 0.5] [--skip-topk] [--quick] [--out benchmarks/results/gbdt_prune.json]
 
 For each dataset: a plain GBDT (200 trees, learning_rate 0.05, num_leaves 31, num_threads 1,
 seed 0) is trained on a train split; the budget is 50% of its mean per-row validation cost (the
@@ -27,13 +28,13 @@ Data and costs:
 adult and magic have no real costs: tiered costs by the full model's gain importance, the
 features sorted by decreasing importance and cut into thirds (``numpy.array_split``): the most
 important third costs 10, the middle third 5, the least important third 1.
+
+``--quick``: heart only. The results file is rewritten after each dataset.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -45,6 +46,7 @@ import pandas as pd
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.model_selection import train_test_split
 
+from benchmarks._runner import parse, script_parser, write_results
 from budget_extras.budgetprune import FeatureDropRefit
 from budget_extras.core import TreeEnsemble, cost_report
 
@@ -206,24 +208,20 @@ def warm_up() -> None:
         FeatureDropRefit(b, budget=1.5).fit(X, y, X_valid=X, y_valid=y)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", type=Path, required=True)
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__, result_name="gbdt_prune", quick={"datasets": ["heart"]})
     ap.add_argument("--datasets", nargs="+", default=["thyroid", "heart", "adult", "magic"])
     ap.add_argument("--fraction", type=float, default=0.5)
     ap.add_argument("--skip-topk", action="store_true", help="do not retrain the top-k baseline")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gbdt_prune.json")
-    args = ap.parse_args()
+    args = parse(ap, argv)
     warm_up()
     results = []
     for name in args.datasets:
         r = run(name, args.data_dir, args.fraction, not args.skip_topk)
         results.append(r)
         print(json.dumps({k: r[k] for k in ("dataset", "unpruned", "pruned")}, default=str)[:600], flush=True)
-        meta = {"command": " ".join(sys.argv), "python": platform.python_version(), "lightgbm": lgb.__version__,
-                "machine": platform.machine(), "results": results}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(meta, indent=1, default=float))
+        write_results(args.out, {"lightgbm": lgb.__version__,
+                                 "results": json.loads(json.dumps(results, default=float))}, "lightgbm", "numpy")
     print(table(results))
 
 

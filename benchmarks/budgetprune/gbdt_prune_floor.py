@@ -3,6 +3,7 @@
 Usage::
 
     python -m benchmarks.budgetprune.gbdt_prune_floor --data-dir ../shared/data [--datasets thyroid heart adult magic]
+        [--quick] [--out benchmarks/results/gbdt_prune_floor.json]
 
 Same data, costs and model as ``benchmarks/budgetprune/gbdt_prune.py`` (200 trees, one thread). Any method
 that drops features and refits the leaf values must at least (1) read the model, (2) refit the
@@ -16,22 +17,19 @@ of 5 repeats, against the median of 3 trainings:
 * measure: ``cost_report`` of the model on the validation rows (the features on each row's paths).
 
 The sum is a lower bound on the fit time of such a method in this package; where it exceeds two
-trainings, a fit time of at most two trainings is out of reach on that dataset.
+trainings, a fit time of at most two trainings is out of reach on that dataset. ``--quick``: heart only.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks._runner import environment
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.budgetprune.gbdt_prune import prepare, train
 from budget_extras import TreeEnsemble, cost_report
 
@@ -65,17 +63,12 @@ def run(name: str, data_dir: Path) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", type=Path, required=True)
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__, result_name="gbdt_prune_floor", quick={"datasets": ["heart"]})
     ap.add_argument("--datasets", nargs="+", default=["thyroid", "heart", "adult", "magic"])
-    ap.add_argument("--out", type=Path,
-                    default=Path(__file__).resolve().parents[1] / "results" / "gbdt_prune_floor.json")
-    args = ap.parse_args()
+    args = parse(ap, argv)
     results = [run(name, args.data_dir) for name in args.datasets]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"command": " ".join(sys.argv), "results": results,
-                                    **environment("numpy", "lightgbm")}, indent=1) + "\n")
+    write_results(args.out, {"results": results}, "numpy", "lightgbm")
     print(f"wrote {args.out}")
 
 

@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m benchmarks.budgetprune.gbdt_prune_oracle --data-dir /work/shared/data [--datasets magic heart]
+    python -m benchmarks.budgetprune.gbdt_prune_oracle --data-dir ../shared/data [--datasets magic heart]
+        [--fraction 0.5] [--quick] [--out benchmarks/results/gbdt_prune_oracle.json]
 
 Same data, costs, model and budget as ``benchmarks/budgetprune/gbdt_prune.py`` (a plain GBDT, 200 trees,
 learning_rate 0.05, num_leaves 31; the budget is 50% of its mean per-row validation cost). Any
@@ -24,16 +25,13 @@ per-row acquisition of that model saves almost nothing, so its cost is about the
 features it reads). Results go to ``benchmarks/results/gbdt_prune_oracle.json`` (with the 25
 affordable subsets best on validation). At one thread this takes about 10 minutes for MAGIC
 (831 trainings on 11,412 rows) and 15 for heart (6767 small trainings) on a loaded 2-core
-machine.
+machine. ``--quick``: heart at 1% of the cost (167 trainings, about 35 s).
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -41,11 +39,13 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.budgetprune.gbdt_prune import mean_cost, prepare, score, train
 from budget_extras.core import TreeEnsemble, cost_report
 
 ROOT = Path(__file__).resolve().parents[2]
 TOP = 25  # affordable subsets kept in the JSON, best validation score first
+QUICK_FRACTION = 0.01  # --quick's budget fraction: few affordable subsets
 
 
 def _evaluate(cols: list[str], splits: list[Any], costs: Any, n_class: int) -> dict[str, Any]:
@@ -118,23 +118,20 @@ def table(results: list[dict[str, Any]]) -> str:
     return head + "\n".join(rows)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", type=Path, required=True)
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__, result_name="gbdt_prune_oracle",
+                       quick={"datasets": ["heart"], "fraction": QUICK_FRACTION})
     ap.add_argument("--datasets", nargs="+", default=["magic", "heart"])
     ap.add_argument("--fraction", type=float, default=0.5)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gbdt_prune_oracle.json")
-    args = ap.parse_args()
+    args = parse(ap, argv)
     results = []
     for name in args.datasets:
         r = oracle(name, args.data_dir, args.fraction)
         results.append(r)
         print(f"{name}: {r['n_trained']} subsets trained, {r['n_affordable']} affordable, {r['seconds']:.0f} s",
               flush=True)
-        meta = {"command": " ".join(sys.argv), "python": platform.python_version(), "lightgbm": lgb.__version__,
-                "machine": platform.machine(), "results": results}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(meta, indent=1, default=float))
+        write_results(args.out, {"lightgbm": lgb.__version__,
+                                 "results": json.loads(json.dumps(results, default=float))}, "lightgbm", "numpy")
     print(table(results))
 
 

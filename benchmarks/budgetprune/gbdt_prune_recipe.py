@@ -3,6 +3,7 @@
 Usage::
 
     python -m benchmarks.budgetprune.gbdt_prune_recipe --data-dir ../shared/data [--quick] [--datasets magic heart ...]
+        [--fraction 0.5] [--out benchmarks/results/gbdt_prune_recipe.json]
 
 For each table: a plain GBDT (200 trees, learning_rate 0.05, num_leaves 31, num_threads 1, seed 0;
 ``benchmarks/budgetprune/gbdt_prune.py``'s model) is trained on the train split; the budget is 50% of its mean
@@ -36,13 +37,13 @@ Tables (every table of the shared data folder, plus one built with >= 80 feature
 Costs: thyroid and heart have Turney's test costs (thyroid's FTI costs TT4 + T4U); the others
 have tiered costs, the features sorted by the full model's gain importance and cut into thirds
 costing 10 / 5 / 1 (most important first). Scores: AUC (binary), accuracy (multiclass), R^2
-(regression). ``--quick`` runs heart, magic, adult_onehot and elevation. Results go to
-``benchmarks/results/gbdt_prune_recipe.json``.
+(regression). ``--quick`` runs heart, magic, adult_onehot and elevation (results under
+``benchmarks/results/quick/``). Results go to ``benchmarks/results/gbdt_prune_recipe.json``, rewritten
+after each table.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -56,7 +57,7 @@ import pandas as pd
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from benchmarks import _runner
+from benchmarks._runner import parse, script_parser, write_results
 from benchmarks.budgetprune import gbdt_prune as gp
 from budget_extras.budgetprune import FeatureDropRefit
 from budget_extras.core import TreeEnsemble
@@ -241,26 +242,20 @@ def warm_up() -> None:
         FeatureDropRefit(b, budget=1.5).fit(X, y, X_valid=X, y_valid=y)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data-dir", type=Path, required=True)
-    ap.add_argument("--datasets", nargs="+", choices=ALL, default=None)
-    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
+def main(argv: list[str] | None = None) -> None:
+    ap = script_parser(__doc__, result_name="gbdt_prune_recipe", quick={"datasets": QUICK})
+    ap.add_argument("--datasets", nargs="+", choices=ALL, default=ALL)
     ap.add_argument("--fraction", type=float, default=0.5)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "gbdt_prune_recipe.json")
-    args = ap.parse_args()
-    names = args.datasets or (QUICK if args.quick else ALL)
+    args = parse(ap, argv)
     warnings.filterwarnings("ignore", category=UserWarning)
     warm_up()
     results = []
-    for name in names:
+    for name in args.datasets:
         r = run(name, args.data_dir, args.fraction)
         results.append(r)
         print(table([r]).splitlines()[-1], flush=True)
-        meta = {"command": " ".join(["python", *sys.argv]), **_runner.environment("lightgbm", "numpy"),
-                "results": results}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(meta, indent=1, default=float))
+        write_results(args.out, {"results": json.loads(json.dumps(results, default=float))},
+                      "lightgbm", "numpy")
     print(table(results))
 
 

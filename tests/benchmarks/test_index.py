@@ -86,12 +86,6 @@ def _calls(path: Path) -> set[str]:
     return {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
 
 
-def _own_options(text: str) -> set[str]:
-    """The scripts the index lists under **Own options** (not through the runner's parser)."""
-    para = text.split("**Own options**", 1)[1].split("\n\n", 1)[0]
-    return set(re.findall(r"`(\w+/\w+\.py)`", para))
-
-
 ROWS = _rows(INDEX.read_text())
 SCRIPTS = _scripts(BENCH)
 
@@ -194,11 +188,11 @@ def test_commands_run_their_script(row: Row) -> None:
         assert "--data-dir ../shared/data" in row.command, f"{row.script}: its command needs --data-dir"
 
 
-def test_scripts_take_the_runner_options_or_are_listed() -> None:
-    """Every script parses its options with the runner's script_parser/common_parser, or the index says it does not."""
+def test_every_script_takes_the_runner_options() -> None:
+    """Every script parses its options with the runner's script_parser/common_parser (--data-dir, --quick, --out)."""
     own = {s for s in SCRIPTS if not s.rpartition("/")[2].startswith("_")
            and not {"script_parser", "common_parser"} & _calls(BENCH / s)}
-    assert own == _own_options(INDEX.read_text()), "benchmarks/README.md's **Own options** list is out of date"
+    assert own == set(), "these scripts parse their own command line, not through benchmarks/_runner.py"
 
 
 def test_cited_benchmark_paths_exist() -> None:
