@@ -125,14 +125,36 @@ def fit_score_maps(
     return _maps(C, reached, can_exit, min_rows)
 
 
-def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) -> ScoreMaps:
-    """:func:`fit_score_maps` from the partial sums ``C`` in plan order and the positions reached."""
+@njit(cache=True)
+def _reached_sums(C: F64, by_stop: I64, reach_count: I64) -> tuple[F64, I64]:  # pragma: no cover - compiled
+    """``C[by_stop[:reach_count[q]], q]`` for every position ``q``, one after the other, and their offsets."""
+    offsets = np.zeros(reach_count.size + 1, np.int64)
+    offsets[1:] = np.cumsum(reach_count)
+    out = np.empty(offsets[-1])
+    for k in range(by_stop.size):
+        row = by_stop[k]
+        for q in range(reach_count.size):
+            if k >= reach_count[q]:  # rows are sorted by the positions they reach, descending
+                break
+            out[offsets[q] + k] = C[row, q]
+    return out, offsets
+
+
+def _maps(
+    C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int, rows: I64 | None = None
+) -> ScoreMaps:
+    """:func:`fit_score_maps` from the partial sums ``C`` in plan order and the positions reached.
+
+    ``rows`` (increasing) restricts the fit to those rows of ``C`` (``reached`` is then per row of ``rows``).
+    """
     n_pos = C.shape[1]
     # rows reaching position r, sorted by the position they stop at (descending): reach(r) is a prefix
     by_stop = np.argsort(-reached, kind="stable")
     reach_count = np.searchsorted(-reached[by_stop], -(np.arange(n_pos) + 1), side="right")
     last = int(np.flatnonzero(reach_count)[-1]) + 1 if reach_count[0] else 0
-    CT = np.ascontiguousarray(C[by_stop, :last].T)  # CT[q, :reach_count[q]]: the rows reaching q, contiguous
+    if rows is not None:
+        by_stop = rows[by_stop]
+    flat, start = _reached_sums(C, by_stop, reach_count[:last])  # the rows reaching q: flat[start[q]:start[q + 1]]
     full = C[by_stop, -1]
     xs: list[F64] = []
     ys: list[F64] = []
@@ -151,7 +173,7 @@ def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) 
             ys.append(np.zeros(0))
             continue
         reach = range(lo, min(r + 1, last))  # positions from ``last`` on are reached by no row
-        s = np.concatenate([CT[q, : reach_count[q]] for q in reach])
+        s = np.concatenate([flat[start[q] : start[q + 1]] for q in reach])
         f = np.concatenate([full[: reach_count[q]] for q in reach])
         kx, ky = _knots(s, f)
         xs.append(kx)
@@ -276,7 +298,7 @@ def choose_scores(
     cal = np.empty(n)
     for j in range(n_folds):
         out = fold == j
-        maps = _maps(C[~out], tr.n_evaluated[~out], can_exit, 100)
+        maps = _maps(C, tr.n_evaluated[~out], can_exit, 100, rows=np.flatnonzero(~out))
         cal[out] = calibrate_exits(maps, tr.scores[out], tr.labels[out], tr.n_evaluated[out], threshold)
     crit = {"partial": expected_auc(tr.scores, full), "calibrated": expected_auc(cal, full)}
     return ("partial" if crit["partial"] > crit["calibrated"] else "calibrated"), crit
