@@ -124,15 +124,8 @@ def correct(base: QWYCPlan, scale: F64, holdout: F64 | None, alpha: float) -> tu
     return shifted(base, scale, lam, alpha), lam
 
 
-def transposed_outputs(settings: PlanSettings, outputs: F64) -> F64 | None:
-    """Binary outputs transposed for the greedy search (one copy shared by all its fits), else None."""
-    if outputs.shape[2] > 1 or not (isinstance(settings.order, str) and settings.order == "greedy"):
-        return None
-    return np.ascontiguousarray(outputs[:, :, 0].T)
-
-
 def crossfit_lambda(
-    settings: PlanSettings, outputs: F64, costs: F64, fold: npt.NDArray[Any], order_seed: int, FT: F64 | None = None
+    settings: PlanSettings, outputs: F64, costs: F64, fold: npt.NDArray[Any], order_seed: int
 ) -> tuple[float, float]:
     """Cross-fitted conformal shift and the out-of-fold disagreement at it.
 
@@ -153,8 +146,6 @@ def crossfit_lambda(
         Fold of each row, ``0 .. n_folds - 1``.
     order_seed : int
         Seed of the ``"random"`` order of every fold plan.
-    FT : ndarray of float64, shape (n_iterations, n_rows), optional
-        :func:`transposed_outputs` of ``outputs``, when already computed.
 
     Returns
     -------
@@ -165,10 +156,8 @@ def crossfit_lambda(
     alpha = settings.alpha
     crit = np.empty(outputs.shape[0])
     fits = []
-    FT = transposed_outputs(settings, outputs) if FT is None else FT
     for j in range(int(fold.max()) + 1):
-        tr = None if FT is None else (FT, np.flatnonzero(fold != j))
-        base, scale = fit_family(settings, outputs[fold != j], costs, np.random.default_rng(order_seed), tr)
+        base, scale = fit_family(settings, outputs[fold != j], costs, np.random.default_rng(order_seed))
         crit[fold == j] = critical(base, scale, outputs[fold == j])
         fits.append((base, scale))
     lam = core.conformal_lambda(crit, alpha)
@@ -226,10 +215,8 @@ def calibrate(
             raise ValueError(f"QWYC's cross-fitted correction needs at least n_folds={n_folds} rows. Got {n}.")
         fold = rng.permutation(n) % n_folds
         order_seed = int(rng.integers(2**63 - 1))
-        FT = transposed_outputs(settings, outputs)
-        lam, dis = crossfit_lambda(settings, outputs, costs, fold, order_seed, FT)
-        tr = None if FT is None else (FT, np.arange(n))
-        base, scale = fit_family(settings, outputs, costs, np.random.default_rng(order_seed), tr)
+        lam, dis = crossfit_lambda(settings, outputs, costs, fold, order_seed)
+        base, scale = fit_family(settings, outputs, costs, np.random.default_rng(order_seed))
         return Calibrated(base, scale, shifted(base, scale, lam, settings.alpha), lam, n, dis)
     idx_a, idx_b = split_rows(None if holdout == CROSSFIT else holdout, n, n_valid, rng)
     base, scale = fit_family(settings, outputs[idx_a], costs, rng)

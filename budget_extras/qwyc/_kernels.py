@@ -291,7 +291,6 @@ def greedy_plan(
     full_scores: FloatArray | None = None,
     progress: bool = False,
     margin: float = 0.0,
-    transposed: tuple[FloatArray, IntArray] | None = None,
 ) -> tuple[IntArray, FloatArray, FloatArray]:
     """Greedy joint order and thresholds (the paper's Algorithm 1).
 
@@ -302,10 +301,6 @@ def greedy_plan(
     most reduces the squared distance of the partial scores to the full scores is
     taken. Once every calibration row is decided the remaining models follow in
     training order with thresholds that never stop (``-inf``/``+inf``).
-
-    ``transposed``: ``(FT, cols)`` with ``FT[:, cols[i]] == F[i]`` (C-contiguous; e.g. the
-    transposed outputs of all calibration rows, shared by the cross-fitting folds), so the search
-    starts without transposing ``F``; the plan does not depend on it.
 
     Returns ``order`` (int64), ``eps_neg``, ``eps_pos`` (float64), one per position.
     """
@@ -319,10 +314,7 @@ def greedy_plan(
     remaining = np.arange(t_models)
     active = np.arange(n)
     g = np.zeros(n)
-    if transposed is None:
-        FT, where = np.ascontiguousarray(F.T, dtype=np.float64), None  # columns: the rows in ``cols``
-    else:
-        FT, where = transposed  # row i of F is column where[i] of FT, until the first copy
+    FT = np.ascontiguousarray(F.T, dtype=np.float64)  # columns: the rows in ``cols``
     cols = np.arange(n)
     costs = np.ascontiguousarray(costs, dtype=np.float64)
     bar = None
@@ -339,9 +331,8 @@ def greedy_plan(
             break
         ya = y[active]
         if 2 * active.size < cols.size:  # keep the active rows dense in memory: one copy per halving
-            at = np.searchsorted(cols, active) if where is None else where[active]
-            FT, cols, where = np.ascontiguousarray(FT[:, at]), active, None
-        local = np.searchsorted(cols, active) if where is None else where[active]
+            FT, cols = np.ascontiguousarray(FT[:, np.searchsorted(cols, active)]), active
+        local = np.searchsorted(cols, active)
         en_c, ep_c, stopped_c, errors_c = _position_splits(
             FT, remaining, local[ya], local[~ya], g[ya], g[~ya], budget, threshold, negative_only, margin, costs
         )

@@ -86,9 +86,7 @@ def fixed_order(settings: PlanSettings, rows: F64, rng: np.random.Generator) -> 
     return fixed
 
 
-def base_plan(
-    settings: PlanSettings, rows: F64, costs: F64, fixed: I64 | None, transposed: tuple[F64, I64] | None = None
-) -> QWYCPlan:
+def base_plan(settings: PlanSettings, rows: F64, costs: F64, fixed: I64 | None) -> QWYCPlan:
     """Order and base thresholds fit on the order rows (before the held-out correction).
 
     Parameters
@@ -101,8 +99,6 @@ def base_plan(
         Cost of each iteration.
     fixed : ndarray of int64 or None
         A fixed order (:func:`fixed_order`), or None for the greedy search.
-    transposed : (ndarray of float64, ndarray of int64) or None
-        Binary outputs transposed, ``FT[:, cols[i]] == rows[i, :, 0]`` (the greedy search's layout).
 
     Returns
     -------
@@ -120,7 +116,7 @@ def base_plan(
     if fixed is None:
         order, en, ep = core.greedy_plan(
             F2, alpha=settings.alpha_fit, costs=costs, threshold=thr, negative_only=neg_only,
-            progress=settings.progress, margin=margin, transposed=transposed,
+            progress=settings.progress, margin=margin,
         )
     else:
         order = fixed
@@ -173,9 +169,7 @@ def shift_scale(settings: PlanSettings, base: QWYCPlan, rows: F64) -> F64:
     return multi.active_residual_scale_multiclass(rows, base.order, base.eps_margin)
 
 
-def fit_family(
-    settings: PlanSettings, rows: F64, costs: F64, rng: np.random.Generator, transposed: tuple[F64, I64] | None = None
-) -> tuple[QWYCPlan, F64]:
+def fit_family(settings: PlanSettings, rows: F64, costs: F64, rng: np.random.Generator) -> tuple[QWYCPlan, F64]:
     """Order, base thresholds and shift shape fit on ``rows`` alone: the plans one ``lambda`` moves.
 
     Parameters
@@ -188,15 +182,13 @@ def fit_family(
         Cost of each iteration.
     rng : numpy.random.Generator
         Source of the ``"random"`` order.
-    transposed : (ndarray of float64, ndarray of int64) or None
-        :func:`base_plan`'s ``transposed``.
 
     Returns
     -------
     base : QWYCPlan
     scale : ndarray of float64
     """
-    base = base_plan(settings, rows, costs, fixed_order(settings, rows, rng), transposed)
+    base = base_plan(settings, rows, costs, fixed_order(settings, rows, rng))
     return base, shift_scale(settings, base, rows)
 
 
