@@ -352,7 +352,7 @@ def greedy_plan(
         order.append(k)
         eps_neg[r], eps_pos[r] = en_c[j], ep_c[j]
         budget -= int(errors_c[j])
-        s = g + F[active, k]
+        s = g + FT[k, local]  # F[active, k], from the contiguous copy
         keep = ~_stop_mask(s, en_c[j], ep_c[j])
         active, g = active[keep], s[keep]
         remaining = np.delete(remaining, j)
@@ -654,9 +654,45 @@ def conformal_critical(
     early-exit label is wrong at ``lambda`` or at some larger shift. Returns float64, shape
     ``(n_rows,)`` (``-inf`` for a row that is never wrong).
     """
-    C = np.cumsum(F[:, order], axis=1)
-    c, positive = critical_values(C, eps_neg, eps_pos, scale, threshold=threshold)
-    return envelope_critical(c, positive != (C[:, -1] > threshold)[:, None])
+    sn, sp = _sides(np.asarray(scale, dtype=np.float64))
+    return _critical_rows(
+        F, np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(eps_neg, dtype=np.float64),
+        np.ascontiguousarray(eps_pos, dtype=np.float64), np.ascontiguousarray(sn), np.ascontiguousarray(sp),
+        float(threshold),
+    )
+
+
+@njit(cache=True)
+def _critical_rows(
+    F: FloatArray, order: IntArray, eps_neg: FloatArray, eps_pos: FloatArray, sn: FloatArray, sp: FloatArray,
+    threshold: float,
+) -> FloatArray:  # pragma: no cover - compiled
+    """:func:`conformal_critical` row by row: :func:`critical_values` and :func:`envelope_critical` in one pass.
+
+    The partial sums are the cumulative sum's (left to right in ``order``), so the critical
+    values are the same doubles; only the last position's sum is needed beyond the row's records.
+    """
+    n, t = F.shape[0], order.size
+    crit = np.full(n, -np.inf)
+    for i in range(n):
+        full = F[i, order[0]]
+        for r in range(1, t):
+            full += F[i, order[r]]
+        y = full > threshold
+        s, prev, best = 0.0, -np.inf, -np.inf
+        for r in range(t - 1):
+            s = F[i, order[0]] if r == 0 else s + F[i, order[r]]
+            positive = s > threshold
+            c = -np.inf
+            if positive and np.isfinite(eps_pos[r]):
+                c = (s - eps_pos[r]) / sp[r]
+            elif not positive and s < threshold and np.isfinite(eps_neg[r]):
+                c = (eps_neg[r] - s) / sn[r]
+            if c > prev and positive != y and c > best:  # a wrong strict prefix-maximum record
+                best = c
+            prev = max(prev, c)
+        crit[i] = best
+    return crit
 
 
 def widen_conformal(

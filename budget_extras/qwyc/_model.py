@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from ..core._costs import FeatureCosts, as_feature_costs
 from ..core._ensemble import TreeEnsemble
@@ -96,10 +97,21 @@ def outputs(booster: Any, leaf_table: F64, k: int, X: F64) -> F64:
     -------
     ndarray of float64
     """
-    leaves = np.asarray(booster.predict(X, pred_leaf=True), dtype=np.int64)
+    leaves = np.asarray(booster.predict(X, pred_leaf=True))
     leaves = leaves.reshape(leaves.shape[0], -1)
-    F = leaf_table[np.arange(leaves.shape[1])[None, :], leaves]
+    F = _leaf_values(np.ascontiguousarray(leaves), np.ascontiguousarray(leaf_table, dtype=np.float64))
     return F.reshape(F.shape[0], -1, k)
+
+
+@njit(cache=True)
+def _leaf_values(leaves: npt.NDArray[np.integer[Any]], leaf_table: F64) -> F64:  # pragma: no cover - compiled
+    """``out[i, t] = leaf_table[t, leaves[i, t]]``: the value of each row's leaf in every tree."""
+    n, t = leaves.shape
+    out = np.empty((n, t))
+    for i in range(n):
+        for j in range(t):
+            out[i, j] = leaf_table[j, leaves[i, j]]
+    return out
 
 
 def is_feature_costs_form(costs: Any) -> bool:

@@ -118,22 +118,65 @@ def fit_score_maps(
     min_rows: int = 100,
 ) -> ScoreMaps:
     """Fit the per-position maps on calibration outputs ``F`` (n_rows, n_iterations)."""
-    C = np.cumsum(F[:, order], axis=1)
+    order = np.ascontiguousarray(order, dtype=np.int64)
     reached = early_exit(F, order, eps_neg, eps_pos, threshold=threshold).n_evaluated  # positions reached
     can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
     can_exit[-1] = False  # rows reaching the last position return the full score
-    return _maps(C, reached, can_exit, min_rows)
+    return _maps(F, order, _plan_sums(F, order), reached, can_exit, min_rows)
 
 
-def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) -> ScoreMaps:
-    """:func:`fit_score_maps` from the partial sums ``C`` in plan order and the positions reached."""
-    n_pos = C.shape[1]
+@njit(cache=True)
+def _plan_sums(F: F64, order: I64) -> F64:  # pragma: no cover - compiled
+    """Full score of every row, summed left to right in ``order`` (the cumulative sum's last column)."""
+    n, t = F.shape[0], order.size
+    out = np.empty(n)
+    for i in range(n):
+        s = F[i, order[0]]
+        for r in range(1, t):
+            s += F[i, order[r]]
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def _reached_sums(F: F64, order: I64, by_stop: I64, reach_count: I64) -> tuple[F64, I64]:  # pragma: no cover
+    """Partial sums in plan order of the rows ``by_stop[:reach_count[q]]`` at every position ``q``, one after the other.
+
+    The sums run left to right in ``order`` (the cumulative sum's columns); returns them and the
+    offsets of each position's block.
+    """
+    offsets = np.zeros(reach_count.size + 1, np.int64)
+    offsets[1:] = np.cumsum(reach_count)
+    out = np.empty(offsets[-1])
+    for k in range(by_stop.size):
+        row = by_stop[k]
+        s = 0.0
+        for q in range(reach_count.size):
+            if k >= reach_count[q]:  # rows are sorted by the positions they reach, descending
+                break
+            s = F[row, order[0]] if q == 0 else s + F[row, order[q]]
+            out[offsets[q] + k] = s
+    return out, offsets
+
+
+def _maps(
+    F: F64, order: I64, full: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int,
+    rows: I64 | None = None,
+) -> ScoreMaps:
+    """:func:`fit_score_maps` from the outputs, the plan's order, the full scores and the positions reached.
+
+    ``rows`` (increasing) restricts the fit to those rows of ``F`` and ``full`` (``reached`` is
+    then per row of ``rows``).
+    """
+    n_pos = order.size
     # rows reaching position r, sorted by the position they stop at (descending): reach(r) is a prefix
     by_stop = np.argsort(-reached, kind="stable")
     reach_count = np.searchsorted(-reached[by_stop], -(np.arange(n_pos) + 1), side="right")
     last = int(np.flatnonzero(reach_count)[-1]) + 1 if reach_count[0] else 0
-    CT = np.ascontiguousarray(C[by_stop, :last].T)  # CT[q, :reach_count[q]]: the rows reaching q, contiguous
-    full = C[by_stop, -1]
+    if rows is not None:
+        by_stop = rows[by_stop]
+    flat, start = _reached_sums(F, order, by_stop, reach_count[:last])  # rows reaching q: flat[start[q]:start[q + 1]]
+    full = full[by_stop]
     xs: list[F64] = []
     ys: list[F64] = []
     used = np.zeros(n_pos, np.int64)
@@ -151,7 +194,7 @@ def _maps(C: F64, reached: I64, can_exit: npt.NDArray[np.bool_], min_rows: int) 
             ys.append(np.zeros(0))
             continue
         reach = range(lo, min(r + 1, last))  # positions from ``last`` on are reached by no row
-        s = np.concatenate([CT[q, : reach_count[q]] for q in reach])
+        s = np.concatenate([flat[start[q] : start[q + 1]] for q in reach])
         f = np.concatenate([full[: reach_count[q]] for q in reach])
         kx, ky = _knots(s, f)
         xs.append(kx)
@@ -267,16 +310,16 @@ def choose_scores(
     n = F.shape[0]
     if n < 2 * n_folds:
         return "calibrated", {}
+    order = np.ascontiguousarray(order, dtype=np.int64)
     tr = early_exit(F, order, eps_neg, eps_pos, threshold=threshold)
-    C = np.cumsum(F[:, order], axis=1)
-    full = C[:, -1]
+    full = _plan_sums(F, order)
     can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
     can_exit[-1] = False
     fold = rng.permutation(n) % n_folds
     cal = np.empty(n)
     for j in range(n_folds):
         out = fold == j
-        maps = _maps(C[~out], tr.n_evaluated[~out], can_exit, 100)
+        maps = _maps(F, order, full, tr.n_evaluated[~out], can_exit, 100, rows=np.flatnonzero(~out))
         cal[out] = calibrate_exits(maps, tr.scores[out], tr.labels[out], tr.n_evaluated[out], threshold)
     crit = {"partial": expected_auc(tr.scores, full), "calibrated": expected_auc(cal, full)}
     return ("partial" if crit["partial"] > crit["calibrated"] else "calibrated"), crit
