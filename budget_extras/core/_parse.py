@@ -16,7 +16,7 @@ import numpy as np
 
 from ._builder import ModelParseError, _Builder
 
-__all__ = ["ModelParseError", "parse_model_string"]
+__all__ = ["parse_model_string"]
 
 # ----------------------------------------------------------------------------- model text
 #

@@ -592,7 +592,8 @@ def check_model_text(model: Any, *, owner: str | None = None, parse: bool = Fals
     """
     text = _model_text(model, owner)
     if parse:
-        from ._parse import ModelParseError, parse_model_string
+        from ._builder import ModelParseError
+        from ._parse import parse_model_string
 
         try:
             parse_model_string(text)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from ..core._parse import ModelParseError
+from ..core._builder import ModelParseError
 
 __all__ = ["QWYCPlan", "ScoreMaps", "lf_lines", "read_qwyc_plan", "validate_plan", "write_qwyc_plan"]
 

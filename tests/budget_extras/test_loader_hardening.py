@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from budget_extras import TreeEnsemble
-from budget_extras.core._parse import ModelParseError
+from budget_extras.core import ModelParseError
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_cyclic_and_broken_child_links_are_refused_without_hanging(small_text):
     script = textwrap.dedent("""
         import json, sys
         from budget_extras import TreeEnsemble
-        from budget_extras.core._parse import ModelParseError
+        from budget_extras.core import ModelParseError
         out = {}
         for name, text in json.load(sys.stdin).items():
             try:

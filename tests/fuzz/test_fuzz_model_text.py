@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from budget_extras import TreeEnsemble
-from budget_extras.core._parse import ModelParseError
+from budget_extras.core import ModelParseError
 from budget_extras.qwyc._estimator import QWYC
 from budget_extras.qwyc._format import read_qwyc_plan
 

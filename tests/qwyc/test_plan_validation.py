@@ -15,7 +15,7 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from budget_extras.core._parse import ModelParseError
+from budget_extras.core import ModelParseError
 from budget_extras.qwyc._estimator import QWYC
 from budget_extras.qwyc._format import read_qwyc_plan
 
