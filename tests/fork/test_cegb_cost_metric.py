@@ -64,13 +64,14 @@ def _costs(**kwargs):
     return FeatureCosts(spec.pop("lazy"), **spec)
 
 
-def _train(lgb, objective, train, valid, rounds=12, callbacks=(), **params):
+def _train(lgb, objective, train, valid, rounds=12, callbacks=(), init_model=None, **params):
     (X, y), (Xv, yv) = train, valid
     full = {**BASE, **objective, "num_leaves": 7, "learning_rate": 0.3, "min_data_in_leaf": 10, "cegb_tradeoff": 0.002,
             "metric": "cegb_cost", **params}
     dtrain = lgb.Dataset(X, y, categorical_feature=[CAT])
     evals: dict = {}
-    booster = lgb.train(full, dtrain, rounds, valid_sets=[dtrain, lgb.Dataset(Xv, yv, reference=dtrain)],
+    valid_sets = [dtrain, lgb.Dataset(Xv, yv, reference=dtrain)]
+    booster = lgb.train(full, dtrain, rounds, init_model=init_model, valid_sets=valid_sets,
                         valid_names=["train", "valid"], callbacks=[lgb.record_evaluation(evals), *callbacks])
     return booster, evals
 
@@ -177,6 +178,23 @@ def test_rollback_and_continued_training_recount(lgb, task):
     assert more.current_iteration() == 8
     assert evals["valid"]["cegb_cost"] == pytest.approx([_expected(more, Xv, costs, it) for it in (6, 7, 8)],
                                                         rel=1e-9)
+
+
+def test_continued_training_from_a_model_file_counts_the_loaded_trees(lgb, task, tmp_path):
+    """Trees read from a model file keep no leaf parents: the metric walks their child links (this crashed)."""
+    objective, train, valid = task
+    costs = _costs()
+    first, _ = _train(lgb, objective, train, valid, rounds=4, cegb_cost_file=costs)
+    path = tmp_path / "first.txt"
+    first.save_model(path)
+    # a loaded Booster carries its costs as trained (per-feature parameters): give them the same way
+    for init, given in ((str(path), {"cegb_cost_file": costs}),
+                        (lgb.Booster(model_file=str(path)), costs.to_cegb_params())):
+        more, evals = _train(lgb, objective, train, valid, rounds=3, init_model=init, **given)
+        assert more.current_iteration() == 7
+        for name, X in (("train", train[0]), ("valid", valid[0])):
+            expected = [_expected(more, X, costs, it) for it in (5, 6, 7)]
+            assert evals[name]["cegb_cost"] == pytest.approx(expected, rel=1e-9, abs=1e-12), name
 
 
 def test_no_costs_is_an_error(lgb, task):

@@ -18,8 +18,8 @@
  *                of the model uses (per feature, as budget_extras.model_coupled_cost).
  *
  * Incremental: each dataset keeps, per row, a bitset of the units it acquired and its cost so
- * far; when the model has new trees, only those are walked (rows routed by their bins, as the
- * CEGB learner routes its training rows). The counted trees are known by address: a model that no
+ * far; when the model has new trees, only those are walked (rows routed by their bins with the
+ * CEGB learner's BinRouter). The counted trees are known by address: a model that no
  * longer starts with them (a merged model, shuffled trees) is recounted from its trees; removed
  * trees (RollbackOneIter) are reported by ForgetTrees, since a later tree may take a removed
  * tree's address. The Booster attaches the metric to its dataset (GBDT::Init, ResetTrainingData,
@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "../treelearner/cegb/bin_router.hpp"
 #include "../treelearner/cegb/cegb_costs.hpp"
 
 namespace LightGBM {
@@ -191,93 +192,40 @@ class CEGBCostMetric : public Metric {
     const int num_internal = tree.num_leaves() - 1;
     if (num_internal <= 0) return;
     const int num_features = static_cast<int>(coupled_.size());
-    std::vector<int> parent(num_internal, -1);
-    std::vector<int> inner(num_internal);
     for (int node = 0; node < num_internal; ++node) {
       const int real = tree.split_feature(node);
       if (real < 0 || real >= num_features) {
         Log::Fatal("metric cegb_cost: a split tests feature %d, the data has %d features", real, num_features);
       }
       feature_used_[real] = true;
-      inner[node] = data_->InnerFeatureIndex(real);
-      for (int child : {tree.left_child(node), tree.right_child(node)}) {
-        if (child >= 0) parent[child] = node;
-      }
     }
     // per leaf: the units its path acquires and the evaluation cost of its path's splits
     const int num_leaves = tree.num_leaves();
+    const std::vector<std::vector<int>> paths = LeafPaths(tree);
     std::vector<uint64_t> leaf_bits(static_cast<size_t>(num_leaves) * words_, 0);
     std::vector<double> leaf_split(num_leaves, 0.0);
     for (int leaf = 0; leaf < num_leaves; ++leaf) {
-      for (int node = tree.leaf_parent(leaf); node >= 0; node = parent[node]) {
+      for (int node : paths[leaf]) {
         const int real = tree.split_feature(node);
         leaf_split[leaf] += split_[real];
         const int bit = unit_bit_[real];
         if (bit >= 0) leaf_bits[static_cast<size_t>(leaf) * words_ + (bit >> 6)] |= uint64_t(1) << (bit & 63);
       }
     }
-    // per internal node and bin of its feature: whether a row of that bin goes left (a bin's value
-    // is its upper bound, NaN for the NaN bin: exact for thresholds learned on this binning)
-    std::vector<size_t> first_bin(num_internal);
-    std::vector<uint8_t> goes_left;
-    for (int node = 0; node < num_internal; ++node) {
-      first_bin[node] = goes_left.size();
-      const int f = inner[node];
-      if (f < 0) {  // not in this dataset: every row reads 0
-        goes_left.push_back(tree.NextNode(0.0, node) == tree.left_child(node));
-        continue;
-      }
-      const BinMapper* mapper = data_->FeatureBinMapper(f);
-      const int num_bin = mapper->num_bin();
-      for (int bin = 0; bin < num_bin; ++bin) {
-        const bool nan_bin = mapper->missing_type() == MissingType::NaN && bin == num_bin - 1 &&
-                             mapper->bin_type() == BinType::NumericalBin;
-        const double value = nan_bin ? std::nan("") : mapper->BinToValue(static_cast<uint32_t>(bin));
-        goes_left.push_back(tree.NextNode(value, node) == tree.left_child(node));
-      }
-    }
-    const data_size_t n = num_data_;
-    const int nthreads = OMP_NUM_THREADS();
-    const data_size_t block = std::max<data_size_t>(4096, n / std::max(1, nthreads * 4) + 1);
-    const int num_blocks = static_cast<int>((n + block - 1) / block);
-    const int inner_features = data_->num_features();
-    OMP_INIT_EX();
-    #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-    for (int b = 0; b < num_blocks; ++b) {
-      OMP_LOOP_EX_BEGIN();
-      const data_size_t start = static_cast<data_size_t>(b) * block;
-      const data_size_t end = std::min<data_size_t>(n, start + block);
-      std::vector<std::unique_ptr<BinIterator>> iters(inner_features);
-      for (int node = 0; node < num_internal; ++node) {
-        const int f = inner[node];
-        if (f >= 0 && iters[f] == nullptr) {
-          iters[f].reset(data_->FeatureIterator(f));
-          iters[f]->Reset(start);
+    const BinRouter router(tree, *data_);
+    router.ForEachRow(num_data_, [](data_size_t) { return false; }, [&](int, data_size_t row, int leaf) {
+      double cost = leaf_split[leaf];
+      uint64_t* paid = paid_.data() + static_cast<size_t>(row) * words_;
+      const uint64_t* bits = leaf_bits.data() + static_cast<size_t>(leaf) * words_;
+      for (int w = 0; w < words_; ++w) {
+        uint64_t fresh = bits[w] & ~paid[w];
+        paid[w] |= fresh;
+        for (size_t bit = static_cast<size_t>(w) * 64; fresh != 0; ++bit, fresh >>= 1) {
+          if (fresh & 1) cost += unit_cost_[bit];
         }
       }
-      for (data_size_t row = start; row < end; ++row) {
-        int node = 0;
-        while (node >= 0) {
-          const int f = inner[node];
-          const uint32_t bin = f >= 0 ? iters[f]->Get(row) : 0;
-          node = goes_left[first_bin[node] + bin] ? tree.left_child(node) : tree.right_child(node);
-        }
-        const int leaf = ~node;
-        double cost = leaf_split[leaf];
-        uint64_t* paid = paid_.data() + static_cast<size_t>(row) * words_;
-        const uint64_t* bits = leaf_bits.data() + static_cast<size_t>(leaf) * words_;
-        for (int w = 0; w < words_; ++w) {
-          uint64_t fresh = bits[w] & ~paid[w];
-          paid[w] |= fresh;
-          for (size_t bit = static_cast<size_t>(w) * 64; fresh != 0; ++bit, fresh >>= 1) {
-            if (fresh & 1) cost += unit_cost_[bit];
-          }
-        }
-        row_cost_[row] += cost;
-      }
-      OMP_LOOP_EX_END();
-    }
-    OMP_THROW_EX();
+      row_cost_[row] += cost;
+    });
   }
 
   const Config config_;

@@ -93,6 +93,7 @@
 #include "../data_partition.hpp"
 #include "../serial_tree_learner.h"
 #include "../split_info.hpp"
+#include "bin_router.hpp"
 #include "cegb_costs.hpp"
 
 namespace LightGBM {
@@ -773,17 +774,11 @@ class CostEfficientGradientBoosting {
   /*! \brief GreedyMiser mode: in-bag rows pay for the groups on their leaf's path. */
   void MarkInBagFromLeaves(const Tree& tree) {
     const DataPartition* partition = tree_learner_->data_partition_.get();
-    // Tree keeps the parents of leaves only; derive those of internal nodes once.
-    std::vector<int> parent(std::max(0, tree.num_leaves() - 1), -1);
-    for (int node = 0; node < tree.num_leaves() - 1; ++node) {
-      for (int child : {tree.left_child(node), tree.right_child(node)}) {
-        if (child >= 0) parent[child] = node;
-      }
-    }
+    const std::vector<std::vector<int>> paths = LeafPaths(tree);
     std::vector<data_size_t> fresh(costs_.num_groups, 0);
     for (int leaf = 0; leaf < tree.num_leaves(); ++leaf) {
       std::vector<int> groups;
-      for (int node = tree.leaf_parent(leaf); node >= 0; node = parent[node]) {
+      for (int node : paths[leaf]) {
         const int f = full_data_->InnerFeatureIndex(tree.split_feature(node));
         if (f >= 0) groups.push_back(inner_group_[f]);
       }
@@ -798,63 +793,30 @@ class CostEfficientGradientBoosting {
 
   /*!
    * \brief Route training rows (all, or those with skip[row] == 0) through `tree` by their bins
-   *        and mark the groups on their paths. A bin's representative value is its upper bound
-   *        (exact for thresholds learned on this binning, which are always bin upper bounds).
+   *        (BinRouter) and mark the groups on their paths.
    */
   void RouteRows(const Tree& tree, const std::vector<int8_t>* skip) {
-    const Dataset* data = full_data_;
-    const int num_internal = tree.num_leaves() - 1;
-    if (num_internal <= 0) return;
-    std::vector<int> inner(num_internal);
-    for (int node = 0; node < num_internal; ++node) {
-      inner[node] = data->InnerFeatureIndex(tree.split_feature(node));
-    }
-    const data_size_t n = num_rows_;
-    const int nthreads = OMP_NUM_THREADS();
-    const data_size_t block = std::max<data_size_t>(4096, n / std::max(1, nthreads * 4) + 1);
-    const int num_blocks = static_cast<int>((n + block - 1) / block);
-    std::vector<data_size_t> fresh(static_cast<size_t>(num_blocks) * costs_.num_groups, 0);
-    OMP_INIT_EX();
-    #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-    for (int b = 0; b < num_blocks; ++b) {
-      OMP_LOOP_EX_BEGIN();
-      const data_size_t start = static_cast<data_size_t>(b) * block;
-      const data_size_t end = std::min<data_size_t>(n, start + block);
-      data_size_t* my_fresh = fresh.data() + static_cast<size_t>(b) * costs_.num_groups;
-      std::vector<std::unique_ptr<BinIterator>> iters(num_features_);
-      for (int node = 0; node < num_internal; ++node) {
-        const int f = inner[node];
-        if (f >= 0 && iters[f] == nullptr) {
-          iters[f].reset(data->FeatureIterator(f));
-          iters[f]->Reset(start);
-        }
+    if (tree.num_leaves() <= 1) return;
+    // per leaf: the groups its path tests, once each
+    const std::vector<std::vector<int>> paths = LeafPaths(tree);
+    std::vector<std::vector<int>> leaf_groups(tree.num_leaves());
+    for (int leaf = 0; leaf < tree.num_leaves(); ++leaf) {
+      for (int node : paths[leaf]) {
+        const int f = full_data_->InnerFeatureIndex(tree.split_feature(node));
+        if (f < 0) continue;
+        std::vector<int>& groups = leaf_groups[leaf];
+        if (std::find(groups.begin(), groups.end(), inner_group_[f]) == groups.end()) groups.push_back(inner_group_[f]);
       }
-      for (data_size_t row = start; row < end; ++row) {
-        if (skip != nullptr && (*skip)[row]) continue;
-        int node = 0;
-        while (node >= 0) {
-          const int f = inner[node];
-          double value = 0.0;
-          if (f >= 0) {
-            const BinMapper* mapper = data->FeatureBinMapper(f);
-            const uint32_t bin = iters[f]->Get(row);
-            if (mapper->missing_type() == MissingType::NaN && bin == mapper->num_bin() - 1 &&
-                mapper->bin_type() == BinType::NumericalBin) {
-              value = std::nan("");
-            } else {
-              value = mapper->BinToValue(bin);
-            }
-            my_fresh[inner_group_[f]] += SetPaid(inner_group_[f], row);
-          }
-          node = tree.NextNode(value, node);
-        }
-      }
-      OMP_LOOP_EX_END();
     }
-    OMP_THROW_EX();
-    for (int b = 0; b < num_blocks; ++b) {
-      for (int g = 0; g < costs_.num_groups; ++g) paid_rows_[g] += fresh[static_cast<size_t>(b) * costs_.num_groups + g];
-    }
+    const BinRouter router(tree, *full_data_);
+    std::vector<data_size_t> fresh(static_cast<size_t>(BinRouter::NumBlocks(num_rows_)) * costs_.num_groups, 0);
+    router.ForEachRow(
+        num_rows_, [skip](data_size_t row) { return skip != nullptr && (*skip)[row] != 0; },
+        [&](int block, data_size_t row, int leaf) {
+          data_size_t* my_fresh = fresh.data() + static_cast<size_t>(block) * costs_.num_groups;
+          for (int g : leaf_groups[leaf]) my_fresh[g] += SetPaid(g, row);
+        });
+    for (size_t i = 0; i < fresh.size(); ++i) paid_rows_[static_cast<int>(i % costs_.num_groups)] += fresh[i];
   }
 
   const SerialTreeLearner* tree_learner_;
