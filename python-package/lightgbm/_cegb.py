@@ -169,3 +169,17 @@ def expand_cegb_cost_file(params: Dict[str, Any]) -> Dict[str, Any]:
     out = {key: value for key, value in params.items() if key != "cegb_cost_file"}
     out.update(expanded)
     return out
+
+
+def continued_params(loaded: Dict[str, Any], params: Dict[str, Any]) -> Dict[str, Any]:
+    """Return ``dict(loaded, **params)``: a model's parameters updated with those of its continued training.
+
+    When ``params`` gives costs (``cegb_cost_file`` or a per-feature cost parameter), the loaded
+    model's own cost parameters are left out: a model read from a file carries its costs as
+    trained, as per-feature parameters, and with a ``cegb_cost_file`` cost object in ``params``
+    they would be given twice.
+    """
+    cost_keys = {"cegb_cost_file", *CEGB_PER_FEATURE_PARAMS}
+    if any(params.get(key) is not None for key in cost_keys):
+        loaded = {key: value for key, value in loaded.items() if key not in cost_keys}
+    return dict(loaded, **params)

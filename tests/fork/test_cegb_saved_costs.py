@@ -80,3 +80,20 @@ def test_models_without_cegb_keep_upstreams_lines(lgb, data):
     lines = [line for line in text.splitlines() if line.startswith("[cegb")]
     assert lines == ["[cegb_tradeoff: 1]", "[cegb_penalty_split: 0]", "[cegb_penalty_feature_lazy: ]",
                      "[cegb_penalty_feature_coupled: ]"]
+
+
+def test_a_loaded_model_continues_with_a_cost_object(lgb, data):
+    """A model read from a file carries its costs as parameters: continuing it with cegb_cost_file=FeatureCosts
+    gives the costs once (this was refused as given twice) and grows the trees of continuing the in-memory model."""
+    from budget_extras import FeatureCosts
+
+    X, y = data
+    params = dict(BASE, cegb_tradeoff=0.05, cegb_cost_file=FeatureCosts({"a": 1.0, "b": 4.0, "c": 2.0},
+                                                                        feature_names=["a", "b", "c", "d"]))
+    first = lgb.train(params, lgb.Dataset(X, y), 3)
+    loaded = lgb.Booster(model_str=first.model_to_string())
+    assert loaded.params["cegb_penalty_feature_lazy"] == [1, 4, 2, 0]
+    more = lgb.train(params, lgb.Dataset(X, y), 3, init_model=loaded)
+    assert _trees(more) == _trees(lgb.train(params, lgb.Dataset(X, y), 3, init_model=first))
+    folds = lgb.cv(params, lgb.Dataset(X, y), 2, nfold=2, init_model=loaded, stratified=False, seed=1)
+    assert len(folds["valid l2-mean"]) == 2
