@@ -616,10 +616,18 @@ def _search(
     choice = None
     seed = int(o.base["seed"])
 
-    def sample(indices: np.ndarray | None, m: int, rounds: int) -> Search:
-        """Return a proxy Search on ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds."""
-        return Search(o.base, root, indices, *_valid_sample(Xv, yv, m, seed), fc,
-                      _with_offset(score_fn, init, m, seed), rounds, clock, proxy=True)
+    def sample(indices: np.ndarray | None, m: int, rounds: int, learning_rate: float | None = None) -> Search:
+        """Return a proxy Search on ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds.
+
+        ``learning_rate`` replaces the user's (under any alias); its fits count ``rounds / num_boost_round``.
+        """
+        base = o.base if learning_rate is None else {
+            **{k: v for k, v in o.base.items() if k not in param_aliases("learning_rate")},
+            "learning_rate": learning_rate}
+        s = Search(base, root, indices, *_valid_sample(Xv, yv, m, seed), fc,
+                   _with_offset(score_fn, init, m, seed), rounds, clock, proxy=True)
+        s.fit_share = rounds / o.rounds
+        return s
 
     # proxies are ranked on as many validation rows as they were trained on
     proxy = None if idx is None else sample(idx, idx.size, o.rounds)
