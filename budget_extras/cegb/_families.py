@@ -28,6 +28,7 @@ __all__ = [
     "lazy_sweep",
     "plain_and_ranking",
     "smaller_trees",
+    "subset_cost",
     "topk",
 ]
 
@@ -104,7 +105,7 @@ def _packed(fc: FeatureCosts, order: np.ndarray, budget: float) -> list[int]:
     """Return the features of ``order`` taken in turn, each one the budget can still buy for every row."""
     sub: list[int] = []
     for f in order:
-        if fits_budget(_set_cost(fc, [*sub, int(f)]), budget):
+        if fits_budget(subset_cost(fc, [*sub, int(f)]), budget):
             sub.append(int(f))
     return sorted(sub)
 
@@ -135,7 +136,8 @@ def topk(
     return [Subset(k, sub, c) for (k, sub, _), c in zip(todo, cands, strict=True)]
 
 
-def _set_cost(fc: FeatureCosts, sel: list[int]) -> float:
+def subset_cost(fc: FeatureCosts, sel: list[int]) -> float:
+    """Return the cost of buying the features ``sel`` for one row (the most a model inside them costs)."""
     m = np.zeros((1, fc.n_features), dtype=bool)
     m[0, sel] = True
     return float(fc.row_cost(m)[0])
@@ -184,11 +186,11 @@ def greedy_forward(
     current = float(np.mean([_greedy_score(s, a, h, pool[:1], 1, constant=True) for a, h in folds])) if pool else 0.0
     prefixes: list[list[int]] = []
     for _ in range(min(steps, len(pool))):
-        base_cost = _set_cost(s.fc, chosen)
+        base_cost = subset_cost(s.fc, chosen)
         best: tuple[Any, ...] | None = None
         for f in (f for f in pool if f not in chosen):
             score = float(np.mean([_greedy_score(s, a, h, sorted([*chosen, f]), rounds) for a, h in folds]))
-            gain, added = score - current, _set_cost(s.fc, [*chosen, f]) - base_cost
+            gain, added = score - current, subset_cost(s.fc, [*chosen, f]) - base_cost
             ratio = gain / added if added > 1e-12 else (math.inf if gain > 0 else gain)
             key = (gain > 0, ratio, score, -f)
             if best is None or key > best[0]:

@@ -69,9 +69,11 @@ class SearchRun:
     options : dict
         The strategy's knobs: its defaults updated with ``options=``.
     sample : callable
-        ``sample(indices, m, rounds)`` returns a proxy :class:`Search` on the training rows
-        ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds; a strategy
-        that ranks on one sets :attr:`proxy` to it (its candidates join the frontier as proxies).
+        ``sample(indices, m, rounds, learning_rate=None)`` returns a proxy :class:`Search` on the
+        training rows ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds
+        (a fit counts ``rounds / num_boost_round`` of a training), with ``learning_rate`` in place
+        of the user's if given; a strategy that ranks on one sets :attr:`proxy` to it (its
+        candidates join the frontier as proxies).
     """
 
     search: Search
@@ -80,7 +82,7 @@ class SearchRun:
     opts: Any
     fork: bool
     options: dict[str, Any]
-    sample: Callable[[np.ndarray | None, int, int], Search]
+    sample: Callable[..., Search]
 
     def stage(self, name: str) -> Any:
         """Return the context in which the plan's stage ``name`` runs (the bar's accounting)."""
@@ -195,15 +197,16 @@ def refit_finalists(proxy: Search, full: Search, targets: list[float], budget: f
                 break
 
 
-def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: int) -> None:
+def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: int, finalists: int = 1) -> None:
     """Refit on every row the best proxy at each budget, reading proxy costs through the refits' costs.
 
     A proxy on fewer rounds buys fewer features than its refit. Each refit's cost over its
     proxy's scales the proxy costs of its kind (CEGB candidates; subsets and plain models: the
-    geometric mean of the ratios seen), so the next proxy tried is one whose refit should fit.
+    geometric mean of the ratios seen), so the next proxy tried is one whose refit should fit; a
+    candidate inside a feature subset costs at most the subset's purchase for every row.
     At each budget, in increasing order (a refit that misses one may fit the next), the best
     proxy by validation score whose cost so read fits is refit (a proxy already refit counts at
-    its refit's cost) until the best is one already refit, at most ``tries`` refits a budget.
+    its refit's cost) until the ``finalists`` best are refit, at most ``tries`` refits a budget.
     Where no proxy fits and no refit does, the cheapest proxy is refit.
     """
     ratios: dict[bool, list[float]] = {False: [], True: []}  # by whether the candidate is CEGB
@@ -214,7 +217,9 @@ def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: i
         if i in done:
             return done[i].cost
         seen = ratios[finished[i].tradeoff is not None]
-        return finished[i].cost * (math.exp(sum(math.log(x) for x in seen) / len(seen)) if seen else 1.0)
+        read = finished[i].cost * (math.exp(sum(math.log(x) for x in seen) / len(seen)) if seen else 1.0)
+        subset = finished[i].params.get("interaction_constraints")
+        return min(read, fam.subset_cost(proxy.fc, subset[0])) if subset else read
 
     def refit(i: int) -> None:
         c = finished[i]
@@ -231,9 +236,10 @@ def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: i
                 if left and not any(fits_budget(c.cost, b) for c in done.values()):
                     refit(min(left, key=lambda i: (cost(i), -finished[i].score)))
                 break
-            if ranked[0] in done:
+            todo = [i for i in ranked[:finalists] if i not in done]
+            if not todo:
                 break
-            refit(ranked[0])
+            refit(todo[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,8 +265,8 @@ def _run_fast(r: SearchRun) -> None:
 # search="lean": every family on short proxies, the best few refit on every row
 
 #: The lean search's knobs and their defaults (``options=``).
-LEAN_DEFAULTS: dict[str, Any] = {"rounds": 0.125, "rows": 1.0, "boost": True, "bisect": 1, "greedy_steps": 0,
-                                 "greedy_rounds": 20, "refits": 3}
+LEAN_DEFAULTS: dict[str, Any] = {"rounds": 0.25, "rows": 1.0, "boost": True, "bisect": 1, "greedy_steps": 0,
+                                 "greedy_rounds": 20, "refits": 3, "finalists": 1}
 
 #: Fewest training rows of a lean proxy (all of them when there are fewer).
 LEAN_MIN_ROWS = 2000
@@ -277,6 +283,7 @@ class _Lean:
     greedy_steps: int
     greedy_rounds: int
     refits: int
+    finalists: int
 
 
 def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
@@ -298,9 +305,11 @@ def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
     check_scalar(options["greedy_rounds"], "greedy_rounds", [Interval(numbers.Integral, 1, None, closed="left")],
                  **where)
     check_scalar(options["refits"], "refits", [Interval(numbers.Integral, 1, None, closed="left")], **where)
+    check_scalar(options["finalists"], "finalists", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     m = min(rows, max(LEAN_MIN_ROWS, round(float(options["rows"]) * rows)))
     return _Lean(max(1, round(float(options["rounds"]) * rounds)), m, bool(options["boost"]), int(options["bisect"]),
-                 int(options["greedy_steps"]), int(options["greedy_rounds"]), int(options["refits"]))
+                 int(options["greedy_steps"]), int(options["greedy_rounds"]), int(options["refits"]),
+                 int(options["finalists"]))
 
 
 def _plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
@@ -367,7 +376,7 @@ def _run_lean(r: SearchRun) -> None:
     with r.stage("smaller_trees"):
         fam.smaller_trees(s, o.targets, o.leaves_grid)
     with r.stage("refit"):
-        refit_calibrated(s, r.full, o.targets, k.refits)
+        refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
 
 
 #: The strategies ``search=`` names.
