@@ -442,9 +442,8 @@ def train_to_budget(
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
     search : {"full", "fast", "lean"} or callable, default "full"
-        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two
-        trainings per budget; ``"lean"``: every family on short proxies, the best refit at each
-        budget; a callable ``search(search_run, **options)`` (docs/train_to_budget.md).
+        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two trainings a
+        budget; ``"lean"``: every family on short proxies, the best refit; a callable (docs/train_to_budget.md).
     choose : {"auto", "cv", "valid"}, default "auto"
         ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
         cross-validated (5 stratified folds of the training and validation rows pooled), the
