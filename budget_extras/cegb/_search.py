@@ -105,8 +105,8 @@ class Search:
         self.halving: Halving | None = None
         #: The rung measurements, {round: (score, cost)}, of every candidate halving trained to the end.
         self.history: list[dict[int, tuple[float, float]]] = []
-        #: What one fit costs, as a share of one training of the user's model (its rounds and
-        #: learning rate) on these rows: ``rounds / num_boost_round`` on a shortened proxy.
+        #: The share of ``num_boost_round`` one fit trains (``rounds / num_boost_round`` on a
+        #: shortened proxy): a fit counts it, times its share of the rows, on the progress bar.
         self.fit_share = 1.0
 
     def folds(self, n_folds: int, salt: int) -> list[tuple[lgb.Dataset, lgb.Dataset]]:
