@@ -14,8 +14,9 @@ chosen model's test score and test cost. Optionally (``--compare``) the same sea
 ``proxy_rows=None`` (every candidate on every row) for the score difference.
 
 CPU time (``time.process_time``, every thread of the process) is measured beside wall time, as
-a multiple of the plain training's CPU time. ``--options '{"halving": false}'`` passes
-``options=`` to the full searches; ``--quick`` runs the three-budget full search on the
+a multiple of the plain training's CPU time. ``--search lean`` names the ``search=`` of the
+``one`` / ``three`` searches (default ``full``); ``--options '{"halving": false}'`` passes
+``options=`` to them; ``--quick`` runs the three-budget full search on the
 10k-30k-row tables only (magic, higgs, adult), unless ``--datasets`` / ``--searches`` say otherwise,
 and writes under ``benchmarks/results/quick/`` unless ``--out`` is given.
 
@@ -106,7 +107,7 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
                 params, lgb.Dataset(Xt, yt, feature_name=list(ds.names)), budget=budgets[0], valid_set=(Xv, yv),
                 costs=costs, num_boost_round=ROUNDS, progress=False, budgets=budgets[1:], keep_boosters=True,
                 proxy_rows=None if args.one.endswith("_full") else "auto",
-                search="fast" if args.one.endswith("_fast") else "full",
+                search="fast" if args.one.endswith("_fast") else args.search,
                 options=None if args.one.endswith("_fast") else json.loads(args.options),
             )
         booster = r.booster
@@ -136,7 +137,8 @@ def measure(booster: Any, X: np.ndarray, y: np.ndarray, costs: Any) -> dict[str,
 
 def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: float = 0.0) -> dict[str, Any]:
     cmd = [sys.executable, "-m", __spec__.name, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
-           "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost), "--options", args.options]
+           "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost), "--options", args.options,
+           "--search", args.search]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -150,6 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--searches", nargs="+", default=["one", "three", "one_fast", "three_fast"],
                    help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
     p.add_argument("--options", default="{}", help="options= of the full searches, as JSON")
+    p.add_argument("--search", default="full", help="search= of the searches one / three (default 'full')")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--one-dataset", help=argparse.SUPPRESS)
     p.add_argument("--full-cost", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -175,7 +178,8 @@ def main(argv: list[str] | None = None) -> None:
                               f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)
         rows.append(row)
         # after every dataset: a cut run keeps what it measured
-        write_results(args.out, {"options": json.loads(args.options), "rows": rows}, "lightgbm", "numpy")
+        write_results(args.out, {"search": args.search, "options": json.loads(args.options), "rows": rows},
+                      "lightgbm", "numpy")
 
 
 if __name__ == "__main__":

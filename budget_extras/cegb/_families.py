@@ -28,6 +28,7 @@ __all__ = [
     "lazy_sweep",
     "plain_and_ranking",
     "smaller_trees",
+    "subset_cost",
     "topk",
 ]
 
@@ -104,7 +105,7 @@ def _packed(fc: FeatureCosts, order: np.ndarray, budget: float) -> list[int]:
     """Return the features of ``order`` taken in turn, each one the budget can still buy for every row."""
     sub: list[int] = []
     for f in order:
-        if fits_budget(_set_cost(fc, [*sub, int(f)]), budget):
+        if fits_budget(subset_cost(fc, [*sub, int(f)]), budget):
             sub.append(int(f))
     return sorted(sub)
 
@@ -135,7 +136,8 @@ def topk(
     return [Subset(k, sub, c) for (k, sub, _), c in zip(todo, cands, strict=True)]
 
 
-def _set_cost(fc: FeatureCosts, sel: list[int]) -> float:
+def subset_cost(fc: FeatureCosts, sel: list[int]) -> float:
+    """Return the cost of buying the features ``sel`` for one row (the most a model inside them costs)."""
     m = np.zeros((1, fc.n_features), dtype=bool)
     m[0, sel] = True
     return float(fc.row_cost(m)[0])
@@ -160,34 +162,35 @@ def _greedy_score(
         p, fit_rows, num_boost_round=rounds, valid_sets=[hold], valid_names=["hold"], keep_training_booster=True
     )
     _, _, value, higher = b.eval_valid()[0][:4]
-    s.clock.record_raw("greedy_select", time.perf_counter() - t0, fit_rows.num_data() * rounds / s.rounds)
+    s.clock.record_raw("greedy_select", time.perf_counter() - t0,
+                       fit_rows.num_data() * s.fit_share * rounds / s.rounds)
     return float(value) if higher else -float(value)
 
 
 def greedy_forward(
-    s: Search, rank: Ranking, seen: set[frozenset[int]], pool_size: int = 16, steps: int = 8
+    s: Search, rank: Ranking, seen: set[frozenset[int]], pool_size: int = 16, steps: int = 8, rounds: int = 40
 ) -> list[Subset]:
     """Forward selection scored on held-out training rows; every selected prefix refit as a candidate.
 
     Each step adds the feature with the best held-out gain per unit of added cost (cheap proxies:
-    40 rounds, learning rate 0.2, 15 leaves, scored with LightGBM's metric on held-out training
-    rows: cross-fitted over 3 folds up to 50,000 rows, one 80/20 split above and on proxies) over the
-    ``pool_size`` best features by gain / cost; it stops when no feature improves the held-out
-    score. The validation rows only score the refit prefixes, as every other candidate.
+    ``rounds`` rounds (at most the search's), learning rate 0.2, 15 leaves, scored with LightGBM's
+    metric on held-out training rows: cross-fitted over 3 folds up to 50,000 rows, one 80/20 split
+    above and on proxies) over the ``pool_size`` best features by gain / cost; it stops when no
+    feature improves the held-out score. The validation rows only score the refit prefixes, as every other candidate.
     """
     pool = [int(i) for i in rank.by_gain_cost[:pool_size]]
     folds = s.folds(3 if s.rows <= CROSS_FIT_ROWS and not s.proxy else 1, salt=1)
-    rounds = min(40, s.rounds)
+    rounds = min(rounds, s.rounds)
     chosen: list[int] = []
     # the constant model's held-out score: the first step weighs its gain by cost too
     current = float(np.mean([_greedy_score(s, a, h, pool[:1], 1, constant=True) for a, h in folds])) if pool else 0.0
     prefixes: list[list[int]] = []
     for _ in range(min(steps, len(pool))):
-        base_cost = _set_cost(s.fc, chosen)
+        base_cost = subset_cost(s.fc, chosen)
         best: tuple[Any, ...] | None = None
         for f in (f for f in pool if f not in chosen):
             score = float(np.mean([_greedy_score(s, a, h, sorted([*chosen, f]), rounds) for a, h in folds]))
-            gain, added = score - current, _set_cost(s.fc, [*chosen, f]) - base_cost
+            gain, added = score - current, subset_cost(s.fc, [*chosen, f]) - base_cost
             ratio = gain / added if added > 1e-12 else (math.inf if gain > 0 else gain)
             key = (gain > 0, ratio, score, -f)
             if best is None or key > best[0]:
@@ -254,9 +257,9 @@ def lazy_sweep(
 
 
 def lazy_in_subsets(
-    s: Search, subsets: list[Subset], knobs: dict[str, Any], scale: float, targets: list[float]
+    s: Search, subsets: list[Subset], knobs: dict[str, Any], scale: float, targets: list[float], n_bisect: int = 2
 ) -> None:
-    """CEGB lazy inside the cheapest subset (top-k or greedy) that misses each budget."""
+    """CEGB lazy inside the cheapest subset (top-k or greedy) that misses each budget (``n_bisect`` bisections)."""
     done: set[frozenset[int]] = set()
     for b in targets:
         over = [x for x in subsets if not fits_budget(x.candidate.cost, b)]
@@ -268,7 +271,7 @@ def lazy_in_subsets(
         done.add(frozenset(x.features))
         family = "lazy_greedy" if x.candidate.family == "greedy" else "lazy_topk"
         extra = {**knobs, "interaction_constraints": [x.features]}
-        lazy_sweep(s, family, extra, x.k, [scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2, targets)
+        lazy_sweep(s, family, extra, x.k, [scale * 10.0**e for e in (-1.5, 0.0, 1.5)], n_bisect, targets)
 
 
 def smaller_trees(s: Search, targets: list[float], leaves_grid: list[int]) -> None:
@@ -307,10 +310,11 @@ def greedy_fit_share(rows: int, cross_fit: bool) -> float:
 
 
 def planned_greedy(n_features: int, rows: int, cross_fit: bool, rounds: int,
-                   pool_size: int = 16, steps: int = 8) -> float:
+                   pool_size: int = 16, steps: int = 8, select_rounds: int = 40) -> float:
     """Return the most work of :func:`greedy_forward`: every selection fit of every step, and the refits.
 
-    The selection fits count their share of the rows and of the rounds (at most 40).
+    The selection fits count their share of the rows and of the rounds (at most ``select_rounds``),
+    in fits of the search's ``rounds``.
     """
     pool = min(pool_size, n_features)
     if n_features <= 1 or pool == 0:
@@ -318,7 +322,7 @@ def planned_greedy(n_features: int, rows: int, cross_fit: bool, rounds: int,
     n_steps = min(steps, pool)
     folds = 3 if cross_fit else 1
     evals = folds * (1 + sum(pool - i for i in range(n_steps)))
-    return evals * greedy_fit_share(rows, cross_fit) * min(40, rounds) / rounds + n_steps
+    return evals * greedy_fit_share(rows, cross_fit) * min(select_rounds, rounds) / rounds + n_steps
 
 
 def planned_lazy_sweep(n_tradeoffs: int, n_bisect: int, n_targets: int) -> float:
@@ -326,9 +330,9 @@ def planned_lazy_sweep(n_tradeoffs: int, n_bisect: int, n_targets: int) -> float
     return float(n_tradeoffs + n_bisect * n_targets)
 
 
-def planned_lazy_in_subsets(n_targets: int) -> float:
+def planned_lazy_in_subsets(n_targets: int, n_bisect: int = 2) -> float:
     """Return the most fits of :func:`lazy_in_subsets`: per budget, a three-point sweep and its bisections."""
-    return n_targets * planned_lazy_sweep(3, 2, n_targets)
+    return n_targets * planned_lazy_sweep(3, n_bisect, n_targets)
 
 
 def planned_smaller_trees(n_targets: int, n_leaves: int) -> float:

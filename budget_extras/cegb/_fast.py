@@ -92,7 +92,7 @@ def _topk_within(s: Search, rank: fam.Ranking, budget: float) -> list[int] | Non
     best = None
     for k in range(1, rank.by_gain.size):
         sub = sorted(int(i) for i in rank.by_gain[:k])
-        if not fits_budget(fam._set_cost(s.fc, sub), budget):
+        if not fits_budget(fam.subset_cost(s.fc, sub), budget):
             break
         best = sub
     return best

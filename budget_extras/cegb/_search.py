@@ -105,6 +105,9 @@ class Search:
         self.halving: Halving | None = None
         #: The rung measurements, {round: (score, cost)}, of every candidate halving trained to the end.
         self.history: list[dict[int, tuple[float, float]]] = []
+        #: The share of ``num_boost_round`` one fit trains (``rounds / num_boost_round`` on a
+        #: shortened proxy): a fit counts it, times its share of the rows, on the progress bar.
+        self.fit_share = 1.0
 
     def folds(self, n_folds: int, salt: int) -> list[tuple[lgb.Dataset, lgb.Dataset]]:
         """Split this search's rows at random into (fit, held-out) Dataset pairs.
@@ -166,7 +169,7 @@ class Search:
     def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster, float]:
         t0 = time.perf_counter()
         b = self.train_booster(spec.extra, self.train, spec.decay)
-        return self.measure(spec, b, time.perf_counter() - t0), b, 1.0
+        return self.measure(spec, b, time.perf_counter() - t0), b, self.fit_share
 
     def measure(self, spec: Spec, b: lgb.Booster, seconds: float) -> Candidate:
         """Return ``spec``'s candidate: ``b`` measured on the validation rows (``seconds``: its training's)."""

@@ -234,19 +234,19 @@ def _iv(
     return opts, Xv, yv, init
 
 
-#: The options only ``search="full"`` reads.
-_FULL_ONLY = ("k_grid", "n_tradeoffs", "n_bisect", "greedy", "num_leaves_grid")
+#: The options of ``search="full"`` each named strategy does not read (``"lean"``: its knob ``bisect``).
+_UNREAD = {"fast": ("k_grid", "n_tradeoffs", "n_bisect", "greedy", "num_leaves_grid"), "lean": ("n_bisect",)}
 
 
 def _warn_unused(kw: Mapping[str, Any]) -> None:
-    """Warn when ``search="fast"`` meets full-search options set to other than their defaults."""
-    if not isinstance(kw["search"], str) or kw["search"] != "fast":
+    """Warn when a named strategy meets full-search options it does not read set to other than their defaults."""
+    if not isinstance(kw["search"], str) or kw["search"] not in _UNREAD:
         return
     defaults = inspect.signature(train_to_budget).parameters
-    unused = [k for k in _FULL_ONLY if not _is_default(kw[k], defaults[k].default)]
+    unused = [k for k in _UNREAD[kw["search"]] if not _is_default(kw[k], defaults[k].default)]
     if unused:
         warnings.warn(
-            f"train_to_budget: search='fast' does not use {', '.join(repr(k) for k in unused)} "
+            f"train_to_budget: search={kw['search']!r} does not use {', '.join(repr(k) for k in unused)} "
             "(options of search='full'); they are ignored.",
             UserWarning, stacklevel=4,
         )
@@ -441,9 +441,9 @@ def train_to_budget(
     max_fits, time_limit : int or float, optional
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
-    search : {"full", "fast"} or callable, default "full"
-        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two
-        trainings per budget; a callable ``search(search_run, **options)`` (docs/train_to_budget.md).
+    search : {"full", "fast", "lean"} or callable, default "full"
+        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two trainings a
+        budget; ``"lean"``: every family on short proxies, the best refit; a callable (docs/train_to_budget.md).
     choose : {"auto", "cv", "valid"}, default "auto"
         ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
         cross-validated (5 stratified folds of the training and validation rows pooled), the
@@ -452,7 +452,7 @@ def train_to_budget(
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
     options : dict, optional
-        The strategy's knobs (``"full"``: successive halving); unused keys warn.
+        The strategy's knobs (``"full"``: successive halving; ``"lean"``: its proxies); unused keys warn.
     client : distributed.Client, optional
         Search on a Dask cluster (``train_set`` may be a tuple ``(X, y)``, Dask or not): the search on a row
         sample in one task, the choice trained on every row through ``lightgbm.dask`` (docs/train_to_budget.md).
@@ -616,10 +616,18 @@ def _search(
     choice = None
     seed = int(o.base["seed"])
 
-    def sample(indices: np.ndarray | None, m: int, rounds: int) -> Search:
-        """Return a proxy Search on ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds."""
-        return Search(o.base, root, indices, *_valid_sample(Xv, yv, m, seed), fc,
-                      _with_offset(score_fn, init, m, seed), rounds, clock, proxy=True)
+    def sample(indices: np.ndarray | None, m: int, rounds: int, learning_rate: float | None = None) -> Search:
+        """Return a proxy Search on ``indices`` (None: every row), ``m`` validation rows and ``rounds`` rounds.
+
+        ``learning_rate`` replaces the user's (under any alias); its fits count ``rounds / num_boost_round``.
+        """
+        base = o.base if learning_rate is None else {
+            **{k: v for k, v in o.base.items() if k not in param_aliases("learning_rate")},
+            "learning_rate": learning_rate}
+        s = Search(base, root, indices, *_valid_sample(Xv, yv, m, seed), fc,
+                   _with_offset(score_fn, init, m, seed), rounds, clock, proxy=True)
+        s.fit_share = rounds / o.rounds
+        return s
 
     # proxies are ranked on as many validation rows as they were trained on
     proxy = None if idx is None else sample(idx, idx.size, o.rounds)

@@ -109,7 +109,7 @@ def test_zero_budget_is_a_constant_model(data):
 
 @pytest.mark.parametrize(("search", "exc"), [("bogus", ValueError), (None, TypeError)])
 def test_bad_search_is_refused(data, search, exc):
-    match = r"'search' argument of train_to_budget must be one of \('full', 'fast'\) or a callable strategy"
+    match = r"'search' argument of train_to_budget must be one of \('full', 'fast', 'lean'\) or a callable strategy"
     with pytest.raises(exc, match=match):
         train_to_budget(PARAMS, lgb.Dataset(data[0], data[1]), budget=1.0, valid_set=(data[2], data[3]),
                         costs=COSTS, search=search)

@@ -106,10 +106,13 @@ def test_progress_ends_at_its_planned_total_and_never_passes_it(data, bars, kw):
 
 
 @pytest.mark.skipif(not is_fork(), reason="search='fast' needs the fork")
-@pytest.mark.parametrize("proxy_rows", [None, 150])
-def test_fast_search_progress_ends_at_its_planned_total(data, bars, proxy_rows):
-    """The fast search's stages (ranking, candidates, refits, retries) stay within their plan."""
-    run(data, search="fast", proxy_rows=proxy_rows, budgets=[1.5, 5.0])
+@pytest.mark.parametrize(("proxy_rows", "rounds"), [(None, 15), (150, 15), (None, 60)])
+def test_fast_search_progress_ends_at_its_planned_total(data, bars, proxy_rows, rounds):
+    """The fast search's stages (ranking, candidates, refits, retries) stay within their plan.
+
+    With more rounds than its ranking model's 40, that model counts its share of the rounds.
+    """
+    run(data, search="fast", proxy_rows=proxy_rows, budgets=[1.5, 5.0], num_boost_round=rounds)
     _check_bar(bars)
 
 
@@ -122,7 +125,7 @@ def test_cut_search_still_ends_at_its_total(data, bars):
 
 def test_strategy_table_holds_the_search_names():
     """The names users pass to search= are the table's keys."""
-    assert set(STRATEGIES) == {"full", "fast"}
+    assert set(STRATEGIES) == {"full", "fast", "lean"}
 
 
 def test_callable_strategy_trains_its_own_candidates_and_reads_its_options(data, bars):
@@ -301,3 +304,142 @@ def test_halving_with_threads_gives_the_serial_candidates(halved, data):
     assert [(c.family, c.rounds, c.score, c.cost) for c in r.frontier] == [
         (c.family, c.rounds, c.score, c.cost) for c in serial.frontier]
     assert replace(r.chosen, seconds=0.0) == replace(serial.chosen, seconds=0.0)
+
+
+# search="lean": every family on short proxies, the best few refit on every row
+
+
+@pytest.mark.parametrize("kw", [
+    dict(budgets=[1.5, 5.0]),
+    dict(budgets=[1.5, 5.0], options={"rows": 0.1, "greedy_steps": 2, "finalists": 2}),
+    dict(proxy_rows=150, options={"boost": False, "bisect": 2}),  # lean proxies drawn from the proxy subsample
+])
+def test_lean_search_progress_ends_at_its_planned_total(data, bars, kw):
+    """The lean search's stages (plain, the families on proxies, the refits) stay within their plan."""
+    run(data, search="lean", num_boost_round=40, **kw)
+    _check_bar(bars)
+
+
+def test_lean_proxies_count_their_share_of_rows_and_rounds(data, bars, monkeypatch):
+    """A proxy on a quarter of the rounds and half the rows counts an eighth of a training on the bar."""
+    import budget_extras.cegb._strategies as strategies
+
+    monkeypatch.setattr(strategies, "LEAN_MIN_ROWS", 100)  # the data's 400 rows may be halved
+    r = run(data, search="lean", num_boost_round=40, budgets=[1.5, 5.0], options={"rows": 0.5})
+    proxies = [c for c in r.frontier if c.proxy]
+    assert proxies and {c.rows for c in proxies} == {200}
+    full = [c for c in r.frontier if not c.proxy]
+    _, spent = _check_bar(bars)
+    assert spent == pytest.approx(len(full) + len(proxies) * 0.5 * 0.25)
+
+
+@pytest.fixture(scope="module")
+def lean(data):
+    Xt, yt, Xv, yv = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, budgets=[1.5, 5.0], valid_set=(Xv, yv),
+                               costs=COSTS, num_boost_round=40, search="lean", keep_boosters=True, progress=False)
+
+
+def test_lean_search_returns_a_model_trained_on_every_row_within_each_budget(lean, data):
+    """At every budget the model returned is a refit on every row (never a proxy) whose cost fits."""
+    from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+
+    Xt, _, Xv, _ = data
+    assert lean.status.name == "SUCCESS" and not lean.chosen.proxy
+    for b in (1.5, 3.0, 5.0):
+        c, booster = lean.best_at(b), lean.booster_at(b)
+        assert not c.proxy and c.rows == len(Xt) and c.rounds is None and c.cost <= b
+        assert booster.current_iteration() == 40
+        measured = cost_report(TreeEnsemble.from_booster(booster), Xv, FeatureCosts(COSTS)).total_cost.mean()
+        assert measured == pytest.approx(c.cost) and measured <= b
+    proxies = [c for c in lean.frontier if c.proxy]
+    assert len(proxies) > 5 and all(c.rows == len(Xt) for c in proxies)
+    assert sum(not c.proxy for c in lean.frontier) <= 1 + 3 * 3  # the plain model and at most 3 refits a budget
+
+
+def test_lean_proxies_train_fewer_rounds_at_a_larger_learning_rate(lean):
+    """The proxies' boosters hold a quarter of the rounds; the learning rate is scaled to match."""
+    proxies = [b for c, b in zip(lean.frontier, lean.boosters, strict=True) if c.proxy and not c.constant]
+    assert proxies and {b.current_iteration() for b in proxies} == {10}
+    assert [float(b.params["learning_rate"]) for b in proxies] == pytest.approx([0.8] * len(proxies))
+
+
+class _FitCounter:
+    """A full-row Search stand-in: each refit costs ``ratio`` times its proxy's cost (CEGB candidates)."""
+
+    def __init__(self, ratio):
+        self.ratio, self.fitted, self.fc = ratio, [], None
+
+    def fit(self, spec):
+        from budget_extras.cegb._result import Candidate
+
+        self.fitted.append(spec.extra["name"])
+        proxy_cost = spec.extra["cost"]
+        return Candidate(family=spec.family, params=dict(spec.extra), k=None, tradeoff=spec.tradeoff, score=0.0,
+                         cost=proxy_cost * self.ratio, coupled_cost=0.0, constant=False, rows=10, proxy=False,
+                         seconds=0.0)
+
+
+def _proxy(name, score, cost):
+    from budget_extras.cegb._result import Candidate
+
+    return Candidate(family="lazy", params={"name": name, "cost": cost, "cegb_tradeoff": 1.0}, k=None, tradeoff=1.0,
+                     score=score, cost=cost, coupled_cost=0.0, constant=False, rows=10, proxy=True, seconds=0.0)
+
+
+def test_lean_refits_read_proxy_costs_through_the_refits_seen():
+    """After a refit costs twice its proxy, the next proxy refit is one whose doubled cost fits the budget.
+
+    Ranking on the raw proxy costs would refit ``b`` (cost 9 -> 18) after ``a`` missed; read
+    through the ratio seen, ``c`` (4.5 -> 9) is next and fits, and the search stops there.
+    """
+    from budget_extras.cegb._strategies import refit_calibrated
+
+    class P:
+        frontier: ClassVar = [_proxy("a", 0.90, 9.5), _proxy("b", 0.88, 9.0), _proxy("c", 0.85, 4.5)]
+
+    full = _FitCounter(ratio=2.0)
+    refit_calibrated(P(), full, [10.0], tries=3)  # type: ignore[arg-type]
+    assert full.fitted == ["a", "c"]
+
+
+def test_lean_refits_stop_at_the_tries_allowed_per_budget():
+    """Refits that keep missing stop after ``tries`` at each budget."""
+    from budget_extras.cegb._strategies import refit_calibrated
+
+    class P:
+        frontier: ClassVar = [_proxy(str(i), 0.9 - i / 100, 1.0) for i in range(6)]
+
+    full = _FitCounter(ratio=100.0)
+    refit_calibrated(P(), full, [10.0], tries=2)  # type: ignore[arg-type]
+    assert full.fitted == ["0", "1"]
+
+
+def test_lean_refuses_cross_validation_and_warns_on_n_bisect(data):
+    """search='lean' chooses on the validation rows: choose='cv' raises; n_bisect (its knob is 'bisect') warns."""
+    Xt, yt, Xv, yv = data
+    with pytest.raises(ValueError, match="'choose'"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS, search="lean",
+                        choose="cv", progress=False)
+    with pytest.warns(UserWarning, match="'n_bisect'"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS, search="lean",
+                        n_bisect=1, num_boost_round=8, progress=False)
+
+
+@pytest.mark.parametrize(("options", "key"), [
+    ({"rounds": 0}, "rounds"), ({"rounds": 1.5}, "rounds"), ({"rounds": True}, "rounds"),
+    ({"rows": 0.0}, "rows"), ({"rows": float("nan")}, "rows"), ({"boost": 1}, "boost"),
+    ({"bisect": -1}, "bisect"), ({"greedy_steps": 1.5}, "greedy_steps"), ({"greedy_rounds": 0}, "greedy_rounds"),
+    ({"refits": 0}, "refits"), ({"finalists": "2"}, "finalists"),
+])
+def test_bad_lean_options_are_refused_before_training(data, options, key, monkeypatch):
+    """Lean knobs out of range or of the wrong type raise naming the key, before any model is trained."""
+    Xt, yt, Xv, yv = data
+    trained = []
+    monkeypatch.setattr(lgb, "train", lambda *a, **k: trained.append(1))
+    with pytest.raises((ValueError, TypeError), match=rf"'{key}' option of train_to_budget\(options=...\)"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
+                        search="lean", progress=False, options=options)
+    assert not trained
