@@ -16,6 +16,7 @@ import pandas as pd
 
 from .._compat import param_aliases
 from ..cegb import train_to_budget
+from ..cegb._strategies import STRATEGIES
 from ..core._status import Status, fits_budget
 from ._args import add_costs, add_output, add_quiet, add_valid
 from ._io import AtomicOutputs, check_paths, read_rows
@@ -103,9 +104,10 @@ def _budgets(text: str) -> list[float]:
 
 def _add_search_options(p: Any) -> None:
     """Add the search's options (``train_to_budget``'s arguments of the same names)."""
-    p.add_argument("--search", choices=("full", "fast"), default="full",
+    p.add_argument("--search", choices=tuple(STRATEGIES), default="full",
                    help="'full' (default): every candidate family; 'fast' (the lightgbm-cegb fork only): the fork's "
-                        "learner budget and the largest top-k subset within it, about two trainings per budget")
+                        "learner budget and the largest top-k subset within it, about two trainings per budget; "
+                        "'lean': every family on proxies with a quarter of the rounds, the best refit at full size")
     p.add_argument("--budgets", type=_budgets, default=None, metavar="B1,B2,...",
                    help="further budgets the search also refines (comma-separated); the saved model is --budget's, "
                         "the --json report has the best candidate at each")

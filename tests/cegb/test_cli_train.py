@@ -229,6 +229,7 @@ def _train_argv(d, *extra):
     [
         ((), {"search": "full", "budgets": None, "n_jobs": 1, "time_limit": None, "max_fits": None, "client": None}),
         (("--search", "fast"), {"search": "fast"}),
+        (("--search", "lean"), {"search": "lean"}),
         (("--budgets", "2,5.5, 10"), {"budgets": [2.0, 5.5, 10.0]}),
         (("--n-jobs", "2"), {"n_jobs": 2}),
         (("--time-limit", "30"), {"time_limit": 30.0}),
