@@ -1,0 +1,122 @@
+"""QWYC(rival="pred_early_stop"): LightGBM's own early stopping competes with the fitted plan."""
+
+from __future__ import annotations
+
+import math
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from budget_extras.qwyc import _rival
+from budget_extras.qwyc._estimator import QWYC
+from budget_extras.qwyc._format import QWYCPlan
+from budget_extras.qwyc._solver import shifted
+
+N_ITER = 100
+
+
+@pytest.fixture(scope="module")
+def case():
+    """A 100-tree model (learning rate 0.1): its training order is a strong early-exit order."""
+    X, y = make_classification(n_samples=6000, n_features=10, n_informative=6, flip_y=0.05, random_state=0)
+    params = dict(objective="binary", num_leaves=15, learning_rate=0.1, verbose=-1, num_threads=1, seed=0)
+    b = lgb.train(params, lgb.Dataset(X[:2000], y[:2000]), N_ITER)
+    return b, X[2000:4000], X[4000:]
+
+
+def test_the_fit_returns_pred_early_stops_plan_where_that_rule_is_better(case):
+    """The last trees first: the plan exits late and ranks worse, so the fit returns LightGBM's rule, bit for bit."""
+    b, Xc, Xt = case
+    reverse = np.arange(N_ITER)[::-1].copy()
+    own = QWYC(b, alpha=0.05, order=reverse, scores="partial", rival=None).fit(Xc)
+    q = QWYC(b, alpha=0.05, order=reverse, scores="partial").fit(Xc)
+    win, first = q.rival_["winner"], q.rival_["candidates"][0]
+    assert win["kind"] == "pred_early_stop" and first["kind"] == "qwyc"
+    assert win["mean_cost"] < first["mean_cost"] and win["expected_auc"] >= first["expected_auc"]
+    assert win["wrong"] <= first["wrong"]  # no more changed answers than the conformal shift allows
+    np.testing.assert_array_equal(q.plan_.order, np.arange(N_ITER))
+    res = q.predict(Xt)
+    native = b.predict(Xt, raw_score=True, pred_early_stop=True, pred_early_stop_freq=win["freq"],
+                       pred_early_stop_margin=win["margin"])
+    np.testing.assert_array_equal(res.scores, native)  # LightGBM's pred_early_stop, bit for bit
+    assert res.trees_evaluated.mean() < 0.5 * own.predict(Xt).trees_evaluated.mean()
+    # the winner is a shifted base plan: recalibrating on the same rows keeps the training order
+    again = QWYC(b, alpha=0.05, order=reverse, scores="partial").fit(Xc).recalibrate(Xc)
+    assert math.isfinite(again.lambda_) and again.plan_.order.tolist() == list(range(N_ITER))
+
+
+def test_without_a_rival_the_plan_is_the_held_out_correction(case):
+    b, Xc, _ = case
+    q = QWYC(b, alpha=0.01, rival=None).fit(Xc)
+    assert q.rival_ is None
+    ref = shifted(q.base_plan_, q.shift_scale_, q.lambda_, q.alpha_)
+    for name in ("order", "eps_neg", "eps_pos"):
+        np.testing.assert_array_equal(getattr(q.plan_, name), getattr(ref, name))
+
+
+def test_the_contest_never_changes_more_held_out_answers_than_the_shift_of_alpha(case):
+    b, Xc, Xt = case
+    base = QWYC(b, alpha=0.01, rival=None).fit(Xc)
+    q = QWYC(b, alpha=0.01).fit(Xc)
+    assert q.rival_["candidates"][0]["kind"] == "qwyc"
+    assert q.rival_["candidates"][0]["lambda"] == base.lambda_
+    assert q.holdout_disagreement_ <= base.holdout_disagreement_ + 1e-12
+    assert q.rival_["winner"]["wrong"] <= q.rival_["candidates"][0]["wrong"]
+    if q.rival_["winner"]["kind"] == "qwyc":
+        assert q.lambda_ >= base.lambda_
+
+
+def test_the_rival_is_refused_by_name():
+    with pytest.raises(ValueError, match="rival"):
+        QWYC(None, rival="early_stop").fit(np.zeros((10, 2)))
+
+
+def _plan(n: int = 4) -> QWYCPlan:
+    inf = np.full(n, np.inf)
+    return QWYCPlan(np.arange(n), -inf, inf, None, 0.0, "binary_two_sided", 0.01)
+
+
+class _FakeRule:
+    """pred_early_stop references: 30 trees plus one per answer fewer than 10 changed."""
+
+    def __init__(self, F, costs):
+        del F, costs
+
+    def reference(self, max_wrong):
+        return _rival.Candidate(_plan(), 1.0, 30.0 + (10 - max_wrong), max_wrong, "pred_early_stop", 10)
+
+
+def test_a_plan_that_ranks_worse_than_the_rule_gets_a_larger_shift(monkeypatch):
+    """QWYC ranks below pred_early_stop at its shift: the shift grows until it ranks as well, with fewer trees."""
+    monkeypatch.setattr(_rival, "PredEarlyStop", _FakeRule)
+
+    def qwyc_at(lam):
+        return _rival.Candidate(_plan(), lam, 10.0 + 100.0 * lam, max(0, 10 - int(100 * lam)), "qwyc")
+
+    def auc_of(c):
+        auc = 0.9 if c.kind == "pred_early_stop" else 0.85 + c.lambda_
+        return _rival.Candidate(c.plan, c.lambda_, c.mean_cost, c.wrong, c.kind, c.freq, auc, {"partial": auc},
+                                "partial")
+
+    win, measured = _rival.contest(qwyc_at, 0.0, np.zeros((3, 4)), np.ones(4), auc_of)
+    assert win.kind == "qwyc" and win.lambda_ > 0.0 and win.expected_auc >= 0.9
+    assert measured[0].lambda_ == 0.0 and measured[0].expected_auc < 0.9
+    assert win.mean_cost < 30.0 + (10 - win.wrong)  # still fewer trees than the rule at its changed answers
+
+
+def test_a_plan_that_never_ranks_as_well_loses_to_the_rule(monkeypatch):
+    monkeypatch.setattr(_rival, "PredEarlyStop", _FakeRule)
+
+    def qwyc_at(lam):
+        return _rival.Candidate(_plan(), lam, 10.0 + 10.0 * lam, 10, "qwyc")
+
+    def auc_of(c):
+        auc = 0.9 if c.kind == "pred_early_stop" else 0.5
+        return _rival.Candidate(c.plan, c.lambda_, c.mean_cost, c.wrong, c.kind, c.freq, auc, {"partial": auc},
+                                "partial")
+
+    win, measured = _rival.contest(qwyc_at, 0.0, np.zeros((3, 4)), np.ones(4), auc_of)
+    assert win.kind == "pred_early_stop" and win.wrong == 10
+    assert len([c for c in measured if c.kind == "qwyc"]) == _rival.MAX_STEPS + 1
