@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from . import _kernels as core
 from ._baselines import pred_early_stop_plan
@@ -101,6 +102,42 @@ def exit_cost(costs: F64, plan: QWYCPlan, n_evaluated: npt.NDArray[np.int64]) ->
     return float(np.cumsum(costs[plan.order])[n_evaluated - 1].mean()) if n_evaluated.size else 0.0
 
 
+@njit(cache=True)
+def _critical_all(F: F64, freqs: npt.NDArray[np.int64]) -> F64:  # pragma: no cover - compiled
+    """Critical shifts of every row under the zero-margin ``pred_early_stop`` rule of each ``freq``, in one pass.
+
+    The doubles of ``_kernels.conformal_critical`` on ``pred_early_stop_plan(t, freq=f, margin=0)``
+    with unit scale: at a check position a positive partial sum ``s`` has ``c = (s - 0.0) / 1.0``,
+    a negative one ``c = (0.0 - s) / 1.0``; the sums run left to right in training order.
+    """
+    n, t = F.shape
+    k = freqs.size
+    out = np.full((n, k), -np.inf)
+    prev = np.empty(k)
+    for i in range(n):
+        full = F[i, 0]
+        for r in range(1, t):
+            full += F[i, r]
+        y = full > 0.0
+        prev[:] = -np.inf
+        s = 0.0
+        for r in range(t - 1):
+            s = F[i, 0] if r == 0 else s + F[i, r]
+            positive = s > 0.0
+            c = -np.inf
+            if positive:
+                c = (s - 0.0) / 1.0
+            elif s < 0.0:
+                c = (0.0 - s) / 1.0
+            for j in range(k):
+                if (r + 1) % freqs[j] != 0:
+                    continue
+                if c > prev[j] and positive != y and c > out[i, j]:  # a wrong strict prefix-maximum record
+                    out[i, j] = c
+                prev[j] = max(prev[j], c)
+    return out
+
+
 class PredEarlyStop:
     """LightGBM's ``pred_early_stop`` settings on the evaluation rows, at a number of changed answers.
 
@@ -120,12 +157,9 @@ class PredEarlyStop:
         self.F, self.costs = F, costs
         t = F.shape[1]
         self.freqs = [f for f in FREQS if f < t]
-        self.crit: dict[int, F64] = {}  # per row, and sorted in decreasing order
-        self.ranked: dict[int, F64] = {}
-        for f in self.freqs:
-            base = pred_early_stop_plan(t, freq=f, margin=0.0)
-            self.crit[f] = core.conformal_critical(F, base.order, base.eps_neg, base.eps_pos, np.ones(t))
-            self.ranked[f] = np.sort(self.crit[f])[::-1]
+        crit = _critical_all(np.ascontiguousarray(F, dtype=np.float64), np.asarray(self.freqs, dtype=np.int64))
+        self.crit = {f: crit[:, j] for j, f in enumerate(self.freqs)}  # per row, and in decreasing order
+        self.ranked = {f: np.sort(c)[::-1] for f, c in self.crit.items()}
         self.y = core.early_exit(F, np.arange(t), np.full(t, -np.inf), np.full(t, np.inf)).labels
 
     def at(self, freq: int, max_wrong: int) -> Candidate | None:

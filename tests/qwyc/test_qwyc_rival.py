@@ -57,7 +57,7 @@ def test_without_a_rival_the_plan_is_the_held_out_correction(case):
 
 
 def test_the_contest_never_changes_more_held_out_answers_than_the_shift_of_alpha(case):
-    b, Xc, Xt = case
+    b, Xc, _ = case
     base = QWYC(b, alpha=0.01, rival=None).fit(Xc)
     q = QWYC(b, alpha=0.01).fit(Xc)
     assert q.rival_["candidates"][0]["kind"] == "qwyc"
@@ -120,3 +120,20 @@ def test_a_plan_that_never_ranks_as_well_loses_to_the_rule(monkeypatch):
     win, measured = _rival.contest(qwyc_at, 0.0, np.zeros((3, 4)), np.ones(4), auc_of)
     assert win.kind == "pred_early_stop" and win.wrong == 10
     assert len([c for c in measured if c.kind == "qwyc"]) == _rival.MAX_STEPS + 1
+
+
+def test_the_rules_critical_shifts_are_those_of_the_plan_kernel():
+    """All settings of pred_early_stop in one pass: the same doubles as conformal_critical on each rule."""
+    from budget_extras.qwyc import _kernels as core
+    from budget_extras.qwyc._baselines import pred_early_stop_plan
+
+    rng = np.random.default_rng(0)
+    F = rng.normal(0.0, 0.3, (400, 57))
+    F[7] = 0.0  # partial sums exactly at the threshold never stop
+    freqs = np.array([1, 2, 5, 10, 20])
+    crit = _rival._critical_all(F, freqs)
+    for j, f in enumerate(freqs.tolist()):
+        p = pred_early_stop_plan(57, freq=f, margin=0.0)
+        expected = core.conformal_critical(F, p.order, p.eps_neg, p.eps_pos, np.ones(57))
+        np.testing.assert_array_equal(crit[:, j], expected)
+    assert np.isfinite(crit).any() and np.isinf(crit[7]).all()
