@@ -34,6 +34,8 @@ _MODES = ("two_sided", "negative_only")
 _SCORES = ("auto", "partial", "calibrated")
 _RIVALS = ("pred_early_stop",)
 _N_FOLDS = Interval(numbers.Integral, 2, None, closed="left")
+#: Default base budget of the cross-fitted plans, as a share of ``alpha`` (docs/qwyc.md, "holdout").
+CROSSFIT_FIT = 0.75
 
 
 class QWYC(BaseEstimator):
@@ -71,7 +73,8 @@ class QWYC(BaseEstimator):
         Robustness margin (raw score) of the base thresholds: a row counts as decided only
         ``margin`` beyond every calibration row of the other label (0: the paper's rule).
     alpha_fit : float or None, default=None
-        Disagreement budget of the base thresholds (default ``alpha``).
+        Disagreement budget of the base thresholds (default ``0.75 * alpha`` with the cross-fitted
+        shift, ``holdout="crossfit"`` without ``X_valid``; else ``alpha``).
     n_folds : int, default=5
         Folds of ``holdout="crossfit"`` (an integer >= 2, checked only there).
     shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like
@@ -222,11 +225,16 @@ class QWYC(BaseEstimator):
         del y, y_valid
         return fit_in_one_step(self, lambda work: work._fit(X, X_valid))
 
-    def _settings(self) -> PlanSettings:
-        """Return the parameters that shape the plan, resolved (``alpha_fit`` defaults to ``alpha_``)."""
+    def _settings(self, crossfit: bool = False) -> PlanSettings:
+        """Return the parameters that shape the plan, resolved.
+
+        ``alpha_fit`` defaults to ``CROSSFIT_FIT * alpha_`` when the shift is cross-fitted (``crossfit``),
+        else to ``alpha_``.
+        """
+        default_fit = (CROSSFIT_FIT if crossfit else 1.0) * self.alpha_
         return PlanSettings(
             order=self.order, mode=self.mode, alpha=self.alpha_,
-            alpha_fit=self.alpha_ if self.alpha_fit is None else float(self.alpha_fit),
+            alpha_fit=default_fit if self.alpha_fit is None else float(self.alpha_fit),
             threshold=float(self.decision_threshold), margin=float(self.margin), shift=self.shift,
             progress=bool(self.progress),
         )
@@ -262,7 +270,8 @@ class QWYC(BaseEstimator):
         costs = _model.iteration_costs(self.costs, self.ensemble_, self.booster_, X)
         self.iteration_costs_ = costs
         cal = calibrate(
-            self._settings(), outputs, costs, holdout=self.holdout, n_folds=self.n_folds, n_valid=n_valid, rng=rng
+            self._settings(crossfit=self.holdout == CROSSFIT and not n_valid), outputs, costs, holdout=self.holdout,
+            n_folds=self.n_folds, n_valid=n_valid, rng=rng,
         )
         self.base_plan_, self.shift_scale_, self.plan_ = cal.base_plan, cal.shift_scale, cal.plan
         self.lambda_, self.n_holdout_, self.holdout_disagreement_ = cal.lambda_, cal.n_holdout, cal.holdout_disagreement

@@ -46,7 +46,7 @@ __all__: list[str] = []
 F64 = npt.NDArray[np.float64]
 
 FREQS = (1, 2, 5, 10, 20)
-GROWTH = 1.25
+GROWTH = 1.5
 MAX_STEPS = 3
 
 

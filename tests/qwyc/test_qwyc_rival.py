@@ -30,8 +30,8 @@ def test_the_fit_returns_pred_early_stops_plan_where_that_rule_is_better(case):
     """The last trees first: the plan exits late and ranks worse, so the fit returns LightGBM's rule, bit for bit."""
     b, Xc, Xt = case
     reverse = np.arange(N_ITER)[::-1].copy()
-    own = QWYC(b, alpha=0.05, order=reverse, scores="partial", rival=None).fit(Xc)
-    q = QWYC(b, alpha=0.05, order=reverse, scores="partial").fit(Xc)
+    own = QWYC(b, alpha=0.1, order=reverse, scores="partial", rival=None).fit(Xc)
+    q = QWYC(b, alpha=0.1, order=reverse, scores="partial").fit(Xc)
     win, first = q.rival_["winner"], q.rival_["candidates"][0]
     assert win["kind"] == "pred_early_stop" and first["kind"] == "qwyc"
     assert win["mean_cost"] < first["mean_cost"] and win["expected_auc"] >= first["expected_auc"]
@@ -43,7 +43,7 @@ def test_the_fit_returns_pred_early_stops_plan_where_that_rule_is_better(case):
     np.testing.assert_array_equal(res.scores, native)  # LightGBM's pred_early_stop, bit for bit
     assert res.trees_evaluated.mean() < 0.5 * own.predict(Xt).trees_evaluated.mean()
     # the winner is a shifted base plan: recalibrating on the same rows keeps the training order
-    again = QWYC(b, alpha=0.05, order=reverse, scores="partial").fit(Xc).recalibrate(Xc)
+    again = QWYC(b, alpha=0.1, order=reverse, scores="partial").fit(Xc).recalibrate(Xc)
     assert math.isfinite(again.lambda_) and again.plan_.order.tolist() == list(range(N_ITER))
 
 
@@ -137,3 +137,17 @@ def test_the_rules_critical_shifts_are_those_of_the_plan_kernel():
         expected = core.conformal_critical(F, p.order, p.eps_neg, p.eps_pos, np.ones(57))
         np.testing.assert_array_equal(crit[:, j], expected)
     assert np.isfinite(crit).any() and np.isinf(crit[7]).all()
+
+
+def test_the_cross_fitted_base_budget_defaults_to_three_quarters_of_alpha(case):
+    """With the cross-fitted shift the base plans spend 0.75 alpha; with explicit held-out rows all of alpha."""
+    b, Xc, Xt = case
+    default = QWYC(b, alpha=0.02, rival=None).fit(Xc)
+    three_quarters = QWYC(b, alpha=0.02, alpha_fit=0.015, rival=None).fit(Xc)
+    whole = QWYC(b, alpha=0.02, alpha_fit=0.02, rival=None).fit(Xc)
+    for name in ("order", "eps_neg", "eps_pos"):
+        np.testing.assert_array_equal(getattr(default.base_plan_, name), getattr(three_quarters.base_plan_, name))
+    assert not np.array_equal(default.base_plan_.eps_pos, whole.base_plan_.eps_pos)
+    held_out = QWYC(b, alpha=0.02, rival=None).fit(Xc, X_valid=Xt)
+    explicit = QWYC(b, alpha=0.02, alpha_fit=0.02, rival=None).fit(Xc, X_valid=Xt)
+    np.testing.assert_array_equal(held_out.base_plan_.eps_pos, explicit.base_plan_.eps_pos)
