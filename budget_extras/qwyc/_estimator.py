@@ -300,15 +300,28 @@ class QWYC(BaseEstimator):
             return None
         blocks, y = cal.held_out_blocks(outputs)
 
+        y_all = full_labels(cal.base_plan, outputs) if cal.fold is not None else None
+
         def qwyc_at(lam: float) -> _rival.Candidate:
             plan, done, labels = cal.at(lam, blocks)
-            return _rival.Candidate(plan, lam, _rival.exit_cost(costs, plan, done), int(np.sum(labels != y)), "qwyc")
+            wrong = int(np.sum(labels != y))
+            # cross-fitted: the all-rows plan changes fewer answers on new rows than its fold plans
+            level = wrong if y_all is None else min(wrong, int(np.sum(trace(plan, outputs).labels != y_all)))
+            return _rival.Candidate(plan, lam, _rival.exit_cost(costs, plan, done), wrong, "qwyc", level=level)
+
+        F = outputs[:, :, 0]
+        full = F.sum(axis=1)
 
         def auc_of(c: _rival.Candidate) -> _rival.Candidate:
-            if c.kind == "pred_early_stop":  # LightGBM's own scores: partial
-                auc = _scores.expected_auc(trace(c.plan, outputs).scores, outputs[:, :, 0].sum(axis=1))
+            p, thr = c.plan, c.plan.decision_threshold
+            if c.kind == "pred_early_stop" or F.shape[0] < 6:  # LightGBM's own scores: partial
+                auc = _scores.expected_auc(trace(p, outputs).scores, full)
                 return replace(c, expected_auc=auc, score_choice={"partial": auc}, scores="partial")
-            kind, crit = self._score_criteria(outputs, c.plan, copy.deepcopy(rng))  # both kinds, whatever `scores`
+            fold, maps = _scores.fold_maps(F, p.order, p.eps_neg, p.eps_pos, threshold=thr, n_folds=3,
+                                           rng=copy.deepcopy(rng))  # the folds of scores="auto"'s comparison
+            crit = _scores.criteria(F, p.order, p.eps_neg, p.eps_pos, threshold=thr, fold=fold, maps=maps)
+            kind = self.scores if self.scores != "auto" else (
+                "partial" if crit["partial"] > crit["calibrated"] else "calibrated")
             return replace(c, expected_auc=max(crit.values()), score_choice=crit, scores=kind)
 
         win, measured = _rival.contest(qwyc_at, cal.lambda_, np.concatenate(blocks)[:, :, 0], costs, auc_of)
@@ -322,20 +335,6 @@ class QWYC(BaseEstimator):
         if self.scores != "auto" or "calibrated" not in win.score_choice:
             return None
         return win.scores, dict(win.score_choice)
-
-    def _score_criteria(
-        self, outputs: npt.NDArray[np.float64], plan: QWYCPlan, rng: np.random.Generator
-    ) -> tuple[str, dict[str, float]]:
-        """Return the scores ``scores`` resolves to for ``plan`` and the expected AUC of both kinds (``_scores``)."""
-        F = outputs[:, :, 0]
-        _, crit = _scores.choose_scores(
-            F, plan.order, plan.eps_neg, plan.eps_pos, threshold=plan.decision_threshold, n_folds=3, rng=rng
-        )
-        if not crit:  # too few rows to compare: partial scores only
-            crit = {"partial": _scores.expected_auc(trace(plan, outputs).scores, F.sum(axis=1))}
-        if self.scores != "auto":
-            return self.scores, crit
-        return ("partial" if crit["partial"] > crit.get("calibrated", -np.inf) else "calibrated"), crit
 
     def _resolve_scores(
         self, outputs: npt.NDArray[np.float64], rng: np.random.Generator, plan: QWYCPlan | None = None

@@ -7,9 +7,11 @@ fit. The contest runs on the evaluation rows of the held-out correction (all cal
 each under the fold plan that did not see it, with ``holdout="crossfit"``; the held-out rows
 otherwise), where both kinds of plan are honest:
 
-1. the QWYC plan at the conformal shift ``lambda_`` changes ``W`` answers there; the reference is
-   the ``pred_early_stop`` rule (``freq`` in 1, 2, 5, 10, 20, each with the smallest margin whose
-   critical shifts leave at most ``W`` rows wrong) with the fewest trees per row;
+1. the QWYC plan at the conformal shift ``lambda_`` changes ``W`` answers there (with
+   cross-fitting: the fewer of the out-of-fold rows' and the all-rows plan's own changed answers on
+   the calibration rows, as that plan changes fewer answers on new rows than its fold plans); the
+   reference is the ``pred_early_stop`` rule (``freq`` in 1, 2, 5, 10, 20, each with the smallest
+   margin whose critical shifts leave at most ``W`` rows wrong) with the fewest trees per row;
 2. both plans' exit scores are scored by their expected AUC with labels drawn from the full
    model's probabilities (``_scores.expected_auc``, no labels needed; QWYC's the better of its
    partial and calibrated scores, cross-fitted as ``scores="auto"`` compares them, so the plan
@@ -73,6 +75,8 @@ class Candidate:
         Expected AUC of each kind of exit scores measured for this plan (empty until measured).
     scores : str
         The kind ``expected_auc`` is of (empty until measured).
+    level : int
+        QWYC: the changed answers the reference is taken at (``wrong``, or fewer: -1 for ``wrong``).
     """
 
     plan: QWYCPlan
@@ -84,6 +88,7 @@ class Candidate:
     expected_auc: float = math.nan
     score_choice: dict[str, float] = field(default_factory=dict)
     scores: str = ""
+    level: int = -1
 
     @property
     def margin(self) -> float:
@@ -93,8 +98,8 @@ class Candidate:
     def summary(self) -> dict[str, Any]:
         """Return the candidate as plain numbers (``QWYC.rival_``)."""
         return {"kind": self.kind, "freq": self.freq, "margin": self.margin, "lambda": self.lambda_,
-                "mean_cost": self.mean_cost, "wrong": self.wrong, "expected_auc": self.expected_auc,
-                "scores": self.scores}
+                "mean_cost": self.mean_cost, "wrong": self.wrong, "level": self.level,
+                "expected_auc": self.expected_auc, "scores": self.scores}
 
 
 def exit_cost(costs: F64, plan: QWYCPlan, n_evaluated: npt.NDArray[np.int64]) -> float:
@@ -262,7 +267,7 @@ def contest(
     """
     pes = PredEarlyStop(F, costs)
     q = qwyc_at(lam0)
-    first = ref = pes.reference(q.wrong)
+    first = ref = pes.reference(q.wrong if q.level < 0 else q.level)
     measured: list[Candidate] = []
     for step in range(MAX_STEPS + 1):
         if ref is None:  # no pred_early_stop setting exits at QWYC's changed answers
@@ -278,6 +283,6 @@ def contest(
         if not math.isfinite(lam):
             break
         q = qwyc_at(lam)
-        ref = pes.reference(q.wrong)
+        ref = pes.reference(q.wrong if q.level < 0 else q.level)
     assert first is not None
     return first, measured
