@@ -118,28 +118,22 @@ def _critical_all(F: F64, freqs: npt.NDArray[np.int64]) -> F64:  # pragma: no co
     n, t = F.shape
     k = freqs.size
     out = np.full((n, k), -np.inf)
-    prev = np.empty(k)
+    c = np.empty(t)
+    positive = np.empty(t, np.bool_)
     for i in range(n):
-        full = F[i, 0]
-        for r in range(1, t):
-            full += F[i, r]
-        y = full > 0.0
-        prev[:] = -np.inf
         s = 0.0
-        for r in range(t - 1):
+        for r in range(t):
             s = F[i, 0] if r == 0 else s + F[i, r]
-            positive = s > 0.0
-            c = -np.inf
-            if positive:
-                c = (s - 0.0) / 1.0
-            elif s < 0.0:
-                c = (0.0 - s) / 1.0
-            for j in range(k):
-                if (r + 1) % freqs[j] != 0:
-                    continue
-                if c > prev[j] and positive != y and c > out[i, j]:  # a wrong strict prefix-maximum record
-                    out[i, j] = c
-                prev[j] = max(prev[j], c)
+            positive[r] = s > 0.0
+            c[r] = (s - 0.0) / 1.0 if s > 0.0 else ((0.0 - s) / 1.0 if s < 0.0 else -np.inf)
+        y = s > 0.0
+        for j in range(k):
+            prev, best = -np.inf, -np.inf
+            for r in range(freqs[j] - 1, t - 1, freqs[j]):  # the check positions, the last one excluded
+                if c[r] > prev and positive[r] != y and c[r] > best:  # a wrong strict prefix-maximum record
+                    best = c[r]
+                prev = max(prev, c[r])
+            out[i, j] = best
     return out
 
 
