@@ -151,3 +151,25 @@ def test_the_cross_fitted_base_budget_defaults_to_three_quarters_of_alpha(case):
     held_out = QWYC(b, alpha=0.02, rival=None).fit(Xc, X_valid=Xt)
     explicit = QWYC(b, alpha=0.02, alpha_fit=0.02, rival=None).fit(Xc, X_valid=Xt)
     np.testing.assert_array_equal(held_out.base_plan_.eps_pos, explicit.base_plan_.eps_pos)
+
+
+def test_the_rule_is_taken_at_the_fewer_changed_answers_of_the_all_rows_plan(monkeypatch):
+    """QWYC's candidate changes 10 held-out answers but its all-rows plan 4: the rule must change at most 4."""
+    asked = []
+
+    class Rule(_FakeRule):
+        def reference(self, max_wrong):
+            asked.append(max_wrong)
+            return super().reference(max_wrong)
+
+    monkeypatch.setattr(_rival, "PredEarlyStop", Rule)
+
+    def qwyc_at(lam):
+        return _rival.Candidate(_plan(), lam, 10.0, 10, "qwyc", level=4)
+
+    def auc_of(c):
+        return _rival.Candidate(c.plan, c.lambda_, c.mean_cost, c.wrong, c.kind, c.freq, 0.9, {"partial": 0.9},
+                                "partial", c.level)
+
+    win, _ = _rival.contest(qwyc_at, 0.0, np.zeros((3, 4)), np.ones(4), auc_of)
+    assert asked == [4] and win.kind == "qwyc"
