@@ -16,8 +16,9 @@ mean trees evaluated per row and disagreement with the full model's label.
   on the other K - 1 folds, ``lambda`` is the conformal shift of the pooled out-of-fold
   critical shifts, and the final plan is fit on all calibration rows and shifted by ``lambda``
   (no row chooses ``lambda`` for a plan it fit, but the final plan is not the one scored).
-  ``crossfit5`` is ``QWYC``'s default (``holdout="crossfit"``, ``n_folds=5``: the same folds and
-  plans for the same seed).
+  ``crossfitK_fitA``: the same with ``alpha_fit = A * alpha``. ``crossfit5_fit0.75`` is
+  ``QWYC``'s default (``holdout="crossfit"``, ``n_folds=5``, base budget ``0.75 * alpha``: the
+  same folds and plans for the same seed); ``crossfit5`` spends all of ``alpha`` in the base plans.
 * ``insample``: everything on all rows, no shift (the paper's setting, ``holdout=None``).
 
 Data (``--data-dir``, loaders of ``benchmarks/train_to_budget/_data.py``):
@@ -50,7 +51,7 @@ from budget_extras.qwyc import _kernels as core
 from budget_extras.qwyc._estimator import QWYC
 
 CANDIDATES = ("holdout0.5", "holdout0.3", "holdout0.2", "holdout0.5_fit0.5", "holdout0.3_fit0.5", "crossfit2",
-              "crossfit5", "crossfit5_fit0.5", "insample")
+              "crossfit5", "crossfit5_fit0.5", "crossfit5_fit0.75", "insample")
 
 
 def _data(name: str, data_dir: Path, seed: int) -> tuple[Any, np.ndarray, np.ndarray]:

@@ -261,7 +261,7 @@ def run_default(name: str, data_dir: Path, seed: int, alphas: list[float], kinds
                          "mean_trees": float(res.trees_evaluated.mean()),
                          "disagreement": float(np.mean(res.labels != (full > 0))), "scores_": q.scores_,
                          "score_choice_": getattr(q, "score_choice_", None), "warned": bool(caught),
-                         "message": q.result_.message}
+                         "message": q.result_.message, "rival_": q.rival_}
         dis = row[kinds[0]]["disagreement"]
         agree = [p for p in sweep if p["disagreement"] <= dis]
         row["pred_early_stop_at_equal_disagreement"] = min(agree, key=lambda p: p["mean_trees"]) if agree else None

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from . import _kernels as core
 from . import _multiclass as multi
 from ._format import QWYCPlan
-from ._plans import critical, exit_labels, full_labels
+from ._plans import critical, exit_labels, full_labels, trace
 from ._solver import PlanSettings, fit_family, shifted
 
 __all__: list[str] = []
@@ -53,6 +53,12 @@ class Calibrated:
         Rows the shift was chosen on.
     holdout_disagreement : float
         Their disagreement with the full model (NaN without held-out rows).
+    fold : ndarray of int64 or None
+        ``holdout="crossfit"``: the fold of each calibration row.
+    fold_fits : tuple of (QWYCPlan, ndarray)
+        ``holdout="crossfit"``: the base plan and shift shape fit without each fold.
+    held_out : ndarray of int64 or None
+        Otherwise: the rows of ``outputs`` that chose the shift.
     """
 
     base_plan: QWYCPlan
@@ -61,6 +67,66 @@ class Calibrated:
     lambda_: float
     n_holdout: int
     holdout_disagreement: float
+    fold: npt.NDArray[np.int64] | None = None
+    fold_fits: tuple[tuple[QWYCPlan, F64], ...] = ()
+    held_out: I64 | None = None
+
+    def _parts(self) -> list[I64]:
+        """Rows of each fold (cross-fitting) or the held-out rows, in the order :meth:`at` returns them."""
+        if self.fold is None:
+            return [self.held_out if self.held_out is not None else np.arange(0)]
+        return [np.flatnonzero(self.fold == j) for j in range(len(self.fold_fits))]
+
+    def _fits(self) -> tuple[tuple[QWYCPlan, F64], ...]:
+        return self.fold_fits if self.fold is not None else ((self.base_plan, self.shift_scale),)
+
+    def held_out_blocks(self, outputs: F64) -> tuple[list[F64], npt.NDArray[Any]]:
+        """Return the held-out rows' outputs, one block per plan that did not see them, and their full labels.
+
+        Parameters
+        ----------
+        outputs : ndarray of float64, shape (n_rows, n_iterations, n_classes)
+            The outputs the plan was calibrated on.
+
+        Returns
+        -------
+        blocks : list of ndarray of float64
+            With cross-fitting one block per fold, else the held-out rows.
+        labels : ndarray
+            The full model's labels of the rows of ``blocks`` in turn (summed in their plan's order).
+        """
+        blocks = [outputs[idx] for idx in self._parts()]
+        labels = [full_labels(base, rows) for rows, (base, _) in zip(blocks, self._fits(), strict=True)]
+        return blocks, np.concatenate(labels)
+
+    def at(self, lam: float, blocks: list[F64]) -> tuple[QWYCPlan, npt.NDArray[np.int64], npt.NDArray[Any]]:
+        """Return the plan shifted by ``lam`` and the exits of the held-out rows under it.
+
+        With cross-fitting every calibration row is scored by its fold's plan shifted by ``lam``.
+
+        Parameters
+        ----------
+        lam : float
+            The shift.
+        blocks : list of ndarray of float64
+            The held-out rows' outputs (:meth:`held_out_blocks`).
+
+        Returns
+        -------
+        plan : QWYCPlan
+            ``base_plan`` shifted by ``lam``.
+        n_evaluated : ndarray of int64
+            Positions each held-out row evaluates (rows of ``blocks`` in turn).
+        labels : ndarray
+            Their early-exit labels.
+        """
+        alpha = self.plan.alpha
+        done, labels = [], []
+        for rows, (base, scale) in zip(blocks, self._fits(), strict=True):
+            tr = trace(shifted(base, scale, lam, alpha), rows)
+            done.append(tr.n_evaluated)
+            labels.append(tr.labels)
+        return shifted(self.base_plan, self.shift_scale, lam, alpha), np.concatenate(done), np.concatenate(labels)
 
 
 def split_rows(holdout: Any, n: int, n_valid: int, rng: np.random.Generator) -> tuple[I64, I64]:
@@ -126,8 +192,8 @@ def correct(base: QWYCPlan, scale: F64, holdout: F64 | None, alpha: float) -> tu
 
 def crossfit_lambda(
     settings: PlanSettings, outputs: F64, costs: F64, fold: npt.NDArray[Any], order_seed: int
-) -> tuple[float, float]:
-    """Cross-fitted conformal shift and the out-of-fold disagreement at it.
+) -> tuple[float, float, tuple[tuple[QWYCPlan, F64], ...]]:
+    """Cross-fitted conformal shift, the out-of-fold disagreement at it and the fold plans.
 
     The rows of fold ``j`` get their critical shifts from the plan fit on the other folds
     only; ``lambda`` is the conformal shift of all these out-of-fold critical shifts, then
@@ -152,6 +218,8 @@ def crossfit_lambda(
     lambda_ : float
     disagreement : float
         Share of rows whose label under their fold plan, shifted by ``lambda_``, differs.
+    fits : tuple of (QWYCPlan, ndarray)
+        Base plan and shift shape fit without each fold.
     """
     alpha = settings.alpha
     crit = np.empty(outputs.shape[0])
@@ -173,7 +241,7 @@ def crossfit_lambda(
     for j, (base, scale) in enumerate(fits):
         rows = outputs[fold == j]
         wrong[fold == j] = exit_labels(shifted(base, scale, lam, alpha), rows) != full_labels(base, rows)
-    return lam, float(wrong.mean())
+    return lam, float(wrong.mean()), tuple(fits)
 
 
 def calibrate(
@@ -215,13 +283,13 @@ def calibrate(
             raise ValueError(f"QWYC's cross-fitted correction needs at least n_folds={n_folds} rows. Got {n}.")
         fold = rng.permutation(n) % n_folds
         order_seed = int(rng.integers(2**63 - 1))
-        lam, dis = crossfit_lambda(settings, outputs, costs, fold, order_seed)
+        lam, dis, fits = crossfit_lambda(settings, outputs, costs, fold, order_seed)
         base, scale = fit_family(settings, outputs, costs, np.random.default_rng(order_seed))
-        return Calibrated(base, scale, shifted(base, scale, lam, settings.alpha), lam, n, dis)
+        return Calibrated(base, scale, shifted(base, scale, lam, settings.alpha), lam, n, dis, fold, fits)
     idx_a, idx_b = split_rows(None if holdout == CROSSFIT else holdout, n, n_valid, rng)
     base, scale = fit_family(settings, outputs[idx_a], costs, rng)
     plan, lam = correct(base, scale, outputs[idx_b] if idx_b.size else None, settings.alpha)
     dis = math.nan
     if idx_b.size:
         dis = float(np.mean(exit_labels(plan, outputs[idx_b]) != full_labels(plan, outputs[idx_b])))
-    return Calibrated(base, scale, plan, lam, int(idx_b.size), dis)
+    return Calibrated(base, scale, plan, lam, int(idx_b.size), dis, held_out=idx_b)

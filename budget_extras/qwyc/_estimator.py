@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import os
@@ -18,8 +19,9 @@ from ..core._ensemble import TreeEnsemble
 from ..core._fit_state import fit_in_one_step
 from ..core._params import Interval, Options, check_scalar
 from ..core._validation import check_booster
-from . import _model, _scores
-from ._calibration import CROSSFIT, calibrate, correct
+from . import _model, _rival, _scores
+from ._baselines import pred_early_stop_plan
+from ._calibration import CROSSFIT, Calibrated, calibrate, correct
 from ._format import QWYCPlan, lf_lines, read_qwyc_plan, write_qwyc_plan
 from ._plans import full_labels, prediction, trace
 from ._results import QWYCPrediction, QWYCResult, few_rows, qwyc_result
@@ -30,7 +32,10 @@ __all__ = ["QWYC", "QWYCPrediction", "QWYCResult"]
 _ORDERS = ("greedy", "training", "random", "individual_mse", "greedy_mse")
 _MODES = ("two_sided", "negative_only")
 _SCORES = ("auto", "partial", "calibrated")
+_RIVALS = ("pred_early_stop",)
 _N_FOLDS = Interval(numbers.Integral, 2, None, closed="left")
+#: Default base budget of the cross-fitted plans, as a share of ``alpha`` (docs/qwyc.md, "holdout").
+CROSSFIT_FIT = 0.75
 
 
 class QWYC(BaseEstimator):
@@ -68,7 +73,8 @@ class QWYC(BaseEstimator):
         Robustness margin (raw score) of the base thresholds: a row counts as decided only
         ``margin`` beyond every calibration row of the other label (0: the paper's rule).
     alpha_fit : float or None, default=None
-        Disagreement budget of the base thresholds (default ``alpha``).
+        Disagreement budget of the base thresholds (default ``0.75 * alpha`` with the cross-fitted
+        shift, ``holdout="crossfit"`` without ``X_valid``; else ``alpha``).
     n_folds : int, default=5
         Folds of ``holdout="crossfit"`` (an integer >= 2, checked only there).
     shift : {"constant", "residual_std", "active_residual_std", "extreme_spacing"} or array-like
@@ -81,6 +87,14 @@ class QWYC(BaseEstimator):
         of the two with the higher expected AUC on the calibration rows, cross-fitted (three
         folds of the maps, labels drawn from the full model's probabilities); partial on
         multiclass ones.
+    rival : {"pred_early_stop"} or None, default="pred_early_stop"
+        Binary models with ``mode="two_sided"``, ``decision_threshold=0`` and held-out rows:
+        LightGBM's own ``pred_early_stop`` rule (training order, ``|score| > margin / 2`` every
+        ``freq`` iterations) competes with the fitted plan on the held-out rows (out-of-fold with
+        cross-fitting): at QWYC's changed answers there, the setting with the fewest trees is the
+        plan when it needs no more trees than QWYC, or when QWYC's exit scores rank worse than
+        its (expected AUC, no labels) even after QWYC's shift grows (docs/qwyc.md). ``None``:
+        no contest.
 
     Attributes
     ----------
@@ -104,6 +118,10 @@ class QWYC(BaseEstimator):
         ``scores="auto"`` on a binary model: the cross-fitted expected AUC of each kind (else empty).
     score_maps_ : ScoreMaps or None
         Per-position knots of the calibrated score maps (``scores_ == "calibrated"``).
+    rival_ : dict or None
+        The contest with ``pred_early_stop`` (``rival``): ``"winner"`` (``"qwyc"`` or
+        ``"pred_early_stop"``, with its ``freq`` and ``margin``) and ``"candidates"``, each plan
+        measured on the held-out rows (mean cost, changed answers, expected AUC); None without one.
     """
 
     #: Private attributes that are part of the fitted state (see ``core._fit_state``).
@@ -124,6 +142,7 @@ class QWYC(BaseEstimator):
         "shift": [Options(SHIFTS), "array-like"],
         "scores": [Options(_SCORES)],
         "n_folds": ["no_validation"],  # used (and checked in fit) only with holdout="crossfit"
+        "rival": [Options(_RIVALS), None],
     }
 
     def __init__(
@@ -143,6 +162,7 @@ class QWYC(BaseEstimator):
         shift: Any = "constant",
         scores: str = "auto",
         n_folds: int = 5,
+        rival: str | None = "pred_early_stop",
     ) -> None:
         self.model = model
         self.alpha = alpha
@@ -158,6 +178,7 @@ class QWYC(BaseEstimator):
         self.shift = shift
         self.scores = scores
         self.n_folds = n_folds
+        self.rival = rival
 
     # ------------------------------------------------------------------ fitting
     def _X(self, X: Any, name: str = "X") -> npt.NDArray[np.float64]:
@@ -204,11 +225,16 @@ class QWYC(BaseEstimator):
         del y, y_valid
         return fit_in_one_step(self, lambda work: work._fit(X, X_valid))
 
-    def _settings(self) -> PlanSettings:
-        """Return the parameters that shape the plan, resolved (``alpha_fit`` defaults to ``alpha_``)."""
+    def _settings(self, crossfit: bool = False) -> PlanSettings:
+        """Return the parameters that shape the plan, resolved.
+
+        ``alpha_fit`` defaults to ``CROSSFIT_FIT * alpha_`` when the shift is cross-fitted (``crossfit``),
+        else to ``alpha_``.
+        """
+        default_fit = (CROSSFIT_FIT if crossfit else 1.0) * self.alpha_
         return PlanSettings(
             order=self.order, mode=self.mode, alpha=self.alpha_,
-            alpha_fit=self.alpha_ if self.alpha_fit is None else float(self.alpha_fit),
+            alpha_fit=default_fit if self.alpha_fit is None else float(self.alpha_fit),
             threshold=float(self.decision_threshold), margin=float(self.margin), shift=self.shift,
             progress=bool(self.progress),
         )
@@ -244,11 +270,13 @@ class QWYC(BaseEstimator):
         costs = _model.iteration_costs(self.costs, self.ensemble_, self.booster_, X)
         self.iteration_costs_ = costs
         cal = calibrate(
-            self._settings(), outputs, costs, holdout=self.holdout, n_folds=self.n_folds, n_valid=n_valid, rng=rng
+            self._settings(crossfit=self.holdout == CROSSFIT and not n_valid), outputs, costs, holdout=self.holdout,
+            n_folds=self.n_folds, n_valid=n_valid, rng=rng,
         )
         self.base_plan_, self.shift_scale_, self.plan_ = cal.base_plan, cal.shift_scale, cal.plan
         self.lambda_, self.n_holdout_, self.holdout_disagreement_ = cal.lambda_, cal.n_holdout, cal.holdout_disagreement
-        self.scores_, self.score_choice_ = self._resolve_scores(outputs, rng)
+        choice = self._contest(cal, outputs, costs, rng)
+        self.scores_, self.score_choice_ = self._resolve_scores(outputs, rng) if choice is None else choice
         self._fit_score_maps(outputs)
         res = self.predict_outputs(outputs)
         self.calibration_disagreement_ = float(np.mean(res.labels != self.full_labels_outputs(outputs)))
@@ -258,15 +286,65 @@ class QWYC(BaseEstimator):
         if few_rows(self.alpha_, self.n_holdout_):
             warnings.warn(f"QWYC: {self.result_.message}", UserWarning, stacklevel=5)
 
+    def _contest(
+        self, cal: Calibrated, outputs: npt.NDArray[np.float64], costs: npt.NDArray[np.float64],
+        rng: np.random.Generator,
+    ) -> tuple[str, dict[str, float]] | None:
+        """Run the contest with ``pred_early_stop`` (``_rival``); set the winner's plan and ``rival_``.
+
+        Returns the winner's resolved scores when the contest measured them (else None).
+        """
+        self.rival_ = None
+        if (self.rival is None or outputs.shape[2] > 1 or self.mode != "two_sided" or cal.n_holdout == 0
+                or float(self.decision_threshold) != 0.0):
+            return None
+        blocks, y = cal.held_out_blocks(outputs)
+
+        y_all = full_labels(cal.base_plan, outputs) if cal.fold is not None else None
+
+        def qwyc_at(lam: float) -> _rival.Candidate:
+            plan, done, labels = cal.at(lam, blocks)
+            wrong = int(np.sum(labels != y))
+            # cross-fitted: the all-rows plan changes fewer answers on new rows than its fold plans
+            level = wrong if y_all is None else min(wrong, int(np.sum(trace(plan, outputs).labels != y_all)))
+            return _rival.Candidate(plan, lam, _rival.exit_cost(costs, plan, done), wrong, "qwyc", level=level)
+
+        F = outputs[:, :, 0]
+        full = F.sum(axis=1)
+
+        def auc_of(c: _rival.Candidate) -> _rival.Candidate:
+            p, thr = c.plan, c.plan.decision_threshold
+            if c.kind == "pred_early_stop" or F.shape[0] < 6:  # LightGBM's own scores: partial
+                auc = _scores.expected_auc(trace(p, outputs).scores, full)
+                return replace(c, expected_auc=auc, score_choice={"partial": auc}, scores="partial")
+            fold, maps = _scores.fold_maps(F, p.order, p.eps_neg, p.eps_pos, threshold=thr, n_folds=3,
+                                           rng=copy.deepcopy(rng))  # the folds of scores="auto"'s comparison
+            crit = _scores.criteria(F, p.order, p.eps_neg, p.eps_pos, threshold=thr, fold=fold, maps=maps)
+            kind = self.scores if self.scores != "auto" else (
+                "partial" if crit["partial"] > crit["calibrated"] else "calibrated")
+            return replace(c, expected_auc=max(crit.values()), score_choice=crit, scores=kind)
+
+        win, measured = _rival.contest(qwyc_at, cal.lambda_, np.concatenate(blocks)[:, :, 0], costs, auc_of)
+        n_iter = outputs.shape[1]
+        if win.kind == "pred_early_stop":
+            self.base_plan_ = replace(pred_early_stop_plan(n_iter, freq=win.freq, margin=0.0), alpha=self.alpha_)
+            self.shift_scale_ = np.ones(n_iter)
+        self.plan_, self.lambda_ = replace(win.plan, alpha=self.alpha_), win.lambda_
+        self.holdout_disagreement_ = win.wrong / len(y)
+        self.rival_ = {"winner": win.summary(), "candidates": [c.summary() for c in measured]}
+        if self.scores != "auto" or "calibrated" not in win.score_choice:
+            return None
+        return win.scores, dict(win.score_choice)
+
     def _resolve_scores(
-        self, outputs: npt.NDArray[np.float64], rng: np.random.Generator
+        self, outputs: npt.NDArray[np.float64], rng: np.random.Generator, plan: QWYCPlan | None = None
     ) -> tuple[str, dict[str, float]]:
         """Return ``scores`` for this model: ``"auto"`` compares both kinds on the calibration rows, cross-fitted."""
         if self.scores == "partial" or self.num_tree_per_iteration_ > 1:
             return "partial", {}
         if self.scores == "calibrated":
             return "calibrated", {}
-        p = self.plan_
+        p = self.plan_ if plan is None else plan
         return _scores.choose_scores(
             outputs[:, :, 0], p.order, p.eps_neg, p.eps_pos, threshold=p.decision_threshold, n_folds=3, rng=rng
         )

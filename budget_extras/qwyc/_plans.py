@@ -14,6 +14,7 @@ from . import _kernels as core
 from . import _multiclass as multi
 from ._format import QWYCPlan, ScoreMaps
 from ._results import QWYCPrediction
+from ._scores import _plan_sums as plan_sums
 from ._scores import calibrate_exits
 
 __all__: list[str] = []
@@ -49,6 +50,9 @@ def prediction(
 
 def full_labels(plan: QWYCPlan, outputs: npt.NDArray[np.float64]) -> npt.NDArray[Any]:
     """Labels of the full ensemble, summed in ``plan`` order."""
+    if outputs.shape[2] == 1:  # compiled: the same left-to-right sums
+        F = np.ascontiguousarray(outputs[:, :, 0], dtype=np.float64)
+        return plan_sums(F, np.ascontiguousarray(plan.order, dtype=np.int64)) > plan.decision_threshold
     C = np.zeros((outputs.shape[0], outputs.shape[2]))
     for t in plan.order.tolist():  # left to right, as the cumulative sum's last column, without the n x T copy
         C += outputs[:, t, :]

@@ -277,6 +277,74 @@ def expected_auc(scores: F64, full: F64) -> float:
     return wins / pairs if pairs > 0 else float("nan")
 
 
+def fold_maps(
+    F: F64, order: I64, eps_neg: F64, eps_pos: F64, *, threshold: float, n_folds: int, rng: np.random.Generator
+) -> tuple[npt.NDArray[np.int64], list[ScoreMaps]]:
+    """Return folds of the calibration rows and, for each, the maps of the plan fit on the other folds.
+
+    Parameters
+    ----------
+    F : ndarray of float64, shape (n_rows, n_iterations)
+        Per-iteration outputs of the calibration rows.
+    order, eps_neg, eps_pos : ndarray
+        The plan.
+    threshold : float
+        Decision threshold of the labels.
+    n_folds : int
+        Folds of the maps.
+    rng : numpy.random.Generator
+        Source of the folds.
+
+    Returns
+    -------
+    fold : ndarray of int64, shape (n_rows,)
+    maps : list of ScoreMaps
+        ``maps[j]`` is fit on the rows outside fold ``j``.
+    """
+    n = F.shape[0]
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    tr = early_exit(F, order, eps_neg, eps_pos, threshold=threshold)
+    full = _plan_sums(F, order)
+    can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
+    can_exit[-1] = False
+    fold = rng.permutation(n) % n_folds
+    maps = [_maps(F, order, full, tr.n_evaluated[fold != j], can_exit, 100, rows=np.flatnonzero(fold != j))
+            for j in range(n_folds)]
+    return fold, maps
+
+
+def criteria(
+    F: F64, order: I64, eps_neg: F64, eps_pos: F64, *, threshold: float, fold: npt.NDArray[np.int64],
+    maps: list[ScoreMaps],
+) -> dict[str, float]:
+    """Return the expected AUC of the partial and calibrated exit scores of a plan, fold j mapped by ``maps[j]``.
+
+    Parameters
+    ----------
+    F : ndarray of float64, shape (n_rows, n_iterations)
+        Per-iteration outputs of the calibration rows.
+    order, eps_neg, eps_pos : ndarray
+        The plan.
+    threshold : float
+        Decision threshold of the labels.
+    fold, maps
+        :func:`fold_maps` (of this plan, or of another with the same order and positions).
+
+    Returns
+    -------
+    dict
+        ``{"partial": ..., "calibrated": ...}``, :func:`expected_auc` of each kind.
+    """
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    tr = early_exit(F, order, eps_neg, eps_pos, threshold=threshold)
+    full = _plan_sums(F, order)
+    cal = np.empty(F.shape[0])
+    for j, m in enumerate(maps):
+        out = fold == j
+        cal[out] = calibrate_exits(m, tr.scores[out], tr.labels[out], tr.n_evaluated[out], threshold)
+    return {"partial": expected_auc(tr.scores, full), "calibrated": expected_auc(cal, full)}
+
+
 def choose_scores(
     F: F64, order: I64, eps_neg: F64, eps_pos: F64, *, threshold: float, n_folds: int, rng: np.random.Generator
 ) -> tuple[str, dict[str, float]]:
@@ -307,19 +375,8 @@ def choose_scores(
     criteria : dict
         The expected AUC of each kind.
     """
-    n = F.shape[0]
-    if n < 2 * n_folds:
+    if F.shape[0] < 2 * n_folds:
         return "calibrated", {}
-    order = np.ascontiguousarray(order, dtype=np.int64)
-    tr = early_exit(F, order, eps_neg, eps_pos, threshold=threshold)
-    full = _plan_sums(F, order)
-    can_exit = np.isfinite(eps_neg) | np.isfinite(eps_pos)
-    can_exit[-1] = False
-    fold = rng.permutation(n) % n_folds
-    cal = np.empty(n)
-    for j in range(n_folds):
-        out = fold == j
-        maps = _maps(F, order, full, tr.n_evaluated[~out], can_exit, 100, rows=np.flatnonzero(~out))
-        cal[out] = calibrate_exits(maps, tr.scores[out], tr.labels[out], tr.n_evaluated[out], threshold)
-    crit = {"partial": expected_auc(tr.scores, full), "calibrated": expected_auc(cal, full)}
+    fold, maps = fold_maps(F, order, eps_neg, eps_pos, threshold=threshold, n_folds=n_folds, rng=rng)
+    crit = criteria(F, order, eps_neg, eps_pos, threshold=threshold, fold=fold, maps=maps)
     return ("partial" if crit["partial"] > crit["calibrated"] else "calibrated"), crit

@@ -61,18 +61,18 @@ def test_crossfit_lambda_is_the_conformal_shift_of_the_out_of_fold_rows(model):
     b, Xc, _ = model
     X = Xc[:900]
     alpha, k = 0.02, 3
-    q = QWYC(b, alpha=alpha, n_folds=k, random_state=3).fit(X)
+    q = QWYC(b, alpha=alpha, n_folds=k, random_state=3, rival=None).fit(X)
     F = q._outputs(X)[:, :, 0]
     fold = np.random.default_rng(3).permutation(len(X)) % k
     crit = np.empty(len(X))
     for j in range(k):
-        plan = QWYC(b, alpha=alpha, holdout=None).fit(X[fold != j]).plan_
+        plan = QWYC(b, alpha=alpha, alpha_fit=0.75 * alpha, holdout=None).fit(X[fold != j]).plan_  # the default budget
         crit[fold == j] = core.conformal_critical(F[fold == j], plan.order, plan.eps_neg, plan.eps_pos, np.ones(60))
     lam = core.conformal_lambda(crit, alpha)
     assert lam <= q.lambda_ <= lam + 1e-9 * max(1.0, abs(lam))
     assert q.n_holdout_ == len(X)
     assert q.holdout_disagreement_ <= alpha
-    full = QWYC(b, alpha=alpha, holdout=None).fit(X).plan_
+    full = QWYC(b, alpha=alpha, alpha_fit=0.75 * alpha, holdout=None).fit(X).plan_
     np.testing.assert_array_equal(q.base_plan_.order, full.order)
     en, ep = core.shift_thresholds(full.eps_neg, full.eps_pos, q.lambda_, np.ones(60))
     np.testing.assert_array_equal(q.plan_.eps_neg, en)
