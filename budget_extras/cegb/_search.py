@@ -17,8 +17,8 @@ from .._compat import param_aliases
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
-from ..core._report import model_coupled_cost
 from ..core._status import fits_budget
+from ._measure import model_row_costs
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -141,7 +141,8 @@ class Search:
 
     def row_costs(self, booster: lgb.Booster, X: Any, ens: TreeEnsemble | None = None) -> np.ndarray:
         """Return each row's cost: LightGBM routes the rows (its C++ predictor), the accounting is cost_report's."""
-        ens = TreeEnsemble.from_booster(booster) if ens is None else ens
+        if ens is None:
+            return model_row_costs(booster, X, self.fc)[0]
         return row_costs_from_leaves(ens, booster.predict(X, pred_leaf=True), self.fc)
 
     def batches(self, work: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[list[Any]]:
@@ -171,8 +172,7 @@ class Search:
     def measure(self, spec: Spec, b: lgb.Booster, seconds: float) -> Candidate:
         """Return ``spec``'s candidate: ``b`` measured on the validation rows (``seconds``: its training's)."""
         t0 = time.perf_counter()
-        ens = TreeEnsemble.from_booster(b)
-        row_cost = self.row_costs(b, self.Xv, ens)
+        row_cost, coupled = model_row_costs(b, self.Xv, self.fc)
         return Candidate(
             family=spec.family,
             params=dict(spec.extra),
@@ -180,7 +180,7 @@ class Search:
             tradeoff=spec.tradeoff,
             score=float(self.score_fn(b, self.Xv, self.yv)),
             cost=float(np.mean(row_cost)),
-            coupled_cost=model_coupled_cost(ens, self.fc)[1],
+            coupled_cost=coupled,
             constant=bool(np.sum(b.feature_importance("split")) == 0),
             rows=self.rows,
             proxy=self.proxy,
