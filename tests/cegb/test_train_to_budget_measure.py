@@ -150,9 +150,13 @@ def _old_model_row_costs(booster, X, fc):
     return _old_row_costs(booster, X, fc)
 
 
-@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
-def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, monkeypatch):
-    """Every candidate's score, cost, spread and coupled cost, and the chosen model, as measured before."""
+@pytest.mark.parametrize(("kind", "halving"), [("binary", False), ("multiclass", False), ("regression", False),
+                                               ("binary", True)])
+def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halving, monkeypatch):
+    """Every candidate's score, cost, spread and coupled cost, and the chosen model, as measured before.
+
+    With successive halving, the rung measurements (and so the candidates stopped early) too.
+    """
     X, y, params = _data(kind, n=700)
     Xv, yv = _data(kind, seed=1, n=300)[:2]
     fc = COSTS["groups_coupled"]
@@ -166,7 +170,7 @@ def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, monk
                 params, lgb.Dataset(X, y, feature_name=NAMES, init_score=init_t), budget=6.0,
                 valid_set=lgb.Dataset(pd.DataFrame(Xv, columns=NAMES), yv, init_score=init_v), costs=fc,
                 num_boost_round=12, progress=False, budgets=[3.0, 12.0], n_tradeoffs=3, n_bisect=1,
-                keep_boosters=True, choose="valid",
+                keep_boosters=True, choose="valid", options={"halving": halving, "rungs": (0.5,)},
             )
 
     new = run()
@@ -176,3 +180,4 @@ def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, monk
     assert strip == [dataclasses.replace(c, seconds=0.0) for c in old.frontier]
     assert new.booster.model_to_string() == old.booster.model_to_string()
     assert new.status == old.status
+    assert not halving or any(c.rounds is not None for c in new.frontier)  # some candidate stopped at a rung
