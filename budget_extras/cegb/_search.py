@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,8 +17,8 @@ from .._compat import param_aliases
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
-from ..core._report import model_coupled_cost
 from ..core._status import fits_budget
+from ._measure import model_row_costs
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -144,27 +144,49 @@ class Search:
 
     def row_costs(self, booster: lgb.Booster, X: Any, ens: TreeEnsemble | None = None) -> np.ndarray:
         """Return each row's cost: LightGBM routes the rows (its C++ predictor), the accounting is cost_report's."""
-        ens = TreeEnsemble.from_booster(booster) if ens is None else ens
+        if ens is None:
+            return model_row_costs(booster, X, self.fc)[0]
         return row_costs_from_leaves(ens, booster.predict(X, pred_leaf=True), self.fc)
 
     def batches(self, work: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[list[Any]]:
-        """Yield ``work``'s results ``n_jobs`` items at a time (threads), in the order of ``items``.
+        """Yield ``work``'s results one item at a time, in the order of ``items``.
+
+        With ``n_jobs > 1``, ``n_jobs`` threads run the items: a thread that finishes takes the
+        next item at once (no barrier after each ``n_jobs`` items), and the results are yielded
+        in order as soon as every earlier one is done.
 
         Raises
         ------
         SearchCut
-            Before a batch that ``max_fits`` or ``time_limit`` does not allow (batches already
-            yielded stay).
+            Before an item that ``max_fits`` or ``time_limit`` does not allow (the items
+            started before finish and are yielded first).
         """
-        step = max(1, self.clock.n_jobs)
-        for i in range(0, len(items), step):
-            batch = list(items[i : i + step])
-            self.clock.allow(len(batch))
-            if len(batch) == 1:
-                yield [work(batch[0])]
-            else:
-                with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-                    yield list(pool.map(work, batch))
+        jobs = min(max(1, self.clock.n_jobs), len(items))
+        if jobs <= 1:
+            for item in items:
+                self.clock.allow(1)
+                yield [work(item)]
+            return
+        cut: SearchCut | None = None
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            queued: deque[Future[Any]] = deque()
+            for item in items:
+                while queued and queued[0].done():
+                    yield [queued.popleft().result()]
+                if sum(not f.done() for f in queued) >= jobs:
+                    wait(queued, return_when=FIRST_COMPLETED)
+                    while queued and queued[0].done():
+                        yield [queued.popleft().result()]
+                try:
+                    self.clock.allow(1)
+                except SearchCut as exc:
+                    cut = exc
+                    break
+                queued.append(pool.submit(work, item))
+            while queued:
+                yield [queued.popleft().result()]
+        if cut is not None:
+            raise cut
 
     def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster, float]:
         t0 = time.perf_counter()
@@ -174,8 +196,7 @@ class Search:
     def measure(self, spec: Spec, b: lgb.Booster, seconds: float) -> Candidate:
         """Return ``spec``'s candidate: ``b`` measured on the validation rows (``seconds``: its training's)."""
         t0 = time.perf_counter()
-        ens = TreeEnsemble.from_booster(b)
-        row_cost = self.row_costs(b, self.Xv, ens)
+        row_cost, coupled = model_row_costs(b, self.Xv, self.fc)
         return Candidate(
             family=spec.family,
             params=dict(spec.extra),
@@ -183,7 +204,7 @@ class Search:
             tradeoff=spec.tradeoff,
             score=float(self.score_fn(b, self.Xv, self.yv)),
             cost=float(np.mean(row_cost)),
-            coupled_cost=model_coupled_cost(ens, self.fc)[1],
+            coupled_cost=coupled,
             constant=bool(np.sum(b.feature_importance("split")) == 0),
             rows=self.rows,
             proxy=self.proxy,

@@ -1,0 +1,183 @@
+"""A search candidate's validation measurement: equal to cost_report's, without parsing the whole model."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+
+import budget_extras.cegb._search as search_mod
+from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+from budget_extras.cegb import train_to_budget
+from budget_extras.cegb._measure import leaf_paths, model_row_costs
+from budget_extras.cegb._scoring import resolve_scoring
+from budget_extras.cegb._search import Clock, Search, Spec
+from budget_extras.core import ModelParseError
+from budget_extras.core._leaf_cost import row_costs_from_leaves
+from budget_extras.core._report import model_coupled_cost
+
+N_FEATURES = 6
+NAMES = [f"f{i}" for i in range(N_FEATURES)]
+
+
+def _old_row_costs(booster, X, fc):
+    """The measurement through the full parse: per-row costs and the coupled cost."""
+    ens = TreeEnsemble.from_booster(booster)
+    return row_costs_from_leaves(ens, booster.predict(X, pred_leaf=True), fc), model_coupled_cost(ens, fc)[1]
+
+
+def _data(kind, seed=0, n=900):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, N_FEATURES))
+    X[rng.random(n) < 0.1, 1] = np.nan
+    X[:, 5] = rng.integers(0, 4, size=n)  # a categorical column
+    z = X[:, 0] + 0.7 * np.nan_to_num(X[:, 1]) + 0.5 * X[:, 2] * X[:, 3] + 0.4 * (X[:, 5] == 2)
+    if kind == "regression":
+        y = z + 0.3 * rng.normal(size=n)
+        params = {"objective": "regression"}
+    elif kind == "binary":
+        y = (z + 0.5 * rng.normal(size=n) > 0).astype(int)
+        params = {"objective": "binary"}
+    else:
+        y = np.digitize(z + 0.5 * rng.normal(size=n), [-0.7, 0.7])
+        params = {"objective": "multiclass", "num_class": 3}
+    return X, y, {**params, "verbosity": -1, "seed": 0, "num_leaves": 7, "num_threads": 1}
+
+
+COSTS = {
+    "lazy": FeatureCosts([1.0, 2.0, 3.0, 5.0, 8.0, 0.5], feature_names=NAMES),
+    "groups_coupled": FeatureCosts([1.0, 2.0, 3.0, 5.0, 8.0, 0.5], coupled=[0.0, 4.0, 0.0, 2.5, 0.0, 1.0],
+                                   groups={"f2": "g", "f3": "g"}, group_cost={"g": 6.0}, feature_names=NAMES),
+    "split_tree": FeatureCosts([1.0, 2.0, 3.0, 5.0, 8.0, 0.5], split=[0.1, 0.3, 0.0, 0.7, 0.2, 0.05], tree=0.01,
+                               feature_names=NAMES),
+}
+
+
+def _booster(X, y, params, extra=None, rounds=15):
+    train = lgb.Dataset(X, y, feature_name=NAMES, categorical_feature=[5])
+    return lgb.train({**params, **(extra or {})}, train, num_boost_round=rounds)
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
+@pytest.mark.parametrize("costs", sorted(COSTS))
+def test_row_costs_equal_the_full_parse_and_cost_report(kind, costs):
+    """Per-row costs and the coupled cost equal the full parse's to the last bit, and cost_report's."""
+    X, y, params = _data(kind)
+    fc = COSTS[costs]
+    Xv = _data(kind, seed=1, n=300)[0]
+    for extra in ({}, {"interaction_constraints": [[0, 2, 3]]}, {"min_gain_to_split": 1e300}):
+        b = _booster(X, y, params, extra)
+        new, coupled = model_row_costs(b, Xv, fc)
+        old, old_coupled = _old_row_costs(b, Xv, fc)
+        np.testing.assert_array_equal(new, old)
+        assert coupled == old_coupled
+        rep = cost_report(TreeEnsemble.from_booster(b), Xv, fc)
+        np.testing.assert_allclose(new, rep.total_cost, rtol=1e-12, atol=0)
+        assert coupled == pytest.approx(rep.coupled_cost, rel=1e-12, abs=0)
+
+
+def test_a_constant_model_costs_only_its_trees():
+    X, y, params = _data("binary")
+    fc = COSTS["split_tree"]
+    b = _booster(X, y, params, {"min_gain_to_split": 1e300}, rounds=4)
+    costs, coupled = model_row_costs(b, X[:50], fc)
+    np.testing.assert_array_equal(costs, np.full(50, b.num_trees() * 0.01))
+    assert coupled == 0.0
+    np.testing.assert_array_equal(costs, _old_row_costs(b, X[:50], fc)[0])
+
+
+def test_measure_does_not_parse_the_whole_model(monkeypatch):
+    """A candidate is measured from its leaf paths alone: the full model parse is not run."""
+    X, y, params = _data("binary")
+    fc = COSTS["groups_coupled"]
+    s = _search(X, y, params, fc)
+    b = s.train_booster({}, s.train)
+    expected = _old_candidate(s, Spec("all", {}), b)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the full model parse ran")
+
+    monkeypatch.setattr(TreeEnsemble, "from_model_string", classmethod(refuse))
+    got = s.measure(Spec("all", {}), b, 0.0)
+    assert dataclasses.replace(got, seconds=0.0) == expected
+
+
+def _search(X, y, params, fc, init=None):
+    train = lgb.Dataset(X, y, feature_name=NAMES, categorical_feature=[5], params={"verbosity": -1}).construct()
+    Xv, yv = _data(params["objective"], seed=1, n=300)[:2]
+    score = resolve_scoring(None, params)[1]
+    if init is not None:
+        score = (lambda f, i: lambda b, X, y: f(b, X, y, init_score=i))(score, init)
+    clock = Clock(1.0, len(y), None, None, 1, False, None)
+    return Search(params, train, None, Xv, yv, fc, score, 15, clock)
+
+
+def _old_candidate(s, spec, b):
+    """The candidate as the full parse measures it."""
+    row_cost, coupled = _old_row_costs(b, s.Xv, s.fc)
+    return dataclasses.replace(
+        s.measure(spec, b, 0.0), seconds=0.0, cost=float(np.mean(row_cost)), cost_sd=float(np.std(row_cost)),
+        coupled_cost=coupled, score=float(s.score_fn(b, s.Xv, s.yv)),
+    )
+
+
+def test_a_text_the_reader_does_not_expect_goes_through_the_full_parse():
+    """Linear trees and broken child links are left to the full parse (which refuses them)."""
+    X, y, params = _data("regression")
+    fc = COSTS["lazy"]
+    linear = _booster(np.nan_to_num(X), y, params, {"linear_tree": True}, rounds=3)
+    assert leaf_paths(linear.model_to_string(), fc) is None
+    with pytest.raises(ModelParseError, match="linear tree"):
+        model_row_costs(linear, X[:5], fc)
+    text = _booster(X, y, {**params, "num_leaves": 4}, rounds=1).model_to_string()
+    assert "\nnum_leaves=4\n" in text and leaf_paths(text, fc) is not None
+    # nodes 1 and 2 point at each other: every node has one parent, but no path reaches the root
+    cycle = re.sub(r"\nleft_child=[^\n]*", "\nleft_child=-1 2 1", text, count=1)
+    cycle = re.sub(r"\nright_child=[^\n]*", "\nright_child=-2 -3 -4", cycle, count=1)
+    assert leaf_paths(cycle, fc) is None
+    two_parents = re.sub(r"\nleft_child=[^\n]*", "\nleft_child=1 2 -1", text, count=1)
+    two_parents = re.sub(r"\nright_child=[^\n]*", "\nright_child=2 -2 -3", two_parents, count=1)
+    assert leaf_paths(two_parents, fc) is None
+    assert leaf_paths(text.replace("max_feature_idx=5", "max_feature_idx=6"), fc) is None
+
+
+def _old_model_row_costs(booster, X, fc):
+    return _old_row_costs(booster, X, fc)
+
+
+@pytest.mark.parametrize(("kind", "halving"), [("binary", False), ("multiclass", False), ("regression", False),
+                                               ("binary", True)])
+def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halving, monkeypatch):
+    """Every candidate's score, cost, spread and coupled cost, and the chosen model, as measured before.
+
+    With successive halving, the rung measurements (and so the candidates stopped early) too.
+    """
+    X, y, params = _data(kind, n=700)
+    Xv, yv = _data(kind, seed=1, n=300)[:2]
+    fc = COSTS["groups_coupled"]
+    init_v = np.full((300, 3) if kind == "multiclass" else 300, 0.1)
+    init_t = np.full(700 * 3 if kind == "multiclass" else 700, 0.1)
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return train_to_budget(
+                params, lgb.Dataset(X, y, feature_name=NAMES, init_score=init_t), budget=6.0,
+                valid_set=lgb.Dataset(pd.DataFrame(Xv, columns=NAMES), yv, init_score=init_v), costs=fc,
+                num_boost_round=12, progress=False, budgets=[3.0, 12.0], n_tradeoffs=3, n_bisect=1,
+                keep_boosters=True, choose="valid", options={"halving": halving, "rungs": (0.5,)},
+            )
+
+    new = run()
+    monkeypatch.setattr(search_mod, "model_row_costs", _old_model_row_costs)
+    old = run()
+    strip = [dataclasses.replace(c, seconds=0.0) for c in new.frontier]
+    assert strip == [dataclasses.replace(c, seconds=0.0) for c in old.frontier]
+    assert new.booster.model_to_string() == old.booster.model_to_string()
+    assert new.status == old.status
+    assert not halving or any(c.rounds is not None for c in new.frontier)  # some candidate stopped at a rung
