@@ -25,7 +25,7 @@ and the search with its cross-validation and refits (``cv``; the cross-validatio
 search's CPU time is its share of the stages' seconds).
 
 ``--choose auto`` (or ``valid``) runs the search as a user's default call makes it (on tables
-above 10,000 pooled rows: chosen on the validation rows, no cross-validation; ``cv`` columns
+above 20,000 pooled rows: chosen on the validation rows, no cross-validation; ``cv`` columns
 empty); ``--proxy-rows`` passes ``proxy_rows`` (``none``: never proxies). A table name is a loader
 with an optional row cap (``adult`` every row, ``covertype80000``: 80,000 rows drawn).
 
