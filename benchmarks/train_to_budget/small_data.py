@@ -19,10 +19,20 @@ the rules' picks are read off the cross-validated candidates and refit here on t
 as ``train_to_budget`` refits its own pick. Scores: test AUC (binary), accuracy (thyroid).
 Each cell prints the mean test score and the paired mean difference against ``topk`` with its
 standard error over the splits; the CPU time of the search is printed as a multiple of one plain
-training (one thread, same parameters).
+training (one thread, same parameters). With ``choose="cv"`` a second table compares ``cv`` with
+``valid`` directly (paired difference, SE) with the CPU time of each: the search alone (``valid``)
+and the search with its cross-validation and refits (``cv``; the cross-validation's share of the
+search's CPU time is its share of the stages' seconds).
+
+``--choose auto`` (or ``valid``) runs the search as a user's default call makes it (on tables
+above 20,000 pooled rows: chosen on the validation rows, no cross-validation; ``cv`` columns
+empty); ``--proxy-rows`` passes ``proxy_rows`` (``none``: never proxies). A table name is a loader
+with an optional row cap (``adult`` every row, ``covertype80000``: 80,000 rows drawn).
 
     python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data
     python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data --tables heart,magic1500 --seeds 5
+    python -m benchmarks.train_to_budget.small_data --data-dir ../shared/data --tables adult,covertype80000 \
+        --choose auto --out benchmarks/results/small_data_mid.json
 """
 
 from __future__ import annotations
@@ -113,14 +123,17 @@ def careful_topk(ds: fdata.Dataset, sp: fdata.Split, fc: Any, params: dict[str, 
     return out
 
 
-def run_cell(args: tuple[str, str, int]) -> dict:
-    """One table and seed: the search, its three choices and the top-k pick at every budget."""
+def run_cell(args: tuple[str, str, int, str, Any]) -> dict:
+    """One table and seed: the search, its three choices and the top-k pick at every budget.
+
+    ``args``: data folder, table, seed, ``choose`` and ``proxy_rows`` of the search.
+    """
     import lightgbm as lgb
 
     from budget_extras import TreeEnsemble, cost_report, train_to_budget
     from budget_extras.cegb import _cv
 
-    data_dir, table, seed = args
+    data_dir, table, seed, choose, proxy_rows = args
     ds, cap = load_table(Path(data_dir), table)
     sp = fdata.split(ds, seed, cap)
     costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
@@ -136,23 +149,28 @@ def run_cell(args: tuple[str, str, int]) -> dict:
         warnings.simplefilter("ignore")
         r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), budget=budgets[1],
                             budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc, num_boost_round=ROUNDS,
-                            progress=False, choose="cv", keep_boosters=True)
+                            progress=False, choose=choose, keep_boosters=True, proxy_rows=proxy_rows)
     search_cpu = time.process_time() - t0
-    explore = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if c.folds == 0]
+    cv_seconds = sum(v for k, v in r.seconds.items() if k.startswith("cv"))
     cvs = [c for c in r.frontier if c.folds > 0]
+    # the search's own candidates: with cross-validation every one of them is marked proxy (it only ranks)
+    explore = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True)
+               if c.folds == 0 and (bool(cvs) or not c.proxy)]
     Xp, yp = np.vstack([sp.X_train, sp.X_valid]), np.concatenate([sp.y_train, sp.y_valid])
     pooled = lgb.Dataset(Xp, yp, feature_name=ds.names)
     refits: dict[str, Any] = {}
     row = {"table": table, "seed": seed, "rows": int(len(sp.y_train) + len(sp.y_valid)), "plain_cost": full_cost,
            "plain_test": test_score(ds, plain, sp.X_test, sp.y_test), "search_trainings": search_cpu / plain_cpu,
-           "n_cv": len(cvs), "budgets": {}}
+           "n_cv": len(cvs), "plain_cpu": plain_cpu, "search_cpu": search_cpu,
+           "cv_share": cv_seconds / max(r.seconds["total"], 1e-12), "choose": choose, "proxy_rows": proxy_rows,
+           "budgets": {}}
     topk = careful_topk(ds, sp, fc, params, budgets)
     for frac, b in zip(FRACTIONS, budgets, strict=True):
         cell = {"topk": topk[b]}
         fits = [(c, bst) for c, bst in explore if c.cost <= b + 1e-9]
         c, bst = max(fits, key=lambda z: (z[0].score, not z[0].constant, -z[0].cost))
         cell["valid"] = {"test": test_score(ds, bst, sp.X_test, sp.y_test), "family": c.family, "cost": c.cost}
-        for rule in ("best", "1se"):
+        for rule in ("best", "1se") if cvs else ():
             i = _cv.pick(cvs, b, rule)
             c = cvs[i]
             key = repr(sorted(c.params.items()))
@@ -166,6 +184,18 @@ def run_cell(args: tuple[str, str, int]) -> dict:
     return row
 
 
+def _test(r: dict, k: str, m: str) -> float:
+    """The test score of choice ``m`` at budget ``k`` (NaN where the run has no such choice)."""
+    return float(r["budgets"][k].get(m, {}).get("test", np.nan))
+
+
+def _mean_se(d: np.ndarray) -> tuple[float, float]:
+    n = int(np.sum(~np.isnan(d)))
+    if n == 0:
+        return float("nan"), float("nan")
+    return float(np.nanmean(d)), float(np.nanstd(d, ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+
+
 def summarize(rows: list[dict]) -> None:
     methods = ("valid", "cv", "cv_1se", "topk")
     print(f"{'table':16s} {'budget':>6s} " + " ".join(f"{m:>8s}" for m in methods)
@@ -174,33 +204,77 @@ def summarize(rows: list[dict]) -> None:
         rs = [r for r in rows if r["table"] == table]
         for frac in FRACTIONS:
             k = f"{frac:.1f}"
-            vals = {m: np.array([r["budgets"][k][m]["test"] for r in rs]) for m in methods}
-            line = f"{table:16s} {frac:6.1f} " + " ".join(f"{np.nanmean(vals[m]):8.4f}" for m in methods)
+            vals = {m: np.array([_test(r, k, m) for r in rs]) for m in methods}
+            line = f"{table:16s} {frac:6.1f} " + " ".join(f"{_mean_se(vals[m])[0]:8.4f}" for m in methods)
             for m in ("cv", "cv_1se", "valid"):
-                d = vals[m] - vals["topk"]
-                se = np.nanstd(d, ddof=1) / np.sqrt(np.sum(~np.isnan(d))) if len(d) > 1 else float("nan")
-                line += f"  {np.nanmean(d):+.4f} ({se:.4f})"
+                mean, se = _mean_se(vals[m] - vals["topk"])
+                line += f"  {mean:+.4f} ({se:.4f})"
             line += f"  {np.mean([r['search_trainings'] for r in rs]):6.0f}x"
             print(line)
     for m in ("valid", "cv", "cv_1se"):
-        d = np.array([r["budgets"][k][m]["test"] - r["budgets"][k]["topk"]["test"]
-                      for r in rows for k in r["budgets"]])
-        print(f"mean over every cell, {m} - topk: {np.nanmean(d):+.4f}")
+        d = np.array([_test(r, k, m) - _test(r, k, "topk") for r in rows for k in r["budgets"]])
+        if np.any(~np.isnan(d)):
+            print(f"mean over every cell, {m} - topk: {np.nanmean(d):+.4f}")
+
+
+def markdown_valid(rows: list[dict]) -> None:
+    """Print the docs table of searches that chose on the validation rows: test scores and their difference."""
+    print("| table (training rows) | budget | top-k pick | search | search - top-k (SE) | search CPU |")
+    print("|---|---|---|---|---|---|")
+    for table in dict.fromkeys(r["table"] for r in rows):
+        rs = [r for r in rows if r["table"] == table]
+        n_train = round(np.mean([r["rows"] for r in rs]) * 2 / 3)
+        for frac in FRACTIONS:
+            k = f"{frac:.1f}"
+            top = np.array([_test(r, k, "topk") for r in rs])
+            own = np.array([_test(r, k, "valid") for r in rs])
+            mean, se = _mean_se(own - top)
+            print(f"| {table} ({n_train:,}) | {frac:.0%} | {np.nanmean(top):.4f} | {np.nanmean(own):.4f} | "
+                  f"{mean:+.4f} ({se:.4f}) | {np.mean([r['search_trainings'] for r in rs]):.0f}x |")
+
+
+def threshold(rows: list[dict]) -> None:
+    """Print ``choose="cv"`` against ``choose="valid"``: paired test difference (SE) and CPU of each.
+
+    CPU as multiples of one plain training: the search alone (what ``valid`` costs) and the search
+    with its cross-validation and refits (what ``cv`` costs).
+    """
+    rows = [r for r in rows if "cv_share" in r and r["n_cv"] > 0]
+    if not rows:
+        return
+    print("| table (pooled rows) | splits | `cv` - `valid` at 20 / 40 / 60% (SE) | CPU `valid` | CPU `cv` |")
+    print("|---|---|---|---|---|")
+    for table in dict.fromkeys(r["table"] for r in rows):
+        rs = [r for r in rows if r["table"] == table]
+        cells = []
+        for frac in FRACTIONS:
+            k = f"{frac:.1f}"
+            mean, se = _mean_se(np.array([_test(r, k, "cv") - _test(r, k, "valid") for r in rs]))
+            cells.append(f"{mean:+.4f} ({se:.4f})")
+        valid_x = np.mean([r["search_cpu"] * (1 - r["cv_share"]) / r["plain_cpu"] for r in rs])
+        cv_x = np.mean([r["search_cpu"] / r["plain_cpu"] for r in rs])
+        valid_s = np.mean([r["search_cpu"] * (1 - r["cv_share"]) for r in rs])
+        cv_s = np.mean([r["search_cpu"] for r in rs])
+        print(f"| {table} ({rs[0]['rows']:,}) | {len(rs)} | " + " / ".join(cells)
+              + f" | {valid_x:.0f}x ({valid_s:.0f} s) | {cv_x:.0f}x ({cv_s:.0f} s) |")
 
 
 def markdown(rows: list[dict]) -> None:
     """Print the docs table: per table and budget, each choice's mean test score minus the top-k pick's (SE)."""
+    if not any(r["n_cv"] for r in rows):
+        markdown_valid(rows)
+        return
     print("| table (pooled rows) | budget | top-k pick | `choose=\"cv\"` | `rule=\"1se\"` | `choose=\"valid\"` |")
     print("|---|---|---|---|---|---|")
     for table in dict.fromkeys(r["table"] for r in rows):
         rs = [r for r in rows if r["table"] == table]
         for frac in FRACTIONS:
             k = f"{frac:.1f}"
-            top = np.array([r["budgets"][k]["topk"]["test"] for r in rs])
+            top = np.array([_test(r, k, "topk") for r in rs])
             cells = []
             for m in ("cv", "cv_1se", "valid"):
-                d = np.array([r["budgets"][k][m]["test"] for r in rs]) - top
-                cells.append(f"{np.nanmean(d):+.4f} ({np.nanstd(d, ddof=1) / np.sqrt(np.sum(~np.isnan(d))):.4f})")
+                mean, se = _mean_se(np.array([_test(r, k, m) for r in rs]) - top)
+                cells.append(f"{mean:+.4f} ({se:.4f})")
             print(f"| {table} ({rs[0]['rows']}) | {frac:.0%} | {np.nanmean(top):.4f} | " + " | ".join(cells) + " |")
 
 
@@ -209,14 +283,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tables", default=",".join(TABLES))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--choose", choices=("cv", "auto", "valid"), default="cv",
+                        help="the search's choose (cv: every choice is read off one search)")
+    parser.add_argument("--proxy-rows", default="auto", help="the search's proxy_rows: auto, none or a row count")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
     args = parse(parser, argv)
     if args.summary:
         rows = json.loads(args.out.read_text())
         summarize(rows)
         markdown(rows)
+        threshold(rows)
         return
-    cells = [(str(args.data_dir), t, s) for t in args.tables.split(",") for s in range(args.seeds)]
+    proxy_rows = {"auto": "auto", "none": None}.get(args.proxy_rows.lower(), None)
+    if proxy_rows is None and args.proxy_rows.lower() != "none":
+        proxy_rows = int(args.proxy_rows)
+    cells = [(str(args.data_dir), t, s, args.choose, proxy_rows) for t in args.tables.split(",")
+             for s in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as ex:
         for row in ex.map(run_cell, cells):
@@ -226,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
             args.out.write_text(json.dumps(rows, indent=1))
     summarize(rows)
     markdown(rows)
+    threshold(rows)
 
 
 if __name__ == "__main__":

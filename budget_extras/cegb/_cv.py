@@ -34,8 +34,9 @@ __all__ = [
     "refit", "shortlist",
 ]
 
-#: Pooled training + validation rows up to which ``choose="auto"`` chooses by cross-validation.
-CV_ROWS = 10_000
+#: Pooled training + validation rows up to which ``choose="auto"`` chooses by cross-validation
+#: (measured up to 20,000 rows: docs/train_to_budget.md, "Where cross-validation stops").
+CV_ROWS = 20_000
 
 #: Folds of the cross-validation.
 N_FOLDS = 5

@@ -448,7 +448,7 @@ def train_to_budget(
         ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
         cross-validated (5 stratified folds of the training and validation rows pooled), the
         choice made on the fold means and refit on every pooled row. ``"auto"``: ``"cv"`` up
-        to 10,000 rows together when the rows can be pooled (docs/train_to_budget.md).
+        to 20,000 rows together when the rows can be pooled (docs/train_to_budget.md).
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
     options : dict, optional

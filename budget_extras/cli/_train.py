@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--num-boost-round", type=int, default=None, help="rounds (default: the config's or 200)")
     p.add_argument("--choose", choices=("auto", "cv", "valid"), default="auto",
                    help="choose on 5-fold cross-validation over the training and validation rows ('cv'), on the "
-                        "validation rows ('valid'), or 'cv' up to 10,000 rows ('auto', default)")
+                        "validation rows ('valid'), or 'cv' up to 20,000 rows ('auto', default)")
     p.add_argument("--rule", choices=("best", "1se"), default="best",
                    help="with cross-validation: the best mean score (default) or the cheapest within one SE of it")
     _add_search_options(p)

@@ -140,6 +140,17 @@ def test_auto_chooses_on_validation_above_the_row_limit_and_valid_keeps_the_spli
     assert (a.chosen.family, a.chosen.params, a.chosen.score) == (r.chosen.family, r.chosen.params, r.chosen.score)
 
 
+@pytest.mark.parametrize(("n_train", "n_valid", "pooled"), [(15_000, 5_000, True), (15_000, 5_001, False)])
+def test_auto_cross_validates_up_to_twenty_thousand_pooled_rows(n_train, n_valid, pooled):
+    """Measured (docs/train_to_budget.md): cross-validation beats the validation choice up to 20,000 rows."""
+    y = np.arange(n_train) % 2
+    reason = cv.pool_problem(lgb.Dataset(np.zeros((n_train, 1)), y), np.zeros((n_train, 1)), "binary",
+                             np.arange(n_valid) % 2, n_train)
+    assert (reason is None) == pooled
+    if not pooled:
+        assert reason == "more than 20,000 training and validation rows"
+
+
 def test_cv_falls_back_or_refuses_where_rows_cannot_be_pooled(data, tmp_path):
     Xt, yt, _, _ = data
     weighted = lgb.Dataset(Xt, yt, weight=np.linspace(0.5, 1.5, len(yt)))
