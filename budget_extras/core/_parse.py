@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._builder import ModelParseError, _Builder
-from ._parse_trees import read_trees_at_once
+from ._parse_trees import decode_bitset, read_trees_at_once
 
 __all__ = ["parse_model_string"]
 
@@ -453,19 +453,6 @@ def _num_list(
     return np.array(values, dtype=np.int64)
 
 
-def _decode_bitset(words: np.ndarray) -> list[int]:
-    out: list[int] = []
-    for i, w in enumerate(words.tolist()):
-        w = int(w)
-        b = 0
-        while w:
-            if w & 1:
-                out.append(32 * i + b)
-            w >>= 1
-            b += 1
-    return out
-
-
 def _check_child_links(left: np.ndarray, right: np.ndarray, n_leaves: int, tree: int) -> None:
     """Refuse child links that do not form one binary tree rooted at internal node 0.
 
@@ -588,7 +575,7 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int, max_feat
                     f"tree {tree}: node {ref}: categorical threshold {a['threshold'][ref]} "
                     f"is not a category-set index in [0, {num_cat})"
                 )
-            cats = _decode_bitset(words[bounds[cat_idx] : bounds[cat_idx + 1]])
+            cats = decode_bitset(words[bounds[cat_idx] : bounds[cat_idx + 1]])
         builder.add_split(
             feature=int(a["split_feature"][ref]),
             threshold=float(a["threshold"][ref]),

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["read_trees_at_once"]
+__all__ = ["decode_bitset", "read_trees_at_once"]
 
 _INT32 = 2**31
 #: (key, integer, required, default) of the internal-node keys, as ``_parse._tree_arrays`` reads them.
@@ -32,6 +32,20 @@ _INTERNAL_KEYS = (
     ("internal_weight", False, False, np.nan),
     ("internal_count", True, False, 0),
 )
+
+
+def decode_bitset(words: np.ndarray) -> list[int]:
+    """Return the set bits of a category set's 32-bit words, ascending (the categories it sends left)."""
+    out: list[int] = []
+    for i, w in enumerate(words.tolist()):
+        w = int(w)
+        b = 0
+        while w:
+            if w & 1:
+                out.append(32 * i + b)
+            w >>= 1
+            b += 1
+    return out
 
 
 def _words(value: str) -> list[str]:
@@ -193,9 +207,7 @@ def _cats(
     lay: dict[str, np.ndarray], dt: np.ndarray, threshold: np.ndarray, num_cat: list[int],
     sets: list[tuple[np.ndarray, np.ndarray]],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Categorical flags, category offsets and values per output node (``_decode_bitset`` of each set)."""
-    from ._parse import _decode_bitset
-
+    """Categorical flags, category offsets and values per output node (:func:`decode_bitset` of each set)."""
     node = lay["internal"]
     is_cat = np.zeros(node.size, dtype=bool)
     inner = node >= 0
@@ -209,7 +221,7 @@ def _cats(
             return None
         b, w = sets[t]
         c = int(x)
-        values = sorted(set(_decode_bitset(w[b[c] : b[c + 1]])))
+        values = sorted(set(decode_bitset(w[b[c] : b[c + 1]])))
         lengths[i] = len(values)
         flat += values
     offsets = np.zeros(node.size + 1, dtype=np.int64)
