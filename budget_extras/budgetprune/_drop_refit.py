@@ -36,10 +36,12 @@ from ..core._routing import routing_tables
 __all__ = [
     "OBJECTIVES",
     "RefitSpec",
+    "copy_rows",
     "drop_forcing",
     "forced_ensemble",
     "initial_score",
     "leaf_sum",
+    "merge_columns",
     "nan_forcing",
     "prepare_rows",
     "refit_values",
@@ -220,6 +222,55 @@ def _leaf_sum_kernel(value, leaves, tree_class, n_class):  # type: ignore[no-unt
         for i in range(n):
             raw[i, k] += value[leaves[t, i]]
     return raw
+
+
+@njit(cache=True)
+def _copy_rows_kernel(dst, src, rows):  # type: ignore[no-untyped-def]
+    for r in rows:
+        for i in range(dst.shape[1]):
+            dst[r, i] = src[r, i]
+
+
+def copy_rows(dst: np.ndarray, src: np.ndarray, rows: np.ndarray) -> None:
+    """Copy the rows ``rows`` of ``src`` into ``dst`` in place (one pass, no temporary).
+
+    Parameters
+    ----------
+    dst, src : ndarray of int32, shape (n_trees, n_rows)
+        Leaves (C-contiguous).
+    rows : ndarray of int64
+        Row indices (trees).
+    """
+    _copy_rows_kernel(dst, src, np.ascontiguousarray(rows, dtype=np.int64))
+
+
+@njit(cache=True)
+def _merge_columns_kernel(a, cols_a, b, cols_b, out):  # type: ignore[no-untyped-def]
+    for t in range(out.shape[0]):
+        for j in range(cols_a.size):
+            out[t, cols_a[j]] = a[t, j]
+        for j in range(cols_b.size):
+            out[t, cols_b[j]] = b[t, j]
+
+
+def merge_columns(a: np.ndarray, cols_a: np.ndarray, b: np.ndarray, cols_b: np.ndarray) -> np.ndarray:
+    """Leaves of all rows from two disjoint row sets: column ``cols_a[j]`` is ``a[:, j]``, ``cols_b[j]`` is ``b[:, j]``.
+
+    Parameters
+    ----------
+    a, b : ndarray of int32, shape (n_trees, len(cols_a)) and (n_trees, len(cols_b))
+        Leaves of the two row sets.
+    cols_a, cols_b : ndarray of int
+        Their positions among all rows (together every position once).
+
+    Returns
+    -------
+    ndarray of int32, shape (n_trees, len(cols_a) + len(cols_b))
+    """
+    out = np.empty((a.shape[0], cols_a.size + cols_b.size), dtype=np.int32)
+    _merge_columns_kernel(np.ascontiguousarray(a), np.asarray(cols_a, dtype=np.int64), np.ascontiguousarray(b),
+                          np.asarray(cols_b, dtype=np.int64), out)
+    return out
 
 
 def leaf_sum(value: np.ndarray, leaves: np.ndarray, tree_class: np.ndarray, n_class: int) -> np.ndarray:
@@ -439,6 +490,7 @@ def route(
     base_forced: np.ndarray | None = None,
     value: np.ndarray | None = None,
     raw: np.ndarray | None = None,
+    out: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Route prepared rows through the original model with a forcing.
 
@@ -465,6 +517,9 @@ def route(
         Leaf values for the raw-score update.
     raw : ndarray of float64, shape (n_rows, n_class), optional
         Raw scores of ``base`` under ``value`` (not modified).
+    out : ndarray of int32, shape (n_trees, n_rows), optional
+        With ``base``: a buffer equal to ``base``, updated in place and returned as ``leaves``
+        (instead of a copy of ``base``: only the re-routed pairs are written).
 
     Returns
     -------
@@ -483,7 +538,7 @@ def route(
         entry = np.zeros(1, dtype=np.int64)
     else:
         assert base_forced is not None
-        leaves = base.copy()
+        leaves = base.copy() if out is None else out
         bf = np.asarray(base_forced)
         new = np.flatnonzero((forced >= 0) & (bf < 0))  # newly forced: rows in the discarded child move
         freed = np.flatnonzero((forced != bf) & (bf >= 0))  # un-forced (or turned): rows below may move

@@ -37,10 +37,12 @@ from ..core._status import MethodResult, Status, fits_budget
 from ..core._validation import check_booster
 from ._drop_refit import (
     RefitSpec,
+    copy_rows,
     drop_forcing,
     forced_ensemble,
     initial_score,
     leaf_sum,
+    merge_columns,
     nan_forcing,
     prepare_rows,
     refit_values,
@@ -49,7 +51,7 @@ from ._drop_refit import (
 from ._error_terms import mean_loss, row_loss
 from ._scoring import constant_raw, resolve_scoring
 from ._setup import labels_iv
-from ._usage import path_tables, usage_cost
+from ._usage import feature_counts, path_tables, usage_cost, usage_cost_delta
 
 __all__ = ["PROXY_ROWS", "RECIPE_MARGIN", "SEARCH_ROWS", "FeatureDropRefit", "FeatureDropResult"]
 
@@ -61,6 +63,10 @@ SEARCH_ROWS = 5000
 RECIPE_MARGIN = 2.0
 #: Validation rows the refit-free proxies (ranking, add-back) route (a fixed random sample when there are more).
 PROXY_ROWS = 1000
+#: A fill keeps per-row feature counts (:meth:`FeatureDropRefit._walk`) from this many rows x trees (below,
+#: re-evaluating every tree costs less than keeping the counts) up to ``WALK_CELLS`` rows x features.
+WALK_PAIRS = 1_000_000
+WALK_CELLS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -269,6 +275,7 @@ class FeatureDropRefit(BaseEstimator):
         self._Xt, self._yt, self._wt = self._X_all, self._y_all, self._w_all
         if self._y_all.size > SEARCH_ROWS:  # the search refits on a sample, the returned model on all rows
             rows = np.sort(np.random.default_rng(0).choice(self._y_all.size, SEARCH_ROWS, replace=False))
+            self._search_rows = rows
             self._Xt, self._yt = np.ascontiguousarray(self._X_all[:, rows]), self._y_all[rows]
             self._wt = None if self._w_all is None else self._w_all[rows]
         self._Xv = prepare_rows(ens, X_valid, name="X_valid")
@@ -367,7 +374,12 @@ class FeatureDropRefit(BaseEstimator):
     def _refit_all(self, chosen: _State, step: int) -> _State:
         """Refit the chosen model's leaves on all training rows (the search refit them on a sample)."""
         ens = self._ens
-        leaves, _ = route(ens, self._X_all, chosen.forced)
+        if chosen.leaves_t is None:
+            leaves, _ = route(ens, self._X_all, chosen.forced)
+        else:  # the sample's leaves are the chosen model's: route the other rows only
+            rest = np.setdiff1d(np.arange(self._y_all.size), self._search_rows)
+            rest_leaves, _ = route(ens, np.ascontiguousarray(self._X_all[:, rest]), chosen.forced)
+            leaves = merge_columns(chosen.leaves_t, self._search_rows, rest_leaves, rest)
         bias = self._bias_recipe if chosen.recipe else self._bias
         value, count, hess = refit_values(
             ens, self._spec, leaves, self._y_all, bias, weight=self._w_all, lightgbm=chosen.recipe
@@ -440,11 +452,8 @@ class FeatureDropRefit(BaseEstimator):
         masked (:func:`nan_forcing`, the hand recipe) instead of forced to the larger child.
         None when no feature can be kept.
         """
-        cur = self._at(self._on_rows(full, rows), tuple(order), masked=masked, rows=rows)
-        for f in order[::-1]:
-            prop = self._at(cur, tuple(g for g in cur.dropped if g != f), masked=masked, rows=rows)
-            if fits_budget(prop.cost, budget):
-                cur = prop
+        cur = self._walk(self._at(self._on_rows(full, rows), tuple(order), masked=masked, rows=rows), order,
+                         budget, masked=masked, rows=rows)
         kept = [f for f in order[::-1] if f not in cur.dropped]
         while kept:
             st = cur if rows == "valid" else self._at(full, tuple(f for f in order if f not in kept), masked=masked)
@@ -453,6 +462,55 @@ class FeatureDropRefit(BaseEstimator):
             kept.pop()
             cur = self._at(full, tuple(f for f in order if f not in kept), masked=masked)
         return None
+
+    def _walk(self, cur: _State, order: list[int], budget: float, *, masked: bool, rows: str) -> _State:
+        """From ``cur`` (every feature of ``order`` dropped), add back each one, last first, if the model still fits.
+
+        Each proposal re-routes its changed pairs in a buffer (no copy of every leaf); when it
+        changes at most half of the trees, its cost reads only their pairs, with the features every
+        row's paths evaluate kept as counts (:func:`usage_cost_delta`). The costs, and so the
+        choices, are :meth:`_at`'s; with split costs, fewer than ``WALK_PAIRS``
+        (rows x trees) or more than ``WALK_CELLS`` (rows x features), each proposal is :meth:`_at`.
+        """
+        ens = self._ens
+        Xp = self._rows[rows][0]
+        pairs, cells = Xp.shape[1] * ens.n_trees, Xp.shape[1] * ens.n_features
+        if self._split.any() or pairs < WALK_PAIRS or cells > WALK_CELLS:
+            for f in order[::-1]:
+                prop = self._at(cur, tuple(g for g in cur.dropped if g != f), masked=masked, rows=rows)
+                if fits_budget(prop.cost, budget):
+                    cur = prop
+            return cur
+        make = nan_forcing if masked else drop_forcing
+        leaves, forced, dropped = cur.leaves_v.copy(), cur.forced, cur.dropped
+        scratch = leaves.copy()  # equal to ``leaves`` between proposals
+        bits = path_tables(ens, forced, self._split)[0]
+        counts: np.ndarray | None = None  # feature counts of ``leaves``, made when a proposal needs them
+        node_tree = np.asarray(ens.node_tree)
+        for f in order[::-1]:
+            prop_dropped = tuple(g for g in dropped if g != f)
+            prop_forced = make(ens, prop_dropped)
+            trees = np.unique(node_tree[np.flatnonzero(prop_forced != forced)])
+            route(ens, Xp, prop_forced, base=leaves, base_forced=forced, out=scratch)
+            bits_new, path_cost = path_tables(ens, prop_forced, self._split)
+            delta = None
+            if 2 * trees.size <= ens.n_trees:  # a few trees: their pairs' changes; else all pairs, as :meth:`_at`
+                counts = feature_counts(leaves, bits, ens.n_features) if counts is None else counts
+                row, _, delta = usage_cost_delta(leaves, scratch, trees, bits, bits_new, counts, self.costs_.unit,
+                                                 self.costs_.unit_cost)
+            else:
+                row, _ = usage_cost(scratch, bits_new, path_cost, self.costs_.unit, self.costs_.unit_cost,
+                                    ens.n_features)
+            self._n_evals += 1
+            if fits_budget(float(row.mean()) + self.costs_.tree * ens.n_trees, budget):
+                if counts is not None:
+                    counts = counts + delta if delta is not None else None
+                leaves, scratch = scratch, leaves  # the proposal's leaves become the model's, no copy
+                forced, dropped, bits = prop_forced, prop_dropped, bits_new
+            copy_rows(scratch, leaves, trees)  # equal again
+        if dropped == cur.dropped:
+            return cur
+        return self._evaluate(dropped, forced, cur.value, leaves, score=False, rows=rows)
 
     def _gain_order(self) -> list[int]:
         """Return the used features from the least to the most important (total split gain)."""

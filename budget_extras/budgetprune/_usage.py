@@ -15,7 +15,7 @@ from numba import njit
 from ..core._ensemble import TreeEnsemble
 from ..core._report import bits_to_bool
 
-__all__ = ["path_tables", "row_usage", "usage_cost"]
+__all__ = ["feature_counts", "path_tables", "row_usage", "usage_cost", "usage_cost_delta"]
 
 @njit(cache=True)
 def _path_kernel(parent, feature, forced, split_cost, n_words):  # type: ignore[no-untyped-def]
@@ -167,3 +167,111 @@ def usage_cost(
         np.ascontiguousarray(unit_cost, dtype=np.float64),
     )
     return total, bits_to_bool(any_words[None, :], n_features)[0]
+
+
+@njit(cache=True)
+def _count_bits(cnt, i, row_bits, sign):  # type: ignore[no-untyped-def]
+    for w in range(row_bits.size):
+        x = row_bits[w]
+        while x != 0:
+            low = x & (~x + np.uint64(1))
+            cnt[i, w * 64 + _DEBRUIJN_INDEX[(low * _DEBRUIJN) >> np.uint64(58)]] += sign
+            x ^= low
+
+
+@njit(cache=True)
+def _feature_counts_kernel(leaves, bits, n_features):  # type: ignore[no-untyped-def]
+    n_trees, n = leaves.shape
+    cnt = np.zeros((n, n_features), dtype=np.int32)
+    for t in range(n_trees):
+        for i in range(n):
+            _count_bits(cnt, i, bits[leaves[t, i]], 1)
+    return cnt
+
+
+@njit(cache=True)
+def _usage_delta_kernel(old, new, trees, bits_old, bits_new, cnt, unit, unit_cost):  # type: ignore[no-untyped-def]
+    n, n_features = cnt.shape
+    delta = np.zeros_like(cnt)
+    n_words = bits_old.shape[1]
+    gone = np.zeros(n_words, dtype=np.uint64)
+    came = np.zeros(n_words, dtype=np.uint64)
+    for t in trees:
+        for i in range(n):
+            a, b = old[t, i], new[t, i]
+            changed = False
+            for w in range(n_words):  # only the features the pair's path stops or starts evaluating
+                x, y = bits_old[a, w], bits_new[b, w]
+                gone[w] = x & ~y
+                came[w] = y & ~x
+                changed = changed or x != y
+            if changed:
+                _count_bits(delta, i, gone, -1)
+                _count_bits(delta, i, came, 1)
+    total = np.zeros(n)
+    used = np.zeros(n_features, dtype=np.bool_)
+    stamp = np.full(unit_cost.size, -1, dtype=np.int64)
+    for i in range(n):  # the units in feature order, as ``_usage_cost_kernel`` adds them
+        for f in range(n_features):
+            if cnt[i, f] + delta[i, f] > 0:
+                used[f] = True
+                u = unit[f]
+                if stamp[u] != i:
+                    stamp[u] = i
+                    total[i] += unit_cost[u]
+    return total, used, delta
+
+
+def feature_counts(leaves: np.ndarray, bits: np.ndarray, n_features: int) -> np.ndarray:
+    """Per row and feature, the number of trees whose path to the row's leaf evaluates the feature.
+
+    Parameters
+    ----------
+    leaves : ndarray of int, shape (n_trees, n_rows)
+        From :func:`route`.
+    bits : ndarray of uint64
+        From :func:`path_tables` for the same forcing.
+    n_features : int
+        The model's number of features.
+
+    Returns
+    -------
+    ndarray of int32, shape (n_rows, n_features)
+    """
+    return _feature_counts_kernel(np.ascontiguousarray(leaves), bits, int(n_features))
+
+
+def usage_cost_delta(
+    old: np.ndarray, new: np.ndarray, trees: np.ndarray, bits_old: np.ndarray, bits_new: np.ndarray,
+    counts: np.ndarray, unit: np.ndarray, unit_cost: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`usage_cost` of a forcing that differs from a base forcing only in the trees ``trees``.
+
+    Only those trees' (row, tree) pairs are read: the other trees' paths, and so the features
+    they evaluate, are the base's (``counts``, :func:`feature_counts`). The same accounting as
+    :func:`usage_cost` when no split has an evaluation cost (the units are added in the same order).
+
+    Parameters
+    ----------
+    old, new : ndarray of int32, shape (n_trees, n_rows)
+        Leaves under the base forcing and under the new one (equal outside ``trees``).
+    trees : ndarray of int64
+        The trees where the forcings differ.
+    bits_old, bits_new : ndarray of uint64
+        :func:`path_tables` of the two forcings.
+    counts : ndarray of int32, shape (n_rows, n_features)
+        :func:`feature_counts` of the base (not modified).
+    unit, unit_cost : ndarray
+        As in :func:`usage_cost`.
+
+    Returns
+    -------
+    row_cost : ndarray of float64, shape (n_rows,)
+    used : ndarray of bool, shape (n_features,)
+    delta : ndarray of int32, shape (n_rows, n_features)
+        ``feature_counts`` of the new forcing minus ``counts``.
+    """
+    return _usage_delta_kernel(
+        old, new, np.ascontiguousarray(trees, dtype=np.int64), bits_old, bits_new, counts,
+        np.ascontiguousarray(unit, dtype=np.int64), np.ascontiguousarray(unit_cost, dtype=np.float64),
+    )

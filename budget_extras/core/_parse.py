@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._builder import ModelParseError, _Builder
+from ._parse_trees import decode_bitset, read_trees_at_once
 
 __all__ = ["parse_model_string"]
 
@@ -31,6 +32,12 @@ _EOL = re.compile(rb"[\r\n]")
 _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))")
 _INT32 = 2**31
+#: Every word of a tree key's value at once (words hold no space): ``_INT`` / ``_FLOAT`` words joined by
+#: single spaces. The number is written without ambiguity (one way to match a word), so a failing match
+#: backtracks in linear time.
+_INT_WORDS = re.compile(r"-?[0-9]+(?: -?[0-9]+)*")
+_FLOAT_WORD = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|infinity|inf))"
+_FLOAT_WORDS = re.compile(f"{_FLOAT_WORD}(?: {_FLOAT_WORD})*")
 #: A line of the ``parameters:`` section as LightGBM writes it (``GBDT::GetLoadedParam`` reads them back).
 _PARAMETER = re.compile(r"\[([A-Za-z0-9_]+): (.*)\]")
 #: The parameters ``GBDT::GetLoadedParam`` turns into JSON other than a plain integer or boolean, by type
@@ -257,6 +264,10 @@ def _trees_by_size(t: _Text, p: int, raw: str) -> tuple[list[dict[str, str]], in
     trees = []
     for i in range(len(sizes)):
         start, end = p + bounds[i], p + bounds[i + 1]
+        fast = _tree_block(t.data[start:end], i)
+        if fast is not None:
+            trees.append(fast)
+            continue
         line, nxt = t.line(start)
         if not line.startswith("Tree="):
             raise _fail(f"tree_sizes puts tree {i} at {t.where(start)}, which is {line[:64]!r}, not a 'Tree=' line")
@@ -270,6 +281,28 @@ def _trees_by_size(t: _Text, p: int, raw: str) -> tuple[list[dict[str, str]], in
             )
         trees.append(kv)
     return trees, p + bounds[-1]
+
+
+def _tree_block(block: bytes, tree: int) -> dict[str, str] | None:
+    """Read a regular tree block at once: ASCII, LF line ends, 'Tree=N', at most 22 known key lines, blank lines.
+
+    None for anything else; :func:`_tree_keys` then reads it line by line and gives the verdict.
+    """
+    if b"\r" in block or not block.isascii():
+        return None
+    lines = block.decode("ascii").split("\n")
+    if lines[0] != f"Tree={tree}":
+        return None
+    kv: dict[str, str] = {}
+    k = 1
+    while k < len(lines) and lines[k]:
+        key, sep, value = lines[k].partition("=")
+        if not sep or key not in _TREE_KEYS or k > _MAX_TREE_LINES:
+            return None
+        kv[key] = value
+        k += 1
+    # the key lines end at a blank line inside the block (at the block's end, the next bytes decide)
+    return kv if k < len(lines) - 1 and not any(lines[k:]) else None
 
 
 def _trees_in_sequence(t: _Text, p: int) -> tuple[list[dict[str, str]], int]:
@@ -407,30 +440,17 @@ def _num_list(
     words = _words(raw)
     if len(words) != n:
         raise _fail(f"tree {tree}: {key!r} must have {n} values, got {len(words)}")
-    bad = next((w for w in words if not (_INT if integer else _FLOAT).fullmatch(w)), None)
-    if bad is not None:
+    if n and not (_INT_WORDS if integer else _FLOAT_WORDS).fullmatch(" ".join(words)):  # one match per key
+        bad = next(w for w in words if not (_INT if integer else _FLOAT).fullmatch(w))
         raise _fail(f"tree {tree}: {key!r} must hold {'integers' if integer else 'numbers'}, got {bad[:40]!r}")
     if not integer:
-        return np.array([float(w) for w in words], dtype=np.float64)
-    values = [int(w) for w in words]
-    out = next((v for v in values if not bounds[0] <= v < bounds[1]), None)
-    if out is not None:
+        return np.array(list(map(float, words)), dtype=np.float64)
+    values = list(map(int, words))
+    if values and not (bounds[0] <= min(values) and max(values) < bounds[1]):
+        out = next(v for v in values if not bounds[0] <= v < bounds[1])
         kind = "32-bit integers" if bounds[0] < 0 else "unsigned 32-bit integers"
         raise _fail(f"tree {tree}: {key!r} must hold {kind}, got {out}")
     return np.array(values, dtype=np.int64)
-
-
-def _decode_bitset(words: np.ndarray) -> list[int]:
-    out: list[int] = []
-    for i, w in enumerate(words.tolist()):
-        w = int(w)
-        b = 0
-        while w:
-            if w & 1:
-                out.append(32 * i + b)
-            w >>= 1
-            b += 1
-    return out
 
 
 def _check_child_links(left: np.ndarray, right: np.ndarray, n_leaves: int, tree: int) -> None:
@@ -527,14 +547,17 @@ def _tree_arrays(kv: Mapping[str, str], tree: int, max_feature_idx: int) -> dict
 
 
 def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int, max_feature_idx: int) -> None:
-    a = _tree_arrays(kv, tree, max_feature_idx)
-    n_leaves, num_cat = a["n_leaves"], a["num_cat"]
-    left, right, bounds, words = a["left_child"], a["right_child"], a["cat_boundaries"], a["cat_threshold"]
+    arrays = _tree_arrays(kv, tree, max_feature_idx)
+    n_leaves, num_cat = arrays["n_leaves"], arrays["num_cat"]
+    bounds, words = arrays["cat_boundaries"], arrays["cat_threshold"]
+    # Python lists: the walk reads them node by node (a numpy element read costs several list reads)
+    a = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in arrays.items()}
+    left, right = a["left_child"], a["right_child"]
 
     def children(ref: int) -> tuple[int, int] | None:
         if ref < 0:
             return None
-        return int(left[ref]), int(right[ref])
+        return left[ref], right[ref]
 
     def fill(ref: int, depth: int) -> None:
         if ref < 0:
@@ -552,7 +575,7 @@ def _add_text_tree(builder: _Builder, kv: Mapping[str, str], tree: int, max_feat
                     f"tree {tree}: node {ref}: categorical threshold {a['threshold'][ref]} "
                     f"is not a category-set index in [0, {num_cat})"
                 )
-            cats = _decode_bitset(words[bounds[cat_idx] : bounds[cat_idx + 1]])
+            cats = decode_bitset(words[bounds[cat_idx] : bounds[cat_idx + 1]])
         builder.add_split(
             feature=int(a["split_feature"][ref]),
             threshold=float(a["threshold"][ref]),
@@ -606,9 +629,12 @@ def parse_model_string(text: str) -> tuple[dict[str, np.ndarray], dict[str, Any]
     ntpi = meta["num_tree_per_iteration"]
     if len(trees) % ntpi:
         raise _fail(f"{len(trees)} trees do not form whole iterations of num_tree_per_iteration={ntpi}")
-    builder = _Builder()
-    for i, kv in enumerate(trees):
-        _add_text_tree(builder, kv, i, meta["max_feature_idx"])
+    arrays = read_trees_at_once(trees, meta["max_feature_idx"], (_FLOAT_WORDS, _INT_WORDS), _INT)
+    if arrays is None:  # something to refuse, or a case read one tree at a time: the reference reader
+        builder = _Builder()
+        for i, kv in enumerate(trees):
+            _add_text_tree(builder, kv, i, meta["max_feature_idx"])
+        arrays = builder.arrays()
     meta["parameters"] = _sections(t, p)
     meta["pandas_categorical"] = _pandas_categorical(text)
-    return builder.arrays(), meta
+    return arrays, meta

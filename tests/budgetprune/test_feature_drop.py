@@ -525,3 +525,59 @@ def test_the_ranking_rows_are_a_random_sample_of_training_rows_sorted_by_label(c
     FeatureDropRefit(booster, budget=10.0, costs=costs).fit(
         X.iloc[order], y[order], X_valid=X[1500:2250], y_valid=y[1500:2250])
     assert seen[0].size == 300 and 0.3 < seen[0].mean() < 0.7
+
+
+def test_counted_fill_makes_the_choices_of_evaluating_every_proposal(rng, monkeypatch):
+    """The fills' bookkeeping (changed pairs re-routed in a buffer, per-row feature counts over the
+    changed trees) returns the model, path and evaluation count of re-evaluating every proposal, with
+    acquisition groups; both of its cost roads are taken."""
+    import budget_extras.budgetprune._feature_drop as fd
+
+    d = 10
+    X = rng.normal(size=(3000, d))
+    y = ((X @ rng.uniform(0.3, 1.0, size=d) + rng.normal(size=3000)) > 0).astype(float)
+    booster = _train(X[:1500], y[:1500], rounds=40, num_leaves=8)
+    costs = FeatureCosts(lazy=rng.uniform(1.0, 10.0, size=d), groups=[0, -1, -1, 0, -1, 1, 1, 1, -1, -1],
+                         group_cost={0: 6.0, 1: 9.0})
+    full = cost_report(TreeEnsemble.from_booster(booster), X[1500:2250], costs).total_cost.mean()
+    calls = {"delta": 0}
+    real = fd.usage_cost_delta
+
+    def delta(*args):
+        calls["delta"] += 1
+        return real(*args)
+
+    def fit(walk_pairs):
+        monkeypatch.setattr(fd, "WALK_PAIRS", walk_pairs)
+        return FeatureDropRefit(booster, budget=0.4 * full, costs=costs, scoring="roc_auc").fit(
+            X[:1500], y[:1500], X_valid=X[1500:2250], y_valid=y[1500:2250])
+
+    plain = fit(10**12)
+    monkeypatch.setattr(fd, "usage_cost_delta", delta)
+    counted = fit(0)
+    assert calls["delta"] > 0 and counted.result_.n_steps > calls["delta"]
+    assert counted.dropped_features_ == plain.dropped_features_ and counted.candidate_ == plain.candidate_
+    assert counted.path_ == plain.path_ and counted.result_.n_steps == plain.result_.n_steps
+    np.testing.assert_array_equal(counted.ensemble_.value, plain.ensemble_.value)
+
+
+def test_usage_cost_of_changed_trees_equals_the_full_accounting(rng):
+    """usage_cost_delta from a base forcing's counts equals usage_cost of the new forcing, groups included."""
+    from budget_extras.budgetprune._usage import feature_counts, usage_cost_delta
+
+    X, y = _data(rng, n=600, d=6)
+    ens = TreeEnsemble.from_booster(_train(X, y, rounds=20))
+    fc = FeatureCosts(lazy=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], groups=[-1, 0, -1, -1, 0, -1], group_cost={0: 3.5})
+    Xp = prepare_rows(ens, X)
+    split = np.zeros(ens.n_features)
+    for base_drop, drop in (([0, 2], [2]), ([], [1, 4]), ([3, 5], [0, 5])):
+        f0, f1 = drop_forcing(ens, base_drop), drop_forcing(ens, drop)
+        l0, l1 = route(ens, Xp, f0)[0], route(ens, Xp, f1)[0]
+        b0, b1 = path_tables(ens, f0, split), path_tables(ens, f1, split)
+        trees = np.unique(np.asarray(ens.node_tree)[np.flatnonzero(f0 != f1)])
+        counts = feature_counts(l0, b0[0], ens.n_features)
+        row, used, delta = usage_cost_delta(l0, l1, trees, b0[0], b1[0], counts, fc.unit, fc.unit_cost)
+        want_row, want_used = usage_cost(l1, b1[0], b1[1], fc.unit, fc.unit_cost, ens.n_features)
+        np.testing.assert_array_equal(row, want_row)
+        np.testing.assert_array_equal(used, want_used)
+        np.testing.assert_array_equal(counts + delta, feature_counts(l1, b1[0], ens.n_features))
