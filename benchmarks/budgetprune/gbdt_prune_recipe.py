@@ -10,8 +10,9 @@ For each table: a plain GBDT (200 trees, learning_rate 0.05, num_leaves 31, num_
 per-row validation cost (the package's accounting, ``cost_report``). Printed side by side, on the
 test split: the unpruned model's score, the hand recipe's and ``FeatureDropRefit``'s (refit on
 train, choices on validation), their test costs, and the CPU time of each fit in trainings: CPU
-seconds (``time.process_time``, one thread) over the CPU seconds of one plain ``lgb.train`` with the
-model's parameters on the same training rows (Dataset construction included; the fastest of two).
+seconds (``time.process_time``, one thread; ``FeatureDropRefit``: the fastest of two fits) over the
+CPU seconds of one plain ``lgb.train`` with the model's parameters on the same training rows
+(Dataset construction included; the fastest of two).
 
 **The hand recipe** is what a user does with LightGBM alone: buy the features in the order of
 the model's gain importance, each one whose masked validation cost still fits the budget (the
@@ -193,10 +194,12 @@ def run(name: str, data_dir: Path, fraction: float) -> dict[str, Any]:
     full_va = gp.mean_cost(booster, Xb, costs)
     budget = fraction * full_va
     scoring = "r2" if n_class == REGRESSION else "roc_auc" if n_class == 2 else "accuracy"
-    est = FeatureDropRefit(booster, budget=budget, costs=costs.to_dict(), scoring=scoring)
-    t0 = time.process_time()
-    est.fit(Xa, ya, X_valid=Xb, y_valid=yb)
-    t_fit = time.process_time() - t0
+    t_fit = np.inf
+    for _ in range(2):  # the fastest of two fits (the same model), as for the trainings
+        est = FeatureDropRefit(booster, budget=budget, costs=costs.to_dict(), scoring=scoring)
+        t0 = time.process_time()
+        est.fit(Xa, ya, X_valid=Xb, y_valid=yb)
+        t_fit = min(t_fit, time.process_time() - t0)
     rec = recipe(booster, splits, costs, budget, n_class)
     rec["trainings"] = rec["cpu_s"] / t_train
     return {

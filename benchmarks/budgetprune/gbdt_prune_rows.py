@@ -350,7 +350,8 @@ def retrained(splits: list[Any], costs: Any, budget: float, n_class: int, t_trai
                           costs=costs.to_dict(), num_boost_round=gp.ROUNDS, choose="valid", progress=False,
                           keep_boosters=True)
     seconds = time.process_time() - t0
-    lazy = [gr.score(b.predict(Xc, raw_score=True), yc, n_class) for c, b in zip(res.frontier, res.boosters, strict=True)
+    lazy = [gr.score(b.predict(Xc, raw_score=True), yc, n_class)
+            for c, b in zip(res.frontier, res.boosters, strict=True)
             if c.family.startswith("lazy") and not c.proxy and c.rounds is None and c.cost <= budget]
     return {"test_score": gr.score(res.booster.predict(Xc, raw_score=True), yc, n_class),
             "test_cost": gp.mean_cost(res.booster, Xc, costs), "valid_cost": res.cost, "family": res.chosen.family,
