@@ -103,6 +103,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.budget_search_cost --da"): (
         "a benchmark over ../shared/data (many minutes); its numbers are in the table below it"
     ),
+    ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.search_measure --data-d"): (
+        "a benchmark over ../shared/data (minutes); its numbers are in the tables below it"
+    ),
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.halving_rank_agreement"): (
         "a benchmark over ../shared/data (minutes); its numbers are in the table above it"
     ),
