@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._builder import ModelParseError, _Builder
-from ._parse_trees import decode_bitset, read_trees_at_once
+from ._parse_trees import INTERNAL_KEYS, decode_bitset, read_trees_at_once
 
 __all__ = ["parse_model_string"]
 
@@ -524,17 +524,7 @@ def _tree_arrays(kv: Mapping[str, str], tree: int, max_feature_idx: int) -> dict
         out["leaf_weight"] = np.array([float(words[0]) if one else np.nan], dtype=np.float64)
     else:
         out["leaf_weight"] = _num_list(kv, "leaf_weight", n_leaves, tree)
-    for key, integer, required, default in (
-        ("left_child", True, True, 0),
-        ("right_child", True, True, 0),
-        ("split_feature", True, True, 0),
-        ("threshold", False, True, np.nan),
-        ("split_gain", False, False, np.nan),
-        ("decision_type", True, False, 0),
-        ("internal_value", False, False, np.nan),
-        ("internal_weight", False, False, np.nan),
-        ("internal_count", True, False, 0),
-    ):
+    for key, integer, required, default in INTERNAL_KEYS:
         out[key] = _num_list(kv if n_int else {}, key, n_int, tree, integer=integer, required=required, default=default)
     _check_child_links(out["left_child"], out["right_child"], n_leaves, tree)
     feat = out["split_feature"]

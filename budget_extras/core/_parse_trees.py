@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["decode_bitset", "read_trees_at_once"]
+__all__ = ["INTERNAL_KEYS", "decode_bitset", "read_trees_at_once"]
 
 _INT32 = 2**31
-#: (key, integer, required, default) of the internal-node keys, as ``_parse._tree_arrays`` reads them.
-_INTERNAL_KEYS = (
+#: (key, integer, required, default) of the internal-node keys: both readers (this one and
+#: ``_parse``'s tree-by-tree reader) read them by this table.
+INTERNAL_KEYS = (
     ("left_child", True, True, 0),
     ("right_child", True, True, 0),
     ("split_feature", True, True, 0),
@@ -260,13 +261,13 @@ def read_trees_at_once(
         "leaf_weight": _key_values(weights, "leaf_weight", nl, patterns),
         "shrinkage": _key_values(trees, "shrinkage", [1] * len(nl), patterns, default=1.0),
         **{key: _key_values(trees, key, n_int, patterns, integer=i, required=r, default=d)
-           for key, i, r, d in _INTERNAL_KEYS},
+           for key, i, r, d in INTERNAL_KEYS},
     }
     values = {k: v for k, v in got.items() if v is not None}
     if len(values) < len(got):
         return None
     leaf = {k: values[k] for k in ("leaf_value", "leaf_count", "leaf_weight")}
-    inner = {k: values[k] for k, *_ in _INTERNAL_KEYS}
+    inner = {k: values[k] for k, *_ in INTERNAL_KEYS}
     shrink = values["shrinkage"]
     sets = _category_values(trees, n_cat, patterns)
     feat = inner["split_feature"]
