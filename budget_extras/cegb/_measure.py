@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
+from ..core._parse_trees import child_links_ok
 from ..core._report import bits_to_bool, model_coupled_cost, path_feature_bits
 
 __all__ = ["LeafPaths", "leaf_paths", "model_row_costs"]
@@ -59,10 +60,16 @@ def _int_lines(text: str, key: str) -> np.ndarray:
     return np.array(joined, dtype=np.int64) if joined else np.zeros(0, dtype=np.int64)
 
 
-def _children(left: np.ndarray, right: np.ndarray, n_leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Return each internal node's and each leaf's parent (global ids; -1: a root), or None if not a tree."""
+def _parents(left: np.ndarray, right: np.ndarray, n_leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return each internal node's and each leaf's parent (global ids; -1: a root), or None if not a tree.
+
+    The links are checked by the model reader's own test (``core._parse_trees.child_links_ok``:
+    in range, each node but the root named once); a cycle is found by :func:`leaf_paths`' walk.
+    """
     n_int = n_leaves - 1
     int_off = np.concatenate([[0], np.cumsum(n_int)])
+    if not child_links_ok(left, right, n_leaves, int_off):
+        return None
     leaf_off = np.concatenate([[0], np.cumsum(n_leaves)])
     tree_of = np.repeat(np.arange(n_leaves.size), n_int)
     parent_int = np.full(int(int_off[-1]), -1, dtype=np.int64)
@@ -70,15 +77,8 @@ def _children(left: np.ndarray, right: np.ndarray, n_leaves: np.ndarray) -> tupl
     node = np.arange(int(int_off[-1]), dtype=np.int64)
     for child in (left, right):
         inner = child >= 0
-        if (child[inner] >= n_int[tree_of[inner]]).any() or (~child[~inner] >= n_leaves[tree_of[~inner]]).any():
-            return None
         parent_int[int_off[tree_of[inner]] + child[inner]] = node[inner]
         parent_leaf[leaf_off[tree_of[~inner]] + ~child[~inner]] = node[~inner]
-    # a tree: every node but the root has one parent, and each leaf of a tree with splits has one
-    roots = int_off[:-1][n_int > 0]
-    if (np.count_nonzero(parent_int < 0) != roots.size or (parent_int[roots] >= 0).any()
-            or ((parent_leaf < 0) != np.repeat(n_int == 0, n_leaves)).any()):
-        return None
     return parent_int, parent_leaf
 
 
@@ -101,7 +101,7 @@ def leaf_paths(text: str, costs: FeatureCosts) -> LeafPaths | None:
         return None
     if feature.size and (feature.min() < 0 or feature.max() >= costs.n_features):
         return None
-    links = _children(left, right, n_leaves)
+    links = _parents(left, right, n_leaves)
     if links is None:
         return None
     parent_int, parent_leaf = links

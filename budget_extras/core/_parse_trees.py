@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["INTERNAL_KEYS", "decode_bitset", "read_trees_at_once"]
+__all__ = ["INTERNAL_KEYS", "child_links_ok", "decode_bitset", "read_trees_at_once"]
 
 _INT32 = 2**31
 #: (key, integer, required, default) of the internal-node keys: both readers (this one and
@@ -183,8 +183,12 @@ def _layout(
     }
 
 
-def _links_ok(left: np.ndarray, right: np.ndarray, n_leaves: np.ndarray, int_off: np.ndarray) -> bool:
-    """Every tree's child links in range and naming each node but the root exactly once (``_check_child_links``)."""
+def child_links_ok(left: np.ndarray, right: np.ndarray, n_leaves: np.ndarray, int_off: np.ndarray) -> bool:
+    """Every tree's child links in range and naming each node but the root exactly once (``_check_child_links``).
+
+    ``left``, ``right``: every tree's links concatenated; ``int_off``: each tree's first internal
+    node in them (cumulative ``n_leaves - 1`` with a leading 0). Cycles are not looked for.
+    """
     n_int = np.repeat(n_leaves - 1, n_leaves - 1)
     for arr in (left, right):
         if arr.size and ((arr >= n_int) | (arr < -np.repeat(n_leaves, n_leaves - 1))).any():
@@ -276,7 +280,7 @@ def read_trees_at_once(
     int_off = np.concatenate([[0], np.cumsum(n_int)]).astype(np.int64)
     leaf_off = np.concatenate([[0], np.cumsum(nl)]).astype(np.int64)
     left, right = inner["left_child"], inner["right_child"]
-    if not _links_ok(left, right, n_leaves, int_off):
+    if not child_links_ok(left, right, n_leaves, int_off):
         return None
     lay = _layout(nl, left, right, int_off, leaf_off)
     if lay is None:
