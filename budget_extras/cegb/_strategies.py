@@ -142,32 +142,46 @@ def _plan_full(p: PlanInput, options: Mapping[str, Any]) -> Plan:
     return plan
 
 
+def _run_families(r: SearchRun, s: Search, rank: Any, *, greedy: dict[str, int] | None, bisect: int,
+                 subset_bisect: int, coupled_bisect: int) -> None:
+    """Train the candidate families of the full search on ``s``, each in its stage of ``r``'s plan.
+
+    Top-k subsets; greedy selection (``greedy``: its ``steps``/``rounds``, ``{}`` for the
+    defaults; None: skipped); the lazy-CEGB sweep (``bisect`` bisections a budget); lazy CEGB
+    inside the subsets (``subset_bisect``); with coupled costs the coupled sweep
+    (``coupled_bisect``); smaller trees. ``rank`` is the plain model's feature ranking.
+    """
+    o = r.opts
+    seen: set[frozenset[int]] = set()
+    grid = o.k_grid if o.k_grid is not None else fam.default_k_grid(rank.by_gain.size)
+    with r.stage("topk"):
+        subsets = fam.topk(s, rank, grid, seen, o.targets)
+    with r.stage("greedy"):
+        if greedy is not None and rank.by_gain.size > 1:
+            subsets += fam.greedy_forward(s, rank, seen, **greedy)
+    knobs = fam.cegb_knobs(s, rank, r.fork)
+    exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
+    with r.stage("lazy"):
+        fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], bisect, o.targets)
+    with r.stage("lazy_subsets"):
+        fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets, subset_bisect)
+    with r.stage("lazy_coupled"):
+        if np.any(np.asarray(s.fc.coupled) > 0):
+            coupled = fam.cegb_knobs(s, rank, r.fork, coupled=True)
+            fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)],
+                           coupled_bisect, o.targets)
+    with r.stage("smaller_trees"):
+        fam.smaller_trees(s, o.targets, o.leaves_grid)
+
+
 def _run_full(r: SearchRun) -> None:
     """Every candidate family on ``r.search``, then (with proxies) the finalists refit on every row."""
     s, o = r.search, r.opts
     s.halving = halving_from_options(r.options)
     with r.stage("all"):
         _, rank = fam.plain_and_ranking(s)
-    seen: set[frozenset[int]] = set()
-    grid = o.k_grid if o.k_grid is not None else fam.default_k_grid(rank.by_gain.size)
-    with r.stage("topk"):
-        subsets = fam.topk(s, rank, grid, seen, o.targets)
-    with r.stage("greedy"):
-        if o.greedy and rank.by_gain.size > 1:
-            subsets += fam.greedy_forward(s, rank, seen)
-    knobs = fam.cegb_knobs(s, rank, r.fork)
-    exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
-    with r.stage("lazy"):
-        fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], o.n_bisect, o.targets)
-    with r.stage("lazy_subsets"):
-        fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets)
-    with r.stage("lazy_coupled"):
-        if np.any(np.asarray(s.fc.coupled) > 0):
-            coupled = fam.cegb_knobs(s, rank, r.fork, coupled=True)
-            fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)], 2,
-                           o.targets)
-    with r.stage("smaller_trees"):
-        fam.smaller_trees(s, o.targets, o.leaves_grid)
+    _run_families(r, s, rank, greedy={} if o.greedy else None, bisect=o.n_bisect, subset_bisect=2,
+                 coupled_bisect=2)
     if r.proxy is not None:
         with r.stage("refit"):
             refit_finalists(r.proxy, r.full, o.targets, o.budget)
@@ -355,26 +369,8 @@ def _run_lean(r: SearchRun) -> None:
     with r.stage("all"):
         _, rank = fam.plain_and_ranking(r.full)
     s = r.proxy = _lean_proxy(r, k)
-    seen: set[frozenset[int]] = set()
-    grid = o.k_grid if o.k_grid is not None else fam.default_k_grid(rank.by_gain.size)
-    with r.stage("topk"):
-        subsets = fam.topk(s, rank, grid, seen, o.targets)
-    with r.stage("greedy"):
-        if o.greedy and k.greedy_steps and rank.by_gain.size > 1:
-            subsets += fam.greedy_forward(s, rank, seen, steps=k.greedy_steps, rounds=k.greedy_rounds)
-    knobs = fam.cegb_knobs(s, rank, r.fork)
-    exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
-    with r.stage("lazy"):
-        fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], k.bisect, o.targets)
-    with r.stage("lazy_subsets"):
-        fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets, k.bisect)
-    with r.stage("lazy_coupled"):
-        if np.any(np.asarray(s.fc.coupled) > 0):
-            coupled = fam.cegb_knobs(s, rank, r.fork, coupled=True)
-            fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)],
-                           k.bisect, o.targets)
-    with r.stage("smaller_trees"):
-        fam.smaller_trees(s, o.targets, o.leaves_grid)
+    greedy = {"steps": k.greedy_steps, "rounds": k.greedy_rounds} if o.greedy and k.greedy_steps else None
+    _run_families(r, s, rank, greedy=greedy, bisect=k.bisect, subset_bisect=k.bisect, coupled_bisect=k.bisect)
     with r.stage("refit"):
         refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
 
