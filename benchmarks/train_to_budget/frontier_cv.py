@@ -65,34 +65,47 @@ def compare(a: list[float] | None, b: list[float] | None) -> dict[str, Any] | No
     return {"diff": diff, "se": se, "below": diff < -se, "above": diff > se}
 
 
+def paired(a: dict[int, float], b: dict[int, float]) -> dict[str, Any] | None:
+    """``a`` minus ``b`` (test scores per seed) on the seeds both have, by :func:`compare`."""
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    return compare(fr.mean_se([a[s] for s in common]), fr.mean_se([b[s] for s in common]))
+
+
 def cell(per: dict[str, dict[int, dict[str, Any]]], seeds: list[int], b: float,
          stored: dict[str, Any]) -> dict[str, Any]:
-    """One pair x budget: every method's test score (mean, SE, seeds) and the comparisons."""
+    """One pair x budget: every method's test score (mean, SE, seeds) and the comparisons.
+
+    The new methods are compared on the seeds both have; the stored validation choice is the
+    mean over its three seeds (``frontier.json`` keeps no per-seed scores).
+    """
     ref = {s: per["lightgbm"][s]["candidates"][0] for s in seeds}
     row: dict[str, Any] = {"budget": b}
     have = {m: [s for s in seeds if (per.get(m, {}).get(s) or {}).get("candidates")] for m in METHODS}
-    if have[CV]:
-        picks = [cv_pick(per[CV][s], b, b * ref[s]["val_cost"]) for s in have[CV]]
-        ok = [(s, p) for s, p in zip(have[CV], picks, strict=True) if p is not None]
-        row[CV] = fr.mean_se([p["test_score"] for _, p in ok])
-        share = [p["test_cost"] / max(ref[s]["test_cost"], 1e-12) for s, p in ok]
-        row["cv_test_cost_share"] = fr.mean_se(share)
-        row["cv_over_budget_seeds"] = int(sum(x > b * (1 + OVER) for x in share))
-        row["cv_no_refit_seeds"] = int(sum(p["knobs"].get("pick") != "best_at" for _, p in ok))
-        row["cv_family"] = [p["knobs"]["family"] for _, p in ok]
+    scores: dict[str, dict[int, float]] = {}
+    picks = {s: cv_pick(per[CV][s], b, b * ref[s]["val_cost"]) for s in have[CV]}
+    ok = {s: p for s, p in picks.items() if p is not None}
+    scores[CV] = {s: p["test_score"] for s, p in ok.items()}
+    share = [p["test_cost"] / max(ref[s]["test_cost"], 1e-12) for s, p in ok.items()]
+    row["cv_test_cost_share"] = fr.mean_se(share) if share else None
+    row["cv_over_budget_seeds"] = int(sum(x > b * (1 + OVER) for x in share))
+    row["cv_no_refit_seeds"] = int(sum(p["knobs"].get("pick") != "best_at" for p in ok.values()))
+    row["cv_family"] = [p["knobs"]["family"] for p in ok.values()]
     for m in (FAST, LEAN):
-        if have[m]:
-            picks = [fr.choose_at_budget(per[m][s]["candidates"], b * ref[s]["val_cost"]) for s in have[m]]
-            row[m] = fr.mean_se([p["test_score"] for p in picks if p is not None])
+        chosen = {s: fr.choose_at_budget(per[m][s]["candidates"], b * ref[s]["val_cost"]) for s in have[m]}
+        scores[m] = {s: p["test_score"] for s, p in chosen.items() if p is not None}
+    for m, sc in scores.items():
+        row[m] = fr.mean_se(list(sc.values())) if sc else None
     v = (stored.get("budgets", {}).get(str(b)) or {}).get(VALID)
     row[VALID] = v["test_score"] if v else None
     vf = (stored.get("budgets", {}).get(str(b)) or {}).get(FAST)
     row["train_to_budget_fast_stored"] = vf["test_score"] if vf else None
     row["seeds"] = {m: len(have[m]) for m in METHODS}
-    row["cv_vs_valid"] = compare(row.get(CV), row[VALID])
-    row["fast_vs_cv"] = compare(row.get(FAST), row.get(CV))
-    row["lean_vs_cv"] = compare(row.get(LEAN), row.get(CV))
-    row["fast_stored_vs_cv"] = compare(row["train_to_budget_fast_stored"], row.get(CV))
+    row["cv_vs_valid"] = compare(row[CV], row[VALID])
+    row["fast_vs_cv"] = paired(scores[FAST], scores[CV])
+    row["lean_vs_cv"] = paired(scores[LEAN], scores[CV])
+    row["fast_stored_vs_cv"] = compare(row["train_to_budget_fast_stored"], row[CV])
     return row
 
 
@@ -100,17 +113,17 @@ def seconds(per: dict[str, dict[int, dict[str, Any]]], stored: dict[str, Any]) -
     """Mean seconds per search of each method: CPU seconds of this run, and the stored wall seconds."""
     out: dict[str, Any] = {}
     for m in METHODS:
-        recs = [r for r in per.get(m, {}).values() if r.get("candidates")]
+        recs = [r for r in per.get(m, {}).values() if r.get("candidates") and "cpu_seconds" in r]
         if recs:
-            out[m] = {"cpu": float(np.mean([r.get("cpu_seconds", r["seconds"]) for r in recs])),
+            out[m] = {"cpu": float(np.mean([r["cpu_seconds"] for r in recs])),
                       "wall": float(np.mean([r["seconds"] for r in recs])), "n": len(recs)}
     plain = out.get("lightgbm", {}).get("cpu")
     for v in out.values():
         v["x_plain"] = v["cpu"] / plain if plain else None
     st = stored.get("seconds", {})
-    if VALID in st:
-        out["train_to_budget_stored"] = {"wall": st[VALID], "x_plain": st[VALID] / st["lightgbm"]
-                                         if st.get("lightgbm") else None}
+    for m in (VALID, FAST):
+        if m in st:
+            out[f"{m}_stored"] = {"wall": st[m], "x_plain": st[m] / st["lightgbm"] if st.get("lightgbm") else None}
     return out
 
 
@@ -150,7 +163,7 @@ def counts(cells: list[dict[str, Any]]) -> dict[str, Any]:
 def totals(pairs: dict[str, Any]) -> dict[str, Any]:
     """Seconds summed over every search (pairs x seeds) per method."""
     out: dict[str, Any] = {}
-    for m in (*METHODS, "train_to_budget_stored"):
+    for m in (*METHODS, "train_to_budget_stored", "train_to_budget_fast_stored"):
         rows = [p["seconds"][m] for p in pairs.values() if m in p["seconds"]]
         if rows:
             n = [r.get("n", 3) for r in rows]
@@ -178,8 +191,9 @@ def markdown(res: dict[str, Any]) -> str:
                      f"{fmt_cmp(c['cv_vs_valid'])} | {fmt(c.get(FAST))} | {fmt_cmp(c['fast_vs_cv'])} | "
                      f"{fmt(c.get(LEAN))} | {fmt_cmp(c['lean_vs_cv'])} | "
                      f"{fmt(c.get('cv_test_cost_share'))} |")
-    lines += ["", by_budget(res["cells"]), "", "| pair | plain CPU s | cv CPU s (x plain) | fast | lean | "
-              "valid, stored wall s (x plain) |", "|---|---|---|---|---|---|"]
+    lines += ["", by_pair(res["cells"]), "", by_budget(res["cells"]), "",
+              "| pair | plain CPU s | cv CPU s (x plain) | fast | lean | valid, stored wall s (x plain) "
+              "| fast, stored wall s |", "|---|---|---|---|---|---|---|"]
     for pair, p in res["pairs"].items():
         s = p["seconds"]
 
@@ -190,7 +204,7 @@ def markdown(res: dict[str, Any]) -> str:
             x = f" ({v['x_plain']:.0f}x)" if v.get("x_plain") else ""
             return f"{v.get('cpu', v['wall']):.1f}{x}"
         lines.append(f"| {pair} | {s.get('lightgbm', {}).get('cpu', float('nan')):.2f} | {one(CV)} | {one(FAST)} "
-                     f"| {one(LEAN)} | {one('train_to_budget_stored')} |")
+                     f"| {one(LEAN)} | {one('train_to_budget_stored')} | {one('train_to_budget_fast_stored')} |")
     k = res["counts"]
     lines.append("")
     for key in ("cv_vs_valid", "fast_vs_cv", "lean_vs_cv", "fast_stored_vs_cv"):
@@ -205,6 +219,20 @@ def markdown(res: dict[str, Any]) -> str:
         f"{m} {v['cpu'] if v['cpu'] is not None else v['wall']:.0f} s ({v['searches']} searches)"
         for m, v in res["totals"].items()))
     return "\n".join(lines) + "\n"
+
+
+def by_pair(cells: list[dict[str, Any]]) -> str:
+    """Per pair: the cross-validated default's test score minus the validation choice's at each budget."""
+    lines = ["| pair | seeds | " + " | ".join(f"{b:.0%}" for b in fr.BUDGETS) + " |",
+             "|---|---|" + "---|" * len(fr.BUDGETS)]
+    for pair in dict.fromkeys(c["pair"] for c in cells):
+        row = {c["budget"]: c for c in cells if c["pair"] == pair}
+        parts = []
+        for b in fr.BUDGETS:
+            k = row[b].get("cv_vs_valid")
+            parts.append("-" if not k else f"{k['diff']:+.4f} ({k['se']:.4f})" + (" *" if k["below"] else ""))
+        lines.append(f"| {pair} | {row[fr.BUDGETS[0]]['seeds'][CV]} | " + " | ".join(parts) + " |")
+    return "\n".join(lines)
 
 
 def by_budget(cells: list[dict[str, Any]]) -> str:
