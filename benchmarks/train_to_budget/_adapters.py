@@ -508,7 +508,8 @@ class TrainToBudget(Adapter):
         except ModuleNotFoundError:
             return False
 
-    def candidates(self, ctx: Context) -> list[dict[str, Any]]:
+    def search(self, ctx: Context) -> tuple[Any, float]:
+        """Run the search once on the context's split; return its result and the plain validation cost."""
         import warnings
 
         import lightgbm as lgb
@@ -522,10 +523,14 @@ class TrainToBudget(Adapter):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = train_to_budget(ctx.lgb_params(), train, budget=full, valid_set=valid, costs=ctx.fc,
-                                      num_boost_round=ctx.rounds, random_state=ctx.seed, progress=False,
-                                      k_grid=[k for k in ctx.k_grid() if k < ctx.d],
-                                      budgets=[f * full for f in BUDGET_FRACTIONS], keep_boosters=True,
-                                      **self.extra)
+                                  num_boost_round=ctx.rounds, random_state=ctx.seed, progress=False,
+                                  k_grid=[k for k in ctx.k_grid() if k < ctx.d],
+                                  budgets=[f * full for f in BUDGET_FRACTIONS], keep_boosters=True,
+                                  **self.extra)
+        return res, full
+
+    def candidates(self, ctx: Context) -> list[dict[str, Any]]:
+        res, _ = self.search(ctx)
         out = []
         for c, b in zip(res.frontier, res.boosters, strict=True):
             if c.proxy:  # ranked the candidates on a row subsample; never returned
@@ -542,6 +547,64 @@ class TrainToBudgetFast(TrainToBudget):
     extra: ClassVar[dict[str, Any]] = {"search": "fast"}
 
 
+class TrainToBudgetLean(TrainToBudget):
+    """``train_to_budget(search="lean")``: every family on short proxies, the best refit; it chooses on
+    the validation rows (it refuses ``choose="cv"``), so every non-proxy candidate is handed over."""
+
+    name, family = "train_to_budget_lean", "ours"
+    extra: ClassVar[dict[str, Any]] = {"search": "lean", "choose": "valid"}
+
+
+class TrainToBudgetCV(TrainToBudget):
+    """``train_to_budget`` as a user calls it: the default ``choose="auto"``, which on these small tables
+    cross-validates a shortlist (5 folds of the training and validation rows pooled) and refits each
+    budget's pick on the pooled rows. One candidate per budget fraction: the search's own pick
+    (``result.best_at`` / ``booster_at``; where that pick has no refit, the best refit candidate within the
+    budget, else the cheapest: ``knobs["pick"]`` says which), then every refit candidate once
+    (``knobs["budget_fraction"]`` None). Each has ``val_score`` its mean fold score and ``val_cost`` its
+    cost as the search measured it (the larger of the held-out and the refit's); test score and cost by
+    the harness's one cost rule; ``valid_rows_score`` and ``valid_rows_cost`` are in-sample (the refit
+    trained on the validation rows)."""
+
+    name, family = "train_to_budget_cv", "ours"
+    extra: ClassVar[dict[str, Any]] = {}
+
+    def candidates(self, ctx: Context) -> list[dict[str, Any]]:
+        from budget_extras.core import fits_budget
+
+        res, full = self.search(ctx)
+        n_proxy = sum(c.proxy for c in res.frontier)
+        cands = res.frontier[n_proxy:]
+        refit = [j for j in range(len(cands)) if res.boosters[n_proxy + j] is not None]
+        out = []
+        for f in BUDGET_FRACTIONS:
+            c, how = res.best_at(f * full), "best_at"
+            if c is None or res.boosters[n_proxy + cands.index(c)] is None:
+                # booster_at would refuse (a refit raised a pick's cost so best_at moved to an unrefit
+                # candidate): the best refit within the budget, as the search picked it; none: the cheapest refit
+                fit = [j for j in refit if fits_budget(cands[j].cost, f * full)]
+                c = cands[min(fit, key=lambda j: (-cands[j].score, cands[j].cost)) if fit else
+                          min(refit, key=lambda j: (cands[j].cost, -cands[j].score))]
+                how = "best_refit" if fit else "cheapest_refit"
+            knobs = {"budget_fraction": f, "pick": how, "family": c.family, "k": c.k, "tradeoff": c.tradeoff,
+                     "num_leaves": c.params.get("num_leaves"), "folds": c.folds, "rows": c.rows,
+                     "cv_se": c.score_se}
+            cand = lgb_candidate(ctx, self.name, res.boosters[n_proxy + cands.index(c)], knobs)
+            # the refit trained on the validation rows: its scores there are in-sample, kept for reference only
+            cand["valid_rows_score"], cand["valid_rows_cost"] = cand["val_score"], cand["val_cost"]
+            cand["val_score"], cand["val_cost"] = float(c.score), float(c.cost)
+            out.append(cand)
+        for j in refit:  # every refit model (budget_fraction None): what other rules could pick among
+            c = cands[j]
+            knobs = {"budget_fraction": None, "pick": "refit", "family": c.family, "k": c.k, "tradeoff": c.tradeoff,
+                     "num_leaves": c.params.get("num_leaves"), "folds": c.folds, "rows": c.rows, "cv_se": c.score_se}
+            cand = lgb_candidate(ctx, self.name, res.boosters[n_proxy + j], knobs)
+            cand["valid_rows_score"], cand["valid_rows_cost"] = cand["val_score"], cand["val_cost"]
+            cand["val_score"], cand["val_cost"] = float(c.score), float(c.cost)
+            out.append(cand)
+        return out
+
+
 def all_adapters() -> list[Adapter]:
     """Every competitor, in run order (cheap and essential first)."""
     return [PlainLGBM(), TopK(False), TopK(True), GreedyForward(), CEGB("lazy"), CEGB("coupled"),
@@ -549,4 +612,4 @@ def all_adapters() -> list[Adapter]:
             BudgetPruneAdapter(),
             CatBoostAdapter("SymmetricTree", "object"), CatBoostAdapter("SymmetricTree", "first"),
             CatBoostAdapter("Lossguide", "object"), CatBoostAdapter("Lossguide", "first"), XGBoostTopK(),
-            TrainToBudget(), TrainToBudgetFast()]
+            TrainToBudget(), TrainToBudgetFast(), TrainToBudgetLean(), TrainToBudgetCV()]

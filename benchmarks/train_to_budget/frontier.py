@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> None:
             if (path.exists() and not args.force) or not adapter.applies(ctx):
                 bar.update(1)
                 continue
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             record: dict[str, Any] = {"dataset": name, "scheme": scheme, "seed": seed, "method": adapter.name,
                                       "family": adapter.family, "quick": args.quick,
                                       "sizes": [len(ctx.y_train), len(ctx.y_valid), len(ctx.y_test)]}
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> None:
                 record["error"] = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()
             record["seconds"] = time.perf_counter() - t0
+            record["cpu_seconds"] = time.process_time() - c0  # the process's CPU time: robust to a shared machine
             path.write_text(json.dumps(record, default=float))
             bar.update(1)
     bar.close()

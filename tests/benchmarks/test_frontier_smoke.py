@@ -215,3 +215,53 @@ def test_train_to_budget_adapter_records_one_search():
             assert pick["val_score"] == max(c["val_score"] for c in cands if c["val_cost"] <= frac * full + 1e-9)
     # the ablation view (train_to_budget_nogreedy) leaves out the greedy-selection families
     assert set(frontier.GREEDY_FAMILIES) == {"greedy", "lazy_greedy"}
+
+
+def test_train_to_budget_cv_adapter_hands_over_the_default_calls_picks():
+    # the default call cross-validates on small tables: one pick per budget fraction (a refit model,
+    # scored by its mean fold score, within its budget unless none fits), then every refit model once
+    ctx = make_context(3, groups=False)
+    ad = fa.TrainToBudgetCV()
+    if not ad.available():
+        pytest.skip("budget_extras.cegb is not importable")
+    cands = ad.candidates(ctx)
+    picks = [c for c in cands if c["knobs"]["budget_fraction"] is not None]
+    refits = [c for c in cands if c["knobs"]["pick"] == "refit"]
+    assert [c["knobs"]["budget_fraction"] for c in picks] == fa.BUDGET_FRACTIONS
+    assert refits and all(c["knobs"]["folds"] >= 5 for c in cands)
+    full = fa.lgb_cost(ctx, ctx.plain(), ctx.X_valid)
+    for c in picks:
+        assert c["knobs"]["pick"] in ("best_at", "best_refit", "cheapest_refit")
+        assert any(r["test_score"] == c["test_score"] and r["test_cost"] == c["test_cost"] for r in refits)
+        if c["knobs"]["pick"] != "cheapest_refit":
+            assert c["val_cost"] <= c["knobs"]["budget_fraction"] * full * (1 + 1e-9)
+        # the validation rows are in the refit's training rows: their score is kept aside, not used to choose
+        assert "valid_rows_score" in c and c["val_score"] != c["valid_rows_score"]
+
+
+def test_train_to_budget_lean_adapter_chooses_on_the_validation_rows():
+    ctx = make_context(4, groups=False)
+    ad = fa.TrainToBudgetLean()
+    if not ad.available():
+        pytest.skip("budget_extras.cegb is not importable")
+    cands = ad.candidates(ctx)
+    assert cands and all(c["method"] == "train_to_budget_lean" for c in cands)
+    full = fa.lgb_cost(ctx, ctx.plain(), ctx.X_valid)
+    assert frontier.choose_at_budget(cands, full) is not None
+
+
+def test_frontier_cv_replaces_a_pick_without_refit_by_the_best_refit_within_the_budget():
+    from benchmarks.train_to_budget import frontier_cv
+
+    def cand(score: float, cost: float, pick: str, fraction: float | None = None) -> dict:
+        return {"val_score": score, "val_cost": cost, "test_score": score, "test_cost": cost,
+                "knobs": {"budget_fraction": fraction, "pick": pick}}
+
+    refits = [cand(0.6, 0.0, "refit"), cand(0.8, 4.0, "refit"), cand(0.9, 6.0, "refit")]
+    rec = {"candidates": [cand(0.6, 0.0, "cheapest_refit", 0.5), cand(0.9, 6.0, "best_at", 1.0), *refits]}
+    assert frontier_cv.cv_pick(rec, 0.5, 5.0)["test_score"] == 0.8  # not the cheapest refit
+    assert frontier_cv.cv_pick(rec, 1.0, 10.0)["test_score"] == 0.9
+    assert frontier_cv.cv_pick(rec, 0.3, 3.0) is None
+    cmp = frontier_cv.compare([0.80, 0.003, 3], [0.81, 0.004, 3])
+    assert cmp["below"] and abs(cmp["se"] - 0.005) < 1e-12
+    assert not frontier_cv.compare([0.806, 0.003, 3], [0.81, 0.004, 3])["below"]
