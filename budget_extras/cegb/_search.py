@@ -18,7 +18,7 @@ from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
-from ._measure import model_row_costs
+from ._measure import model_row_costs, predict
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class Search:
         """Return each row's cost: LightGBM routes the rows (its C++ predictor), the accounting is cost_report's."""
         if ens is None:
             return model_row_costs(booster, X, self.fc)[0]
-        return row_costs_from_leaves(ens, booster.predict(X, pred_leaf=True), self.fc)
+        return row_costs_from_leaves(ens, predict(booster, X, pred_leaf=True), self.fc)
 
     def batches(self, work: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[list[Any]]:
         """Yield ``work``'s results one item at a time, in the order of ``items``.
