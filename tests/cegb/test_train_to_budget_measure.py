@@ -201,26 +201,3 @@ def test_measuring_predicts_on_the_threads_the_candidate_was_trained_with(alias,
     score(b, X, y)
     assert len(calls) == 2 and calls == [1, 1]
 
-
-def test_auc_equals_scikit_learns_with_ties_and_labels_it_refuses():
-    """The default binary score is roc_auc_score's value (ties by mean rank); one class goes through it (refused)."""
-    from sklearn.metrics import roc_auc_score
-
-    class Model:
-        def __init__(self, p):
-            self.p = p
-
-        def predict(self, X, **kwargs):
-            return self.p
-
-    _, score = resolve_scoring(None, {"objective": "binary"})
-    rng = np.random.default_rng(3)
-    for n in (7, 300, 4000):
-        y = rng.integers(0, 2, n)
-        p = np.round(rng.random(n), 1)  # many ties
-        assert score(Model(p), None, y) == pytest.approx(roc_auc_score(y, p), abs=1e-15)
-        assert score(Model(p), None, y.astype(float)) == pytest.approx(roc_auc_score(y, p), abs=1e-15)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match="must return a number"):
-            score(Model(np.array([0.1, 0.2])), None, np.array([1, 1]))
