@@ -139,7 +139,8 @@ def run_cell(args: tuple[Any, ...]) -> dict:
     """One table and seed: the search, its three choices and the top-k pick at every budget.
 
     ``args``: data folder, table, seed, ``choose`` and ``proxy_rows`` of the search, and
-    optionally its ``search`` and the budgets (``"three"``: 20 / 40 / 60%, ``"one"``: 40% alone).
+    optionally its ``search``, the budgets (``"three"``: 20 / 40 / 60%, ``"one"``: 40% alone) and its
+    ``options``.
     """
     import lightgbm as lgb
 
@@ -147,7 +148,7 @@ def run_cell(args: tuple[Any, ...]) -> dict:
     from budget_extras.cegb import _cv
 
     data_dir, table, seed, choose, proxy_rows = args[:5]
-    search, n_budgets = (*args[5:], "full", "three")[:2]
+    search, n_budgets, options = (*args[5:], *("full", "three", None)[len(args) - 5:])
     ds, cap = load_table(Path(data_dir), table)
     sp = fdata.split(ds, seed, cap)
     costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
@@ -163,7 +164,7 @@ def run_cell(args: tuple[Any, ...]) -> dict:
         r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names),
                             budget=0.4 * full_cost, budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc,
                             num_boost_round=ROUNDS, progress=False, choose=choose, keep_boosters=True,
-                            proxy_rows=proxy_rows, search=search)
+                            proxy_rows=proxy_rows, search=search, options=options)
     search_cpu = time.process_time() - t0
     cv_seconds = sum(v for k, v in r.seconds.items() if k.startswith("cv"))
     cvs = [c for c in r.frontier if c.folds > 0]
@@ -177,7 +178,8 @@ def run_cell(args: tuple[Any, ...]) -> dict:
            "plain_test": test_score(ds, plain, sp.X_test, sp.y_test), "search_trainings": search_cpu / plain_cpu,
            "n_cv": len(cvs), "plain_cpu": plain_cpu, "search_cpu": search_cpu,
            "cv_share": cv_seconds / max(r.seconds["total"], 1e-12), "choose": choose, "proxy_rows": proxy_rows,
-           "search": search, "n_budgets": n_budgets, "returned_test": test_score(ds, r.booster, sp.X_test, sp.y_test),
+           "search": search, "n_budgets": n_budgets, "options": options,
+           "returned_test": test_score(ds, r.booster, sp.X_test, sp.y_test),
            "budgets": {}}
     topk = careful_topk(ds, sp, fc, params, budgets)
     for frac, b in zip(fractions, budgets, strict=True):
@@ -355,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--search", choices=("full", "lean", "fast"), default="full", help="the search's search")
     parser.add_argument("--budgets", choices=("three", "one"), default="three",
                         help="three: 20 / 40 / 60%% in one call; one: 40%% alone")
+    parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
     parser.add_argument("--compare", type=Path, default=None,
                         help="an earlier --out (same tables and seeds): print this run against it, paired by split")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
@@ -370,7 +373,7 @@ def main(argv: list[str] | None = None) -> None:
     proxy_rows = {"auto": "auto", "none": None}.get(args.proxy_rows.lower(), None)
     if proxy_rows is None and args.proxy_rows.lower() != "none":
         proxy_rows = int(args.proxy_rows)
-    cells = [(str(args.data_dir), t, s, args.choose, proxy_rows, args.search, args.budgets)
+    cells = [(str(args.data_dir), t, s, args.choose, proxy_rows, args.search, args.budgets, args.options)
              for t in args.tables.split(",") for s in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as ex:
