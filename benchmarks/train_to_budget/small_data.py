@@ -210,12 +210,14 @@ def _fractions(rows: list[dict]) -> list[float]:
     return [float(k) for k in rows[0]["budgets"]]
 
 
-def compare(rows: list[dict], base: list[dict]) -> None:
+def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None:
     """Print ``rows``' search against ``base``'s (same tables and seeds), paired by split.
 
-    Per table: the CPU multiples of one plain training (mean), and the test score of the model
-    each search returns at each budget (``booster_at``) minus the other's and minus the careful
-    top-k pick's (mean, SE).
+    Per table: the CPU multiples of one plain training (mean), and the test score of each
+    search's model at each budget minus the other's and minus the careful top-k pick's (mean,
+    SE). ``field``: ``"returned"``, the model ``train_to_budget`` returns there (``booster_at``);
+    ``"cv"``, the cross-validated pick refit here on the pooled rows (in results files that do not
+    record the returned models).
     """
     by_key = {(r["table"], r["seed"]): r for r in base}
     pairs = [(r, by_key[(r["table"], r["seed"])]) for r in rows if (r["table"], r["seed"]) in by_key]
@@ -230,8 +232,8 @@ def compare(rows: list[dict], base: list[dict]) -> None:
                f"{np.mean([b['search_trainings'] for _, b in ps]):.0f}x")
         for frac in _fractions([a for a, _ in ps]):
             k = f"{frac:.1f}"
-            mine = np.array([_chosen(a, k) for a, _ in ps])
-            other = np.array([_chosen(b, k) for _, b in ps])
+            mine = np.array([_chosen(a, k) if field == "returned" else _test(a, k, "cv") for a, _ in ps])
+            other = np.array([_chosen(b, k) if field == "returned" else _test(b, k, "cv") for _, b in ps])
             top = np.array([_test(a, k, "topk") for a, _ in ps])
             m1, s1 = _mean_se(mine - other)
             m2, s2 = _mean_se(mine - top)
@@ -360,6 +362,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
     parser.add_argument("--compare", type=Path, default=None,
                         help="an earlier --out (same tables and seeds): print this run against it, paired by split")
+    parser.add_argument("--compare-field", choices=("returned", "cv"), default="returned",
+                        help="compare the returned models, or the cross-validated picks refit here (older files)")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
     args = parse(parser, argv)
     if args.summary:
@@ -368,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
         markdown(rows)
         threshold(rows)
         if args.compare is not None:
-            compare(rows, json.loads(args.compare.read_text()))
+            compare(rows, json.loads(args.compare.read_text()), args.compare_field)
         return
     proxy_rows = {"auto": "auto", "none": None}.get(args.proxy_rows.lower(), None)
     if proxy_rows is None and args.proxy_rows.lower() != "none":
@@ -386,7 +390,7 @@ def main(argv: list[str] | None = None) -> None:
     markdown(rows)
     threshold(rows)
     if args.compare is not None:
-        compare(rows, json.loads(args.compare.read_text()))
+        compare(rows, json.loads(args.compare.read_text()), args.compare_field)
 
 
 if __name__ == "__main__":
