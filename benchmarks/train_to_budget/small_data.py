@@ -123,33 +123,48 @@ def careful_topk(ds: fdata.Dataset, sp: fdata.Split, fc: Any, params: dict[str, 
     return out
 
 
-def run_cell(args: tuple[str, str, int, str, Any]) -> dict:
+def _plain(ds: fdata.Dataset, sp: fdata.Split, params: dict[str, Any]) -> tuple[Any, float]:
+    """One plain training (binning included) and its CPU time: the median of three (a small table's is ms)."""
+    import lightgbm as lgb
+
+    times, plain = [], None
+    for _ in range(3):
+        t0 = time.process_time()
+        plain = lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), ROUNDS)
+        times.append(time.process_time() - t0)
+    return plain, float(np.median(times))
+
+
+def run_cell(args: tuple[Any, ...]) -> dict:
     """One table and seed: the search, its three choices and the top-k pick at every budget.
 
-    ``args``: data folder, table, seed, ``choose`` and ``proxy_rows`` of the search.
+    ``args``: data folder, table, seed, ``choose`` and ``proxy_rows`` of the search, and
+    optionally its ``search``, the budgets (``"three"``: 20 / 40 / 60%, ``"one"``: 40% alone) and its
+    ``options``.
     """
     import lightgbm as lgb
 
     from budget_extras import TreeEnsemble, cost_report, train_to_budget
     from budget_extras.cegb import _cv
 
-    data_dir, table, seed, choose, proxy_rows = args
+    data_dir, table, seed, choose, proxy_rows = args[:5]
+    search, n_budgets, options = (*args[5:], *("full", "three", None)[len(args) - 5:])
     ds, cap = load_table(Path(data_dir), table)
     sp = fdata.split(ds, seed, cap)
     costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
     fc = fdata.feature_costs(ds.names, costs, groups)
     params = params_for(ds)
-    t0 = time.process_time()
-    plain = lgb.train(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), ROUNDS)
-    plain_cpu = time.process_time() - t0
+    plain, plain_cpu = _plain(ds, sp, params)
     full_cost = float(cost_report(TreeEnsemble.from_booster(plain), sp.X_valid, fc).total_cost.mean())
-    budgets = [f * full_cost for f in FRACTIONS]
+    fractions = FRACTIONS if n_budgets == "three" else (0.4,)
+    budgets = [f * full_cost for f in fractions]
     t0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), budget=budgets[1],
-                            budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc, num_boost_round=ROUNDS,
-                            progress=False, choose=choose, keep_boosters=True, proxy_rows=proxy_rows)
+        r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names),
+                            budget=0.4 * full_cost, budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc,
+                            num_boost_round=ROUNDS, progress=False, choose=choose, keep_boosters=True,
+                            proxy_rows=proxy_rows, search=search, options=options)
     search_cpu = time.process_time() - t0
     cv_seconds = sum(v for k, v in r.seconds.items() if k.startswith("cv"))
     cvs = [c for c in r.frontier if c.folds > 0]
@@ -163,10 +178,16 @@ def run_cell(args: tuple[str, str, int, str, Any]) -> dict:
            "plain_test": test_score(ds, plain, sp.X_test, sp.y_test), "search_trainings": search_cpu / plain_cpu,
            "n_cv": len(cvs), "plain_cpu": plain_cpu, "search_cpu": search_cpu,
            "cv_share": cv_seconds / max(r.seconds["total"], 1e-12), "choose": choose, "proxy_rows": proxy_rows,
+           "search": search, "n_budgets": n_budgets, "options": options,
+           "returned_test": test_score(ds, r.booster, sp.X_test, sp.y_test),
            "budgets": {}}
     topk = careful_topk(ds, sp, fc, params, budgets)
-    for frac, b in zip(FRACTIONS, budgets, strict=True):
+    for frac, b in zip(fractions, budgets, strict=True):
         cell = {"topk": topk[b]}
+        chosen, booster = r.best_at(b), r.booster_at(b)
+        if booster is not None:  # the model train_to_budget returns for this budget
+            cell["chosen"] = {"test": test_score(ds, booster, sp.X_test, sp.y_test), "family": chosen.family,
+                              "cost": chosen.cost, "folds": chosen.folds}
         fits = [(c, bst) for c, bst in explore if c.cost <= b + 1e-9]
         c, bst = max(fits, key=lambda z: (z[0].score, not z[0].constant, -z[0].cost))
         cell["valid"] = {"test": test_score(ds, bst, sp.X_test, sp.y_test), "family": c.family, "cost": c.cost}
@@ -182,6 +203,54 @@ def run_cell(args: tuple[str, str, int, str, Any]) -> dict:
                 "test_cost": test_cost, "cv_score": c.score, "cv_se": c.score_se}
         row["budgets"][f"{frac:.1f}"] = cell
     return row
+
+
+def _fractions(rows: list[dict]) -> list[float]:
+    """The budget fractions the rows hold (20 / 40 / 60%, or 40% alone)."""
+    return [float(k) for k in rows[0]["budgets"]]
+
+
+def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None:
+    """Print ``rows``' search against ``base``'s (same tables and seeds), paired by split.
+
+    Per table: the CPU multiples of one plain training (mean), and the test score of each
+    search's model at each budget minus the other's and minus the careful top-k pick's (mean,
+    SE). ``field``: ``"returned"``, the model ``train_to_budget`` returns there (``booster_at``);
+    ``"cv"``, the cross-validated pick refit here on the pooled rows (in results files that do not
+    record the returned models).
+    """
+    by_key = {(r["table"], r["seed"]): r for r in base}
+    pairs = [(r, by_key[(r["table"], r["seed"])]) for r in rows if (r["table"], r["seed"]) in by_key]
+    if not pairs:
+        return
+    print("| table (pooled rows) | splits | budget | CPU: this / base | this - base (SE) | this - top-k (SE) |")
+    print("|---|---|---|---|---|---|")
+    diffs = []
+    for table in dict.fromkeys(r["table"] for r, _ in pairs):
+        ps = [(a, b) for a, b in pairs if a["table"] == table]
+        cpu = (f"{np.mean([a['search_trainings'] for a, _ in ps]):.0f}x / "
+               f"{np.mean([b['search_trainings'] for _, b in ps]):.0f}x")
+        for frac in _fractions([a for a, _ in ps]):
+            k = f"{frac:.1f}"
+            mine = np.array([_chosen(a, k) if field == "returned" else _test(a, k, "cv") for a, _ in ps])
+            other = np.array([_chosen(b, k) if field == "returned" else _test(b, k, "cv") for _, b in ps])
+            top = np.array([_test(a, k, "topk") for a, _ in ps])
+            m1, s1 = _mean_se(mine - other)
+            m2, s2 = _mean_se(mine - top)
+            diffs.append((m1, s1))
+            print(f"| {table} ({ps[0][0]['rows']:,}) | {len(ps)} | {frac:.0%} | {cpu} | {m1:+.4f} ({s1:.4f}) | "
+                  f"{m2:+.4f} ({s2:.4f}) |")
+    within = sum(1 for m, se in diffs if not (m < 0 and abs(m) > (se if np.isfinite(se) else 0)))
+    print(f"cells within one SE of the base or above: {within} of {len(diffs)}; "
+          f"mean difference {np.nanmean([m for m, _ in diffs]):+.4f}")
+
+
+def _chosen(r: dict, k: str) -> float:
+    """The test score of the model ``train_to_budget`` returns at budget ``k`` (NaN if not recorded)."""
+    cell = r["budgets"][k]
+    if "chosen" in cell:
+        return float(cell["chosen"]["test"])
+    return float(r["returned_test"]) if k == "0.4" and "returned_test" in r else float("nan")
 
 
 def _test(r: dict, k: str, m: str) -> float:
@@ -202,7 +271,7 @@ def summarize(rows: list[dict]) -> None:
           + "   cv-topk (se)   1se-topk (se)  valid-topk (se)  trainings")
     for table in dict.fromkeys(r["table"] for r in rows):
         rs = [r for r in rows if r["table"] == table]
-        for frac in FRACTIONS:
+        for frac in _fractions(rs):
             k = f"{frac:.1f}"
             vals = {m: np.array([_test(r, k, m) for r in rs]) for m in methods}
             line = f"{table:16s} {frac:6.1f} " + " ".join(f"{_mean_se(vals[m])[0]:8.4f}" for m in methods)
@@ -224,7 +293,7 @@ def markdown_valid(rows: list[dict]) -> None:
     for table in dict.fromkeys(r["table"] for r in rows):
         rs = [r for r in rows if r["table"] == table]
         n_train = round(np.mean([r["rows"] for r in rs]) * 2 / 3)
-        for frac in FRACTIONS:
+        for frac in _fractions(rs):
             k = f"{frac:.1f}"
             top = np.array([_test(r, k, "topk") for r in rs])
             own = np.array([_test(r, k, "valid") for r in rs])
@@ -247,7 +316,7 @@ def threshold(rows: list[dict]) -> None:
     for table in dict.fromkeys(r["table"] for r in rows):
         rs = [r for r in rows if r["table"] == table]
         cells = []
-        for frac in FRACTIONS:
+        for frac in _fractions(rs):
             k = f"{frac:.1f}"
             mean, se = _mean_se(np.array([_test(r, k, "cv") - _test(r, k, "valid") for r in rs]))
             cells.append(f"{mean:+.4f} ({se:.4f})")
@@ -268,7 +337,7 @@ def markdown(rows: list[dict]) -> None:
     print("|---|---|---|---|---|---|")
     for table in dict.fromkeys(r["table"] for r in rows):
         rs = [r for r in rows if r["table"] == table]
-        for frac in FRACTIONS:
+        for frac in _fractions(rs):
             k = f"{frac:.1f}"
             top = np.array([_test(r, k, "topk") for r in rs])
             cells = []
@@ -287,6 +356,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--choose", choices=("cv", "auto", "valid"), default="cv",
                         help="the search's choose (cv: every choice is read off one search)")
     parser.add_argument("--proxy-rows", default="auto", help="the search's proxy_rows: auto, none or a row count")
+    parser.add_argument("--search", choices=("full", "lean", "fast"), default="full", help="the search's search")
+    parser.add_argument("--budgets", choices=("three", "one"), default="three",
+                        help="three: 20 / 40 / 60%% in one call; one: 40%% alone")
+    parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
+    parser.add_argument("--compare", type=Path, default=None,
+                        help="an earlier --out (same tables and seeds): print this run against it, paired by split")
+    parser.add_argument("--compare-field", choices=("returned", "cv"), default="returned",
+                        help="compare the returned models, or the cross-validated picks refit here (older files)")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
     args = parse(parser, argv)
     if args.summary:
@@ -294,12 +371,14 @@ def main(argv: list[str] | None = None) -> None:
         summarize(rows)
         markdown(rows)
         threshold(rows)
+        if args.compare is not None:
+            compare(rows, json.loads(args.compare.read_text()), args.compare_field)
         return
     proxy_rows = {"auto": "auto", "none": None}.get(args.proxy_rows.lower(), None)
     if proxy_rows is None and args.proxy_rows.lower() != "none":
         proxy_rows = int(args.proxy_rows)
-    cells = [(str(args.data_dir), t, s, args.choose, proxy_rows) for t in args.tables.split(",")
-             for s in range(args.first_seed, args.first_seed + args.seeds)]
+    cells = [(str(args.data_dir), t, s, args.choose, proxy_rows, args.search, args.budgets, args.options)
+             for t in args.tables.split(",") for s in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as ex:
         for row in ex.map(run_cell, cells):
@@ -310,6 +389,8 @@ def main(argv: list[str] | None = None) -> None:
     summarize(rows)
     markdown(rows)
     threshold(rows)
+    if args.compare is not None:
+        compare(rows, json.loads(args.compare.read_text()), args.compare_field)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import lightgbm as lgb
@@ -63,12 +63,16 @@ class Pool:
         Their labels.
     folds : list of (numpy.ndarray, numpy.ndarray)
         ``(fit rows, held-out rows)`` of each fold, indices into the pool.
+    fit_sets : list of lightgbm.Dataset
+        Each fold's fit rows, a subset of ``data`` constructed once: every configuration
+        cross-validated trains on the same ones.
     """
 
     data: lgb.Dataset
     X: Any
     y: np.ndarray
     folds: list[tuple[np.ndarray, np.ndarray]]
+    fit_sets: list[lgb.Dataset] = field(default_factory=list)
 
 
 def _take(X: Any, rows: np.ndarray) -> Any:
@@ -145,7 +149,7 @@ def make_pool(
     split = (RepeatedStratifiedKFold if kind != "regression" else RepeatedKFold)(
         n_splits=N_FOLDS, n_repeats=repeats, random_state=seed & 0x7FFFFFFF)
     folds = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
-    return Pool(data, X, y, folds)
+    return Pool(data, X, y, folds, [data.subset(a.tolist()).construct() for a, _ in folds])
 
 
 def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[Candidate]:
@@ -178,27 +182,33 @@ def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[C
     return out
 
 
-def planned(n_targets: int, n_pooled: int, n_train: int, n_classes: int) -> list[tuple[str, float]]:
+def planned(n_targets: int, n_pooled: int, n_train: int, n_classes: int,
+            shortlist_most: int | None = None) -> list[tuple[str, float]]:
     """Return the most work of the cross-validated choice, in trainings on the ``n_train`` training rows.
 
-    ``"cv"``: every candidate :func:`shortlist` can return (per budget the best of each top-k
-    order and :data:`TOP_PER_BUDGET` more; the cheapest), each trained on every fold (a fold
-    fit holds at most 4/5 of the pooled rows plus one per class: stratified folds);
-    ``"cv_refit"``: at most three refits on every pooled row per budget.
+    ``"cv"``: every candidate the shortlist can hold (``shortlist_most``; None: :func:`shortlist`'s,
+    per budget the best of each top-k order and :data:`TOP_PER_BUDGET` more, and the
+    cheapest), each trained on every fold (a fold fit holds at most 4/5 of the pooled rows plus
+    one per class: stratified folds); ``"cv_refit"``: at most three refits on every pooled row
+    per budget.
     """
     folds = N_FOLDS * (N_REPEATS if n_pooled < REPEATS_BELOW else 1)
     fit_rows = min(n_pooled, n_pooled * (N_FOLDS - 1) / N_FOLDS + max(1, n_classes))
-    shortlist_most = 1 + n_targets * (2 + TOP_PER_BUDGET)
+    if shortlist_most is None:
+        shortlist_most = 1 + n_targets * (2 + TOP_PER_BUDGET)
     share = n_pooled / max(1, n_train)
     return [("cv", shortlist_most * folds * fit_rows / max(1, n_train)), ("cv_refit", 3.0 * n_targets * share)]
 
 
-def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np.ndarray, float]:
-    fit, hold = pool.folds[fold]
+def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np.ndarray, float, bool]:
+    """Train ``c``'s configuration on fold ``fold``: its held-out score, row costs, seconds, constancy."""
+    hold = pool.folds[fold][1]
+    data = pool.fit_sets[fold] if pool.fit_sets else pool.data.subset(pool.folds[fold][0].tolist())
     t0 = time.perf_counter()
-    b = s.train_booster(c.params, pool.data.subset(fit.tolist()), c.decay)
+    b = s.train_booster(c.params, data, c.decay, transient=True)
     Xh, yh = _take(pool.X, hold), pool.y[hold]
-    return float(s.score_fn(b, Xh, yh)), s.row_costs(b, Xh), time.perf_counter() - t0
+    constant = bool(np.sum(b.feature_importance("split")) == 0)
+    return float(s.score_fn(b, Xh, yh)), s.row_costs(b, Xh), time.perf_counter() - t0, constant
 
 
 def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
@@ -206,8 +216,8 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
 
     The returned candidate's ``score`` is the mean fold score, ``score_se`` its standard error
     (fold standard deviation / sqrt(folds)), ``fold_scores`` the scores in fold order, ``cost``
-    the mean cost of every held-out row and ``folds`` the number of fold fits (``N_FOLDS``
-    times the repeats).
+    the mean cost of every held-out row, ``folds`` the number of fold fits (``N_FOLDS``
+    times the repeats) and ``constant`` whether every fold's model is constant.
 
     Raises
     ------
@@ -215,17 +225,18 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
         Before a fold that ``max_fits`` or ``time_limit`` does not allow.
     """
     k = len(pool.folds)
-    done: list[tuple[float, np.ndarray, float]] = []
+    done: list[tuple[float, np.ndarray, float, bool]] = []
     for batch in s.batches(lambda f: (f, *_fit_fold(s, pool, c, f)), range(k)):
-        for f, score, cost, sec in batch:
+        for f, score, cost, sec, constant in batch:
             s.clock.record_raw("cv:" + c.family, sec, pool.folds[f][0].size)
-            done.append((score, cost, sec))
+            done.append((score, cost, sec, constant))
     scores = np.array([d[0] for d in done])
     costs = np.concatenate([d[1] for d in done])
     return replace(
         c, score=float(scores.mean()), score_se=float(scores.std(ddof=1) / math.sqrt(k)),
         fold_scores=tuple(float(v) for v in scores), cost=float(costs.mean()), cost_sd=float(costs.std()),
         rows=int(pool.y.size), proxy=False, folds=k, seconds=float(sum(d[2] for d in done)),
+        constant=all(d[3] for d in done),
     )
 
 

@@ -14,6 +14,7 @@ from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
 from .._compat import param_aliases
 from ..core._scoring import Scorer
 from ..core._scoring import resolve_scoring as resolve_scoring_core
+from ._measure import predict as booster_predict
 
 __all__ = ["OffsetError", "objective_kind", "readable", "resolve_scoring"]
 
@@ -81,14 +82,14 @@ def _offset_output(booster: Any, X: Any, init_score: npt.NDArray[np.float64]) ->
     The output transform is checked against LightGBM's own ``predict`` without the offset, so an
     objective whose transform is not known here is refused instead of scored wrong.
     """
-    raw = np.asarray(booster.predict(X, raw_score=True), dtype=np.float64)
+    raw = np.asarray(booster_predict(booster, X, raw_score=True), dtype=np.float64)
     if init_score.shape != raw.shape:
         raise OffsetError(
             f"The 'valid_set' argument's init_score must have the shape of the model's raw scores {raw.shape}. "
             f"Got {init_score.shape}."
         )
     objective = _objective_line(booster)
-    plain = np.asarray(booster.predict(X), dtype=np.float64)
+    plain = np.asarray(booster_predict(booster, X), dtype=np.float64)
     if plain.shape != raw.shape or not np.allclose(_output(objective, raw), plain, rtol=1e-7, atol=1e-12):
         raise OffsetError(
             f"The 'valid_set' argument's init_score cannot be added for objective {objective!r}: its output "
@@ -110,7 +111,7 @@ class _BoosterModel(BaseEstimator):
 
     def _raw(self, X: Any) -> npt.NDArray[np.float64]:
         if self.init_score is None:
-            return np.asarray(self.booster.predict(X), dtype=np.float64)
+            return np.asarray(booster_predict(self.booster, X), dtype=np.float64)
         return _offset_output(self.booster, X, self.init_score)
 
 
@@ -132,7 +133,7 @@ class _Classifier(ClassifierMixin, _BoosterModel):
         return p
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
-        raw = np.asarray(self.booster.predict(X, raw_score=True), dtype=np.float64)
+        raw = np.asarray(booster_predict(self.booster, X, raw_score=True), dtype=np.float64)
         return raw if self.init_score is None else raw + self.init_score
 
     def predict(self, X: Any) -> npt.NDArray[np.int64]:

@@ -18,7 +18,7 @@ from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
-from ._measure import model_row_costs
+from ._measure import model_row_costs, predict
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -134,19 +134,22 @@ class Search:
         return p
 
     def train_booster(self, extra: dict[str, Any], data: lgb.Dataset,
-                      decay: tuple[float, float] | None = None) -> lgb.Booster:
+                      decay: tuple[float, float] | None = None, transient: bool = False) -> lgb.Booster:
         """Train the user's parameters with ``extra`` on ``data`` for this search's rounds.
 
         ``decay``: ``cegb_tradeoff`` falls geometrically from ``decay[0]`` to ``decay[1]``.
+        ``transient``: the booster is measured and dropped, so LightGBM's copy of it through its
+        model text into a prediction-only booster (``keep_training_booster=False``) is skipped.
         """
         callbacks = [] if decay is None else [lgb.reset_parameter(cegb_tradeoff=_decay(*decay, self.rounds))]
-        return lgb.train(self.params_for(extra), data, num_boost_round=self.rounds, callbacks=callbacks)
+        return lgb.train(self.params_for(extra), data, num_boost_round=self.rounds, callbacks=callbacks,
+                         keep_training_booster=transient)
 
     def row_costs(self, booster: lgb.Booster, X: Any, ens: TreeEnsemble | None = None) -> np.ndarray:
         """Return each row's cost: LightGBM routes the rows (its C++ predictor), the accounting is cost_report's."""
         if ens is None:
             return model_row_costs(booster, X, self.fc)[0]
-        return row_costs_from_leaves(ens, booster.predict(X, pred_leaf=True), self.fc)
+        return row_costs_from_leaves(ens, predict(booster, X, pred_leaf=True), self.fc)
 
     def batches(self, work: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[list[Any]]:
         """Yield ``work``'s results one item at a time, in the order of ``items``.

@@ -39,7 +39,9 @@ class PlanInput:
 
     ``opts`` is the validated call (budgets ``targets``, ``rounds``, the full search's grids);
     ``share``: the proxy subsample's share of the training rows (1: no proxies); ``rows``: the
-    rows the candidates are trained on; ``coupled``: whether the costs have coupled costs.
+    rows the candidates are trained on; ``coupled``: whether the costs have coupled costs;
+    ``cross_validated``: whether the choice is made by cross-validation (planned after the
+    strategy's stages).
     """
 
     opts: Any
@@ -47,6 +49,7 @@ class PlanInput:
     rows: int
     share: float
     coupled: bool
+    cross_validated: bool = False
 
 
 @dataclass
@@ -74,6 +77,9 @@ class SearchRun:
         (a fit counts ``rounds / num_boost_round`` of a training), with ``learning_rate`` in place
         of the user's if given; a strategy that ranks on one sets :attr:`proxy` to it (its
         candidates join the frontier as proxies).
+    cross_validated : bool
+        Whether the choice is made by cross-validation after the run (a strategy with its own
+        :attr:`Strategy.shortlist` then leaves the refits to it).
     """
 
     search: Search
@@ -83,6 +89,7 @@ class SearchRun:
     fork: bool
     options: dict[str, Any]
     sample: Callable[..., Search]
+    cross_validated: bool = False
 
     def stage(self, name: str) -> Any:
         """Return the context in which the plan's stage ``name`` runs (the bar's accounting)."""
@@ -109,6 +116,13 @@ class Strategy:
     cross_validates : bool
         Whether ``choose="cv"`` may choose among its candidates (else they are chosen on the
         validation rows).
+    shortlist : callable or None
+        ``shortlist(search_run, cross_validate)`` returns the configurations it cross-validated
+        (``cross_validate(candidate)`` returns one cross-validated); None: the candidates on
+        every training row are shortlisted by validation score (:func:`._cv.shortlist`).
+    shortlist_most : callable or None
+        ``shortlist_most(n_budgets, options)``: the most configurations :attr:`shortlist`
+        cross-validates (the plan's); None: :func:`._cv.shortlist`'s.
     """
 
     run: Callable[[SearchRun], None]
@@ -117,6 +131,8 @@ class Strategy:
     fork_only: bool = False
     proxies: bool = True
     cross_validates: bool = True
+    shortlist: Callable[[SearchRun, Callable[[Candidate], Candidate]], list[Candidate]] | None = None
+    shortlist_most: Callable[[int, Mapping[str, Any]], int] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,49 +227,81 @@ def refit_finalists(proxy: Search, full: Search, targets: list[float], budget: f
                 break
 
 
+class _Calibrated:
+    """Proxies ranked with their costs read through the full-round models made from them so far.
+
+    A proxy on fewer rounds buys fewer features than its refit. Each full-round model's cost
+    over its proxy's scales the proxy costs of its kind (CEGB candidates; subsets and plain
+    models: the geometric mean of the ratios seen); a candidate inside a feature subset costs
+    at most the subset's purchase for every row; a candidate already on every row and every
+    round (not a proxy) counts at its own cost.
+    """
+
+    def __init__(self, finished: list[Candidate], subset_cost: Callable[[list[int]], float],
+                 fit: Callable[[Candidate], Candidate]) -> None:
+        self.finished, self.subset_cost, self._fit = finished, subset_cost, fit
+        self.ratios: dict[bool, list[float]] = {False: [], True: []}  # by whether the candidate is CEGB
+        self.done: dict[int, Candidate] = {}  # position in `finished` -> its full-round model
+
+    def cost(self, i: int) -> float:
+        """Return candidate ``i``'s cost as a full-round model (its own where one was made)."""
+        if i in self.done:
+            return self.done[i].cost
+        c = self.finished[i]
+        if not c.proxy:
+            return c.cost
+        seen = self.ratios[c.tradeoff is not None]
+        read = c.cost * (math.exp(sum(math.log(x) for x in seen) / len(seen)) if seen else 1.0)
+        subset = c.params.get("interaction_constraints")
+        return min(read, self.subset_cost(subset[0])) if subset else read
+
+    def fit(self, i: int) -> None:
+        """Make candidate ``i``'s full-round model; its cost over the proxy's joins the ratios."""
+        c = self.finished[i]
+        self.done[i] = self._fit(c)
+        if c.proxy and c.cost > 0 and self.done[i].cost > 0:
+            self.ratios[c.tradeoff is not None].append(self.done[i].cost / c.cost)
+
+    def fit_once(self, i: int) -> None:
+        """Make candidate ``i``'s full-round model unless it was made."""
+        if i not in self.done:
+            self.fit(i)
+
+    def best_at(self, b: float, tries: int, finalists: int) -> None:
+        """At budget ``b``: fit the best candidate by validation score whose cost read so fits.
+
+        Until the ``finalists`` best are fitted, at most ``tries`` fits; where none fits and no
+        fitted model does, the cheapest is fitted.
+        """
+        finished = self.finished
+        for _ in range(tries):
+            ranked = sorted((i for i in range(len(finished)) if fits_budget(self.cost(i), b)),
+                            key=lambda i: (-finished[i].score, finished[i].constant, self.cost(i)))
+            if not ranked:
+                left = [i for i in range(len(finished)) if i not in self.done]
+                if left and not any(fits_budget(c.cost, b) for c in self.done.values()):
+                    self.fit(min(left, key=lambda i: (self.cost(i), -finished[i].score)))
+                break
+            todo = [i for i in ranked[:finalists] if i not in self.done]
+            if not todo:
+                break
+            self.fit(todo[0])
+
+
 def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: int, finalists: int = 1) -> None:
     """Refit on every row the best proxy at each budget, reading proxy costs through the refits' costs.
 
-    A proxy on fewer rounds buys fewer features than its refit. Each refit's cost over its
-    proxy's scales the proxy costs of its kind (CEGB candidates; subsets and plain models: the
-    geometric mean of the ratios seen), so the next proxy tried is one whose refit should fit; a
-    candidate inside a feature subset costs at most the subset's purchase for every row.
     At each budget, in increasing order (a refit that misses one may fit the next), the best
-    proxy by validation score whose cost so read fits is refit (a proxy already refit counts at
-    its refit's cost) until the ``finalists`` best are refit, at most ``tries`` refits a budget.
-    Where no proxy fits and no refit does, the cheapest proxy is refit.
+    proxy by validation score whose cost read through the refits made (:class:`_Calibrated`)
+    fits is refit (a proxy already refit counts at its refit's cost) until the ``finalists``
+    best are refit, at most ``tries`` refits a budget. Where no proxy fits and no refit does,
+    the cheapest proxy is refit.
     """
-    ratios: dict[bool, list[float]] = {False: [], True: []}  # by whether the candidate is CEGB
-    done: dict[int, Candidate] = {}  # proxy's position in `finished` -> its refit
     finished = [c for c in proxy.frontier if c.rounds is None]  # not stopped by successive halving
-
-    def cost(i: int) -> float:
-        if i in done:
-            return done[i].cost
-        seen = ratios[finished[i].tradeoff is not None]
-        read = finished[i].cost * (math.exp(sum(math.log(x) for x in seen) / len(seen)) if seen else 1.0)
-        subset = finished[i].params.get("interaction_constraints")
-        return min(read, fam.subset_cost(proxy.fc, subset[0])) if subset else read
-
-    def refit(i: int) -> None:
-        c = finished[i]
-        done[i] = full.fit(Spec(c.family, c.params, c.k, c.tradeoff))
-        if c.cost > 0 and done[i].cost > 0:
-            ratios[c.tradeoff is not None].append(done[i].cost / c.cost)
-
+    cal = _Calibrated(finished, lambda sel: fam.subset_cost(proxy.fc, sel),
+                      lambda c: full.fit(Spec(c.family, c.params, c.k, c.tradeoff)))
     for b in sorted(targets):
-        for _ in range(tries):
-            ranked = sorted((i for i in range(len(finished)) if fits_budget(cost(i), b)),
-                            key=lambda i: (-finished[i].score, finished[i].constant, cost(i)))
-            if not ranked:
-                left = [i for i in range(len(finished)) if i not in done]
-                if left and not any(fits_budget(c.cost, b) for c in done.values()):
-                    refit(min(left, key=lambda i: (cost(i), -finished[i].score)))
-                break
-            todo = [i for i in ranked[:finalists] if i not in done]
-            if not todo:
-                break
-            refit(todo[0])
+        cal.best_at(b, tries, finalists)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,7 +328,7 @@ def _run_fast(r: SearchRun) -> None:
 
 #: The lean search's knobs and their defaults (``options=``).
 LEAN_DEFAULTS: dict[str, Any] = {"rounds": 0.25, "rows": 1.0, "boost": True, "bisect": 1, "greedy_steps": 0,
-                                 "greedy_rounds": 20, "refits": 3, "finalists": 1}
+                                 "greedy_rounds": 20, "refits": 3, "finalists": 1, "shortlist": 2}
 
 #: Fewest training rows of a lean proxy (all of them when there are fewer).
 LEAN_MIN_ROWS = 2000
@@ -298,6 +346,7 @@ class _Lean:
     greedy_rounds: int
     refits: int
     finalists: int
+    shortlist: int
 
 
 def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
@@ -320,10 +369,11 @@ def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
                  **where)
     check_scalar(options["refits"], "refits", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     check_scalar(options["finalists"], "finalists", [Interval(numbers.Integral, 1, None, closed="left")], **where)
+    check_scalar(options["shortlist"], "shortlist", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     m = min(rows, max(LEAN_MIN_ROWS, round(float(options["rows"]) * rows)))
     return _Lean(max(1, round(float(options["rounds"]) * rounds)), m, bool(options["boost"]), int(options["bisect"]),
                  int(options["greedy_steps"]), int(options["greedy_rounds"]), int(options["refits"]),
-                 int(options["finalists"]))
+                 int(options["finalists"]), int(options["shortlist"]))
 
 
 def _plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
@@ -342,7 +392,7 @@ def _plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
         ("lazy_subsets", unit * fam.planned_lazy_in_subsets(t, k.bisect)),
         ("lazy_coupled", unit * fam.planned_lazy_sweep(3, k.bisect, t) if p.coupled else 0.0),
         ("smaller_trees", unit * fam.planned_smaller_trees(t, len(o.leaves_grid))),
-        ("refit", float(k.refits * t)),
+        ("refit", 0.0 if p.cross_validated else float(k.refits * t)),  # cross-validated: the shortlist's
     ]
 
 
@@ -363,7 +413,10 @@ def _lean_proxy(r: SearchRun, k: _Lean) -> Search:
 
 
 def _run_lean(r: SearchRun) -> None:
-    """Plain LightGBM on every row; every family on the lean proxy; the best proxies refit on every row."""
+    """Plain LightGBM on every row; every family on the lean proxy; the best proxies refit on every row.
+
+    With a cross-validated choice the refits are left to :func:`_lean_shortlist`.
+    """
     o = r.opts
     k = _lean(r.options, o.rounds, r.search.rows)
     with r.stage("all"):
@@ -371,15 +424,64 @@ def _run_lean(r: SearchRun) -> None:
     s = r.proxy = _lean_proxy(r, k)
     greedy = {"steps": k.greedy_steps, "rounds": k.greedy_rounds} if o.greedy and k.greedy_steps else None
     _run_families(r, s, rank, greedy=greedy, bisect=k.bisect, subset_bisect=k.bisect, coupled_bisect=k.bisect)
-    with r.stage("refit"):
-        refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
+    if not r.cross_validated:
+        with r.stage("refit"):
+            refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
+
+
+def _lean_shortlist(r: SearchRun, cross_validate: Callable[[Candidate], Candidate]) -> list[Candidate]:
+    """Cross-validate the lean search's shortlist; return the configurations cross-validated.
+
+    Every proxy and the plain model rank, each configuration once. At each budget, in
+    increasing order: the ``shortlist`` best by validation score whose cost fits, proxy costs
+    read through the held-out costs of the configurations cross-validated so far
+    (:class:`_Calibrated`), at most ``refits`` a budget; the best top-k subset whose cost so
+    read fits (the noise warning's rival); at the end the cheapest (a constant model, the
+    other rival, where the search reached one).
+    """
+    k = _lean(r.options, r.opts.rounds, r.search.rows)
+    seen: set[str] = set()
+    finished = []
+    for c in (r.proxy.frontier if r.proxy is not None else []) + r.full.frontier:
+        key = repr(sorted(c.params.items()))
+        if c.rounds is None and key not in seen:  # not stopped by successive halving; each configuration once
+            seen.add(key)
+            finished.append(c)
+    cal = _Calibrated(finished, lambda sel: fam.subset_cost(r.full.fc, sel), cross_validate)
+    for b in sorted(r.opts.targets):
+        cal.best_at(b, k.refits, k.shortlist)
+        subsets = [i for i, c in enumerate(finished) if c.family.startswith("topk") and fits_budget(cal.cost(i), b)]
+        if subsets:
+            cal.fit_once(max(subsets, key=lambda i: (finished[i].score, -cal.cost(i))))
+    if finished:
+        cal.fit_once(_rival_constant(finished))
+    return list(cal.done.values())
+
+
+def _rival_constant(finished: list[Candidate]) -> int:
+    """Return the position of the constant proxy with the largest tradeoff (else the cheapest candidate).
+
+    A proxy trains fewer rounds at a larger learning rate: the CEGB penalty that kept it
+    constant is likeliest to keep the full-round model constant where it is the largest (and a
+    constant model stops after its first round, so its folds cost little).
+    """
+    const = [i for i, c in enumerate(finished) if c.constant]
+    if const:
+        return max(const, key=lambda i: (finished[i].tradeoff or math.inf, -finished[i].cost))
+    return min(range(len(finished)), key=lambda i: (finished[i].cost, -finished[i].score))
+
+
+def _lean_shortlist_most(n_targets: int, options: Mapping[str, Any]) -> int:
+    """Return the most configurations :func:`_lean_shortlist` cross-validates for ``n_targets`` budgets."""
+    return n_targets * (int(options["refits"]) + 1) + 1
 
 
 #: The strategies ``search=`` names.
 STRATEGIES: dict[str, Strategy] = {
     "full": Strategy(run=_run_full, plan=_plan_full, options=HALVING_DEFAULTS),
     "fast": Strategy(run=_run_fast, plan=_plan_fast, fork_only=True, cross_validates=False),
-    "lean": Strategy(run=_run_lean, plan=_plan_lean, options=LEAN_DEFAULTS, cross_validates=False),
+    "lean": Strategy(run=_run_lean, plan=_plan_lean, options=LEAN_DEFAULTS, shortlist=_lean_shortlist,
+                     shortlist_most=_lean_shortlist_most),
 }
 
 

@@ -207,7 +207,8 @@ def _iv(
     strategy, knobs = resolve_strategy(kw["search"], kw["options"], is_fork(), str(lgb.__version__))
     if kw["choose"] == "cv" and not strategy.cross_validates:
         raise ValueError(
-            f"The 'choose' argument 'cv' needs search='full' (search={kw['search']!r} chooses on the validation rows)."
+            f"The 'choose' argument 'cv' needs search='full' or 'lean' (search={kw['search']!r} chooses on the "
+            "validation rows)."
         )
     _warn_unused(kw)
     limit = kw["time_limit"]
@@ -532,13 +533,21 @@ def _pick_and_refit(full: Search, pool: cv.Pool, cands: list[Candidate], budget:
     return i, status
 
 
-def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_name: str) -> _CVChoice | None:
-    """Cross-validate the shortlist, pick and refit at every budget; None if the rows do not pool."""
+def _choose_by_cv(run: SearchRun, root: lgb.Dataset, raw: Any, score_name: str) -> _CVChoice | None:
+    """Cross-validate the shortlist, pick and refit at every budget; None if the rows do not pool.
+
+    The shortlist is the strategy's own (:attr:`Strategy.shortlist`) or the candidates on every
+    training row by validation score (:func:`cv.shortlist`).
+    """
+    full, o = run.full, run.opts
     pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), o.base)
     if pool is None:
         return None
     with full.clock.stage("cv"):
-        cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
+        if o.strategy.shortlist is not None:
+            cands = o.strategy.shortlist(run, lambda c: cv.cross_validate(full, pool, c))
+        else:
+            cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
     refits: dict[int, tuple[lgb.Booster, float]] = {}
     with full.clock.stage("cv_refit"):
         for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
@@ -577,7 +586,9 @@ def _plan(o: _Options, p: PlanInput, cross_validates: bool, labels: np.ndarray) 
     plan = list(o.strategy.plan(p, o.knobs))
     if cross_validates:
         n_classes = 1 if objective_kind(o.base) == "regression" else int(np.unique(labels).size)
-        plan += cv.planned(len(o.targets), labels.size, p.rows, n_classes)
+        most = o.strategy.shortlist_most
+        plan += cv.planned(len(o.targets), labels.size, p.rows, n_classes,
+                           None if most is None else most(len(o.targets), o.knobs))
     return plan
 
 
@@ -609,7 +620,7 @@ def _search(
     cv_why = _cv_reason(o, train_set, raw, yv, root.num_data(), idx is not None)
     plan = _plan(o, PlanInput(o, len(names), root.num_data() if idx is None else idx.size,
                               1.0 if idx is None else idx.size / root.num_data(),
-                              bool(np.any(np.asarray(fc.coupled) > 0))), cv_why is None,
+                              bool(np.any(np.asarray(fc.coupled) > 0)), cv_why is None), cv_why is None,
                  np.concatenate([np.asarray(root.get_label(), dtype=np.float64).ravel(), yv]))
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, plan)
     full = Search(o.base, root, None, Xv, yv, fc, _with_offset(score_fn, init), o.rounds, clock)
@@ -631,17 +642,17 @@ def _search(
 
     # proxies are ranked on as many validation rows as they were trained on
     proxy = None if idx is None else sample(idx, idx.size, o.rounds)
-    run = SearchRun(proxy or full, full, proxy, o, fork, dict(o.knobs), sample)
+    run = SearchRun(proxy or full, full, proxy, o, fork, dict(o.knobs), sample, cross_validated=cv_why is None)
     try:
         o.strategy.run(run)
         if cv_why is None:
-            choice = _choose_by_cv(full, root, raw, o, score_name)
+            choice = _choose_by_cv(run, root, raw, score_name)
     except SearchCut:
         pass
     finally:
         seconds = clock.close()
     if choice is not None:
-        return _cv_result(choice, full, o, score_name, fork, keep_boosters, clock.nfev, seconds)
+        return _cv_result(choice, run, score_name, keep_boosters, clock.nfev, seconds)
     proxy = run.proxy
     frontier = (proxy.frontier if proxy else []) + full.frontier
     boosters = (proxy.boosters if proxy else []) + full.boosters
@@ -666,17 +677,20 @@ def _search(
     )
 
 
-def _cv_result(ch: _CVChoice, full: Search, o: _Options, score_name: str, fork: bool, keep_boosters: bool,
-               nfev: int, seconds: dict[str, float]) -> BudgetTrainResult:
+def _cv_result(ch: _CVChoice, run: SearchRun, score_name: str, keep_boosters: bool, nfev: int,
+               seconds: dict[str, float]) -> BudgetTrainResult:
     """Assemble the result of a cross-validated choice (the search's own candidates become proxies)."""
+    o, fork = run.opts, run.fork
+    own = (run.proxy.frontier if run.proxy is not None else []) + run.full.frontier
+    own_boosters = (run.proxy.boosters if run.proxy is not None else []) + run.full.boosters
     msg = _cv_message(ch, o.budget, score_name)
     if ch.status != Status.SUCCESS:
         warnings.warn(f"train_to_budget: {msg}.", UserWarning, stacklevel=3)
     elif ch.note is not None:
         warnings.warn(f"train_to_budget: {ch.note}.", UserWarning, stacklevel=3)
         msg += f"; {ch.note}"
-    frontier = [replace(c, proxy=True) for c in full.frontier] + ch.cands
-    boosters = full.boosters + [ch.refits[i][0] if i in ch.refits else None for i in range(len(ch.cands))]
+    frontier = [replace(c, proxy=True) for c in own] + ch.cands
+    boosters = own_boosters + [ch.refits[i][0] if i in ch.refits else None for i in range(len(ch.cands))]
     c = ch.cands[ch.chosen]
     return BudgetTrainResult(
         status=ch.status, message=msg, booster=ch.refits[ch.chosen][0], budget=o.budget, budgets=tuple(o.targets),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 
 import lightgbm as lgb
 import numpy as np
@@ -190,3 +191,97 @@ def test_booster_at_an_unrefit_pick_says_which_budgets_are_refit(chosen_by_cv):
                 r.booster_at(budget)
             return
     pytest.skip("every pick on this grid was refit")
+
+
+# search="lean": proxies rank, a short shortlist is cross-validated at every round
+
+
+@pytest.fixture(scope="module")
+def lean_by_cv(data):
+    return run(data, 3.0, budgets=[1.5], keep_boosters=True, search="lean", choose="cv")
+
+
+def test_lean_chooses_by_cross_validation_among_its_proxies(data, lean_by_cv):
+    """The lean search's choice is cross-validated (folds, score_se) and its proxies only rank."""
+    r = lean_by_cv
+    assert r.status == Status.SUCCESS and "5-fold cross-validation repeated 3 times over 600" in r.message
+    assert r.chosen.folds == 15 and r.chosen.rows == 600 and math.isfinite(r.chosen.score_se)
+    assert r.chosen == r.best_at(3.0)
+    searched = [c for c in r.frontier if c.folds == 0]
+    assert all(c.proxy for c in searched)
+    assert any(c.rows == len(data[0]) and c.family != "all" for c in searched)  # the lean proxies are reported
+    crossed = [c for c in r.frontier if c.folds > 0]
+    assert 2 <= len(crossed) <= 2 * (3 + 1) + 1  # per budget at most `refits` + one top-k subset; the constant
+
+
+def test_lean_fold_scores_are_full_rounds_at_the_users_learning_rate(data, lean_by_cv):
+    """A shortlisted proxy (a quarter of the rounds, four times the learning rate) is cross-validated as configured."""
+    for c in [x for x in lean_by_cv.frontier if x.folds > 0][:3]:
+        scores, costs = _oracle_fold_fit(data, c.params)
+        np.testing.assert_allclose(c.fold_scores, scores, rtol=0, atol=1e-12)
+        assert c.cost >= costs.mean() - 1e-9
+
+
+def test_lean_returns_the_pick_refit_on_the_pooled_rows_within_every_budget(data, lean_by_cv):
+    """The returned model is the pick trained on every pooled row; each budget's pick costs within it there."""
+    Xt, yt, Xv, yv = data
+    r = lean_by_cv
+    root = lgb.Dataset(Xt, yt.astype(float), params={**PARAMS, "verbosity": -1, "seed": 0}).construct()
+    pooled = lgb.Dataset(np.vstack([Xt, Xv]), np.concatenate([yt, yv]).astype(float), reference=root)
+    b = lgb.train({**PARAMS, "verbosity": -1, "seed": 0, **r.chosen.params}, pooled, num_boost_round=ROUNDS)
+    np.testing.assert_array_equal(b.predict(Xv), r.booster.predict(Xv))
+    for budget in (1.5, 3.0):
+        bst = r.booster_at(budget)
+        assert bst.current_iteration() <= ROUNDS
+        pooled_cost = cost_report(TreeEnsemble.from_booster(bst), np.vstack([Xt, Xv]), FeatureCosts(COSTS))
+        assert pooled_cost.total_cost.mean() <= budget + 1e-9
+
+
+def test_lean_shortlist_size_is_its_option(data):
+    """options={'shortlist': 1, 'refits': 1}: one configuration a budget, its best top-k subset, the constant."""
+    r = run(data, 3.0, search="lean", choose="cv", options={"shortlist": 1, "refits": 1})
+    crossed = [c for c in r.frontier if c.folds > 0]
+    assert 1 <= len(crossed) <= 3
+    assert r.chosen in crossed
+
+
+def test_auto_cross_validates_the_lean_search_on_few_rows(data):
+    """choose='auto' cross-validates the lean search's shortlist on a small table, as for the full search."""
+    r = run(data, 3.0, search="lean")
+    assert r.chosen.folds == 15 and "cross-validation" in r.message
+
+
+def test_cross_validated_constancy_is_that_of_the_fold_models(data):
+    """A configuration marked constant on its proxy but splitting on the folds is not constant once cross-validated."""
+    from budget_extras.cegb._search import Clock, Search
+
+    Xt, yt, Xv, yv = data
+    params = {**PARAMS, "verbosity": -1, "seed": 0}
+    root = lgb.Dataset(Xt, yt.astype(float), params=params, free_raw_data=False).construct()
+    pool = cv.make_pool(root, Xt, Xv, yv, "binary", params)
+    clock = Clock(3.0, len(yt), None, None, 1, False, None)
+    s = Search(params, root, None, Xv, yv, FeatureCosts(COSTS), lambda b, X, y: roc_auc_score(y, b.predict(X)),
+               ROUNDS, clock)
+    marked = Candidate(family="lazy", params={}, k=None, tradeoff=None, score=0.5, cost=0.0, coupled_cost=0.0,
+                       constant=True)
+    assert not cv.cross_validate(s, pool, marked).constant
+    assert cv.cross_validate(s, pool, replace(marked, params={"min_gain_to_split": 1e30}, constant=False)).constant
+
+
+def test_folds_are_constructed_once_for_every_configuration(data, monkeypatch):
+    """Every cross-validated configuration trains on the same fold Datasets (binned once)."""
+    from budget_extras.cegb._search import Search
+
+    seen = []
+    train = Search.train_booster
+
+    def record(self, extra, data_, decay=None, transient=False):
+        if transient:
+            seen.append(id(data_))
+        return train(self, extra, data_, decay, transient)
+
+    monkeypatch.setattr(Search, "train_booster", record)
+    r = run(data, 3.0)
+    n_cv = len([c for c in r.frontier if c.folds > 0])
+    assert n_cv >= 2 and len(seen) == 15 * n_cv
+    assert len(set(seen)) == 15  # one Dataset per fold

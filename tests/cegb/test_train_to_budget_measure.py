@@ -181,3 +181,23 @@ def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halv
     assert new.booster.model_to_string() == old.booster.model_to_string()
     assert new.status == old.status
     assert not halving or any(c.rounds is not None for c in new.frontier)  # some candidate stopped at a rung
+
+
+@pytest.mark.parametrize("alias", ["num_threads", "nthread", "n_jobs"])
+def test_measuring_predicts_on_the_threads_the_candidate_was_trained_with(alias, monkeypatch):
+    """LightGBM's predict ignores the booster's num_threads: the score and the costs pass it (any alias)."""
+    X, y, _ = _data("binary")
+    b = lgb.train({"objective": "binary", "verbosity": -1, alias: 1}, lgb.Dataset(X, y), 5)
+    calls = []
+    predict = lgb.Booster.predict
+
+    def record(self, data, *args, **kwargs):
+        calls.append(kwargs.get("num_threads"))
+        return predict(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(lgb.Booster, "predict", record)
+    model_row_costs(b, X, FeatureCosts([1.0] * N_FEATURES))
+    _, score = resolve_scoring(None, {"objective": "binary"})
+    score(b, X, y)
+    assert len(calls) == 2 and calls == [1, 1]
+

@@ -310,12 +310,15 @@ def test_halving_with_threads_gives_the_serial_candidates(halved, data):
 
 
 @pytest.mark.parametrize("kw", [
-    dict(budgets=[1.5, 5.0]),
-    dict(budgets=[1.5, 5.0], options={"rows": 0.1, "greedy_steps": 2, "finalists": 2}),
+    dict(budgets=[1.5, 5.0], choose="valid"),
+    dict(budgets=[1.5, 5.0], choose="valid", options={"rows": 0.1, "greedy_steps": 2, "finalists": 2}),
     dict(proxy_rows=150, options={"boost": False, "bisect": 2}),  # lean proxies drawn from the proxy subsample
+    dict(budgets=[1.5, 5.0], choose="cv"),  # the shortlist cross-validated, the picks refit on the pooled rows
+    dict(choose="cv", options={"shortlist": 1, "refits": 1}),
 ])
 def test_lean_search_progress_ends_at_its_planned_total(data, bars, kw):
-    """The lean search's stages (plain, the families on proxies, the refits) stay within their plan."""
+    """The lean search's stages (plain, the families on proxies, the refits or the cross-validation) stay within
+    their plan."""
     run(data, search="lean", num_boost_round=40, **kw)
     _check_bar(bars)
 
@@ -325,7 +328,7 @@ def test_lean_proxies_count_their_share_of_rows_and_rounds(data, bars, monkeypat
     import budget_extras.cegb._strategies as strategies
 
     monkeypatch.setattr(strategies, "LEAN_MIN_ROWS", 100)  # the data's 400 rows may be halved
-    r = run(data, search="lean", num_boost_round=40, budgets=[1.5, 5.0], options={"rows": 0.5})
+    r = run(data, search="lean", num_boost_round=40, budgets=[1.5, 5.0], options={"rows": 0.5}, choose="valid")
     proxies = [c for c in r.frontier if c.proxy]
     assert proxies and {c.rows for c in proxies} == {200}
     full = [c for c in r.frontier if not c.proxy]
@@ -339,7 +342,8 @@ def lean(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, budgets=[1.5, 5.0], valid_set=(Xv, yv),
-                               costs=COSTS, num_boost_round=40, search="lean", keep_boosters=True, progress=False)
+                               costs=COSTS, num_boost_round=40, search="lean", keep_boosters=True, progress=False,
+                               choose="valid")
 
 
 def test_lean_search_returns_a_model_trained_on_every_row_within_each_budget(lean, data):
@@ -417,22 +421,20 @@ def test_lean_refits_stop_at_the_tries_allowed_per_budget():
     assert full.fitted == ["0", "1"]
 
 
-def test_lean_refuses_cross_validation_and_warns_on_n_bisect(data):
-    """search='lean' chooses on the validation rows: choose='cv' raises; n_bisect (its knob is 'bisect') warns."""
+def test_lean_warns_on_n_bisect(data):
+    """n_bisect is a knob of search='full' (lean's is the option 'bisect'): setting it warns."""
     Xt, yt, Xv, yv = data
-    with pytest.raises(ValueError, match="'choose'"):
-        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS, search="lean",
-                        choose="cv", progress=False)
     with pytest.warns(UserWarning, match="'n_bisect'"):
         train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS, search="lean",
-                        n_bisect=1, num_boost_round=8, progress=False)
+                        n_bisect=1, num_boost_round=8, progress=False, choose="valid")
 
 
 @pytest.mark.parametrize(("options", "key"), [
     ({"rounds": 0}, "rounds"), ({"rounds": 1.5}, "rounds"), ({"rounds": True}, "rounds"),
     ({"rows": 0.0}, "rows"), ({"rows": float("nan")}, "rows"), ({"boost": 1}, "boost"),
     ({"bisect": -1}, "bisect"), ({"greedy_steps": 1.5}, "greedy_steps"), ({"greedy_rounds": 0}, "greedy_rounds"),
-    ({"refits": 0}, "refits"), ({"finalists": "2"}, "finalists"),
+    ({"refits": 0}, "refits"), ({"finalists": "2"}, "finalists"), ({"shortlist": 0}, "shortlist"),
+    ({"shortlist": 1.0}, "shortlist"),
 ])
 def test_bad_lean_options_are_refused_before_training(data, options, key, monkeypatch):
     """Lean knobs out of range or of the wrong type raise naming the key, before any model is trained."""
