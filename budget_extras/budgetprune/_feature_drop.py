@@ -49,6 +49,7 @@ from ._drop_refit import (
     route,
 )
 from ._error_terms import mean_loss, row_loss
+from ._rank import drop_alone, rank_rows
 from ._scoring import constant_raw, resolve_scoring
 from ._setup import labels_iv
 from ._usage import feature_counts, path_tables, usage_cost, usage_cost_delta
@@ -284,8 +285,9 @@ class FeatureDropRefit(BaseEstimator):
         # of them (the fills' costs) and a sample of the training rows (the ranking's loss and cost)
         self._proxy_rows: np.ndarray | None = None
         self._rows = {"valid": (self._Xv, self._yv), "proxy": (self._Xv, self._yv), "rank": (self._Xt, self._yt)}
-        if self._yt.size > PROXY_ROWS:  # a random sample: the rows may come sorted (by label, by time)
-            rank = np.sort(np.random.default_rng(2).choice(self._yt.size, PROXY_ROWS, replace=False))
+        n_rank = rank_rows(ens, self._y_all.size, self._yt.size, PROXY_ROWS)
+        if self._yt.size > PROXY_ROWS:  # a random sample in random order: the rows may come sorted (by label, time)
+            rank = np.random.default_rng(2).choice(self._yt.size, n_rank, replace=False)
             self._rows["rank"] = (np.ascontiguousarray(self._Xt[:, rank]), self._yt[rank])
         if self._yv.size > PROXY_ROWS:
             self._proxy_rows = np.sort(np.random.default_rng(1).choice(self._yv.size, PROXY_ROWS, replace=False))
@@ -429,15 +431,18 @@ class FeatureDropRefit(BaseEstimator):
     def _rank(self, full: _State) -> list[int]:
         """Rank the used features once: loss rise per unit of cost saved when dropped alone (no refit).
 
-        On a sample of ``PROXY_ROWS`` training rows, so that the validation rows, which choose
-        among the candidates, have not chosen the features. Features whose drop saves nothing
-        come last, by loss rise.
+        On training rows, so that the validation rows, which choose among the candidates, have
+        not chosen the features: the loss rise on the ranking's rows (:func:`rank_rows` of them,
+        a random sample of the search's training rows), the cost saved on ``PROXY_ROWS`` of them.
+        Features whose drop saves nothing come last, by loss rise.
         """
-        keys = []
         full = self._on_rows(full, "rank")
-        for f in np.flatnonzero(full.used):
-            st = self._at(full, (int(f),), rows="rank")
-            saved, rise = full.cost - st.cost, st.loss - full.loss
+        features = np.flatnonzero(full.used)
+        loss, cost, cost_full = drop_alone(self._ens, *self._rows["rank"], full.leaves_v, full.raw_v, features,
+                                           self.costs_, self._split, PROXY_ROWS)
+        self._n_evals += features.size
+        keys = []
+        for f, rise, saved in zip(features, loss - full.loss, cost_full - cost, strict=True):
             keys.append((0, rise / saved, int(f)) if saved > 1e-12 * max(1.0, full.cost) else (1, rise, int(f)))
         return [f for *_, f in sorted(keys)]
 
