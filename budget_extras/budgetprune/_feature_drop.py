@@ -64,8 +64,9 @@ SEARCH_ROWS = 5000
 RECIPE_MARGIN = 2.0
 #: Validation rows the refit-free proxies (ranking, add-back) route (a fixed random sample when there are more).
 PROXY_ROWS = 1000
-#: A fill keeps per-row feature counts (:meth:`FeatureDropRefit._walk`) from this many rows x trees (below,
-#: re-evaluating every tree costs less than keeping the counts) up to ``WALK_CELLS`` rows x features.
+#: A fill (:meth:`FeatureDropRefit._walk`) and the ranking's cost keep per-row feature counts from this many
+#: rows x trees (below, re-evaluating every tree costs less than keeping the counts) up to ``WALK_CELLS``
+#: rows x features.
 WALK_PAIRS = 1_000_000
 WALK_CELLS = 20_000_000
 
@@ -438,8 +439,10 @@ class FeatureDropRefit(BaseEstimator):
         """
         full = self._on_rows(full, "rank")
         features = np.flatnonzero(full.used)
-        loss, cost, cost_full = drop_alone(self._ens, *self._rows["rank"], full.leaves_v, full.raw_v, features,
-                                           self.costs_, self._split, PROXY_ROWS)
+        ens = self._ens
+        pairs, cells = min(PROXY_ROWS, full.leaves_v.shape[1]) * ens.n_trees, PROXY_ROWS * ens.n_features
+        loss, cost, cost_full = drop_alone(ens, *self._rows["rank"], full.leaves_v, full.raw_v, features, self.costs_,
+                                           self._split, PROXY_ROWS, counted=WALK_PAIRS <= pairs and cells <= WALK_CELLS)
         self._n_evals += features.size
         keys = []
         for f, rise, saved in zip(features, loss - full.loss, cost_full - cost, strict=True):

@@ -17,13 +17,11 @@ from ._drop_refit import copy_rows, drop_forcing, route
 from ._error_terms import mean_loss
 from ._usage import feature_counts, path_tables, usage_cost, usage_cost_delta
 
-__all__ = ["COUNT_CELLS", "RANK_SHARE", "drop_alone", "rank_rows"]
+__all__ = ["RANK_SHARE", "drop_alone", "rank_rows"]
 
 #: The ranking re-routes at most this many (row, tree) pairs per (training row, tree) of the model
 #: (:func:`rank_rows`): measured, about 0.1 to 0.3 of a training.
 RANK_SHARE = 3
-#: The cost reads only the trees a feature splits in (per-row feature counts) up to this many rows x features.
-COUNT_CELLS = 20_000_000
 
 
 def rank_rows(ensemble: TreeEnsemble, n_train: int, n_search: int, least: int) -> int:
@@ -59,7 +57,7 @@ def rank_rows(ensemble: TreeEnsemble, n_train: int, n_search: int, least: int) -
 
 def drop_alone(
     ensemble: TreeEnsemble, Xr: np.ndarray, yr: np.ndarray, leaves: np.ndarray, raw: np.ndarray,
-    features: np.ndarray, costs: FeatureCosts, split: np.ndarray, cost_rows: int,
+    features: np.ndarray, costs: FeatureCosts, split: np.ndarray, cost_rows: int, *, counted: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Drop each of ``features`` alone from the unforced model: the mean loss on the rows, the cost on the first ones.
 
@@ -83,6 +81,10 @@ def drop_alone(
         Split cost of each feature.
     cost_rows : int
         The cost is the mean over the first ``cost_rows`` rows.
+    counted : bool, default False
+        Read the cost of a feature that splits in at most half of the trees from those trees only
+        (per-row feature counts, :func:`usage_cost_delta`; without split costs only): less work
+        on many rows x trees, more on few.
 
     Returns
     -------
@@ -99,9 +101,7 @@ def drop_alone(
     bits, pcost = path_tables(ens, none, split)
     row, _ = usage_cost(first, bits, pcost, costs.unit, costs.unit_cost, ens.n_features)
     tree_cost = costs.tree * ens.n_trees
-    # with no split costs, a feature's cost reads only the trees that split on it (per-row feature counts)
-    lean = not split.any() and first.shape[1] * ens.n_features <= COUNT_CELLS
-    counts = feature_counts(first, bits, ens.n_features) if lean else None
+    counts = feature_counts(first, bits, ens.n_features) if counted and not split.any() else None
     node_tree = np.asarray(ens.node_tree)
     scratch = leaves.copy()  # equal to ``leaves`` between features
     loss, cost = np.empty(len(features)), np.empty(len(features))

@@ -93,7 +93,7 @@ def test_drop_alone_equals_each_feature_routed_from_scratch(rng, monkeypatch, sp
     leaves = route(ens, Xr, none)[0]
     raw = leaf_sum(np.asarray(ens.value), leaves, np.asarray(ens.tree_class, dtype=np.int64), 1)
     features = np.unique(ens.feature[~ens.is_leaf])
-    loss, cost, cost_full = rk.drop_alone(ens, Xr, y, leaves, raw, features, costs, split_cost, 400)
+    loss, cost, cost_full = rk.drop_alone(ens, Xr, y, leaves, raw, features, costs, split_cost, 400, counted=True)
     assert len(counted) == (features.size if split == 0.0 else 0)
 
     def cost_of(forced, lv):
