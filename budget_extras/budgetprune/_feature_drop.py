@@ -2,18 +2,18 @@
 
 The search's work does not grow with features x steps. Every used feature is ranked once: dropped
 alone from the unpruned model (its splits forced, see ``_drop_refit``), without refitting, on a
-sample of ``PROXY_ROWS`` validation rows, by the rise of the validation loss per unit of mean
-validation cost saved. Two greedy fills (a knapsack greedy) keep features, from none, while the
-model still fits the budget: in the ranking's order (most loss avoided per unit of cost first)
-and in the order of the model's gain importance; a feature that does not fit is skipped. Each
-fill costs one evaluation per feature and one refit. The hand recipe is a third candidate: the
-longest prefix of the importance order whose masked model (the other features missing, NaN)
-fits, found by bisection, refit as ``Booster.refit(decay_rate=0)`` does. The candidate with the
-best validation ``scoring`` is returned; the recipe wins ties. Training rows (``X``, ``y``) are
-only used to refit; choices are made on the validation rows (``X_valid``, ``y_valid``). With
-more than ``SEARCH_ROWS`` training rows the candidates are refit on a fixed random sample of
-that many, and the returned model is refit on all of them (its validation score is recomputed;
-it can differ a little from the sample refit's that chose it).
+random sample of the training rows (as many as the fit-time plan allows, ``_rank.rank_rows``), by
+the rise of the loss per unit of mean cost saved. Two greedy fills (a knapsack greedy) keep
+features, from none, while the model still fits the budget: in the ranking's order (most loss
+avoided per unit of cost first) and in the order of the model's gain importance; a feature that
+does not fit is skipped. Each fill costs one evaluation per feature and one refit. The hand recipe
+is a third candidate: the longest prefix of the importance order whose masked model (the other
+features missing, NaN) fits, found by bisection, refit as ``Booster.refit(decay_rate=0)`` does. The
+candidate with the best validation ``scoring`` is returned; the recipe wins ties. Training rows
+(``X``, ``y``) are only used to refit; choices are made on the validation rows (``X_valid``,
+``y_valid``). With more than ``SEARCH_ROWS`` training rows the candidates are refit on a fixed
+random sample of that many, and the returned model is refit on all of them (its validation score is
+recomputed; it can differ a little from the sample refit's that chose it).
 """
 
 from __future__ import annotations
