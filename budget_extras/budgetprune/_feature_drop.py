@@ -2,18 +2,18 @@
 
 The search's work does not grow with features x steps. Every used feature is ranked once: dropped
 alone from the unpruned model (its splits forced, see ``_drop_refit``), without refitting, on a
-sample of ``PROXY_ROWS`` validation rows, by the rise of the validation loss per unit of mean
-validation cost saved. Two greedy fills (a knapsack greedy) keep features, from none, while the
-model still fits the budget: in the ranking's order (most loss avoided per unit of cost first)
-and in the order of the model's gain importance; a feature that does not fit is skipped. Each
-fill costs one evaluation per feature and one refit. The hand recipe is a third candidate: the
-longest prefix of the importance order whose masked model (the other features missing, NaN)
-fits, found by bisection, refit as ``Booster.refit(decay_rate=0)`` does. The candidate with the
-best validation ``scoring`` is returned; the recipe wins ties. Training rows (``X``, ``y``) are
-only used to refit; choices are made on the validation rows (``X_valid``, ``y_valid``). With
-more than ``SEARCH_ROWS`` training rows the candidates are refit on a fixed random sample of
-that many, and the returned model is refit on all of them (its validation score is recomputed;
-it can differ a little from the sample refit's that chose it).
+random sample of the training rows (as many as the fit-time plan allows, ``_rank.rank_rows``), by
+the rise of the loss per unit of mean cost saved. Two greedy fills (a knapsack greedy) keep
+features, from none, while the model still fits the budget: in the ranking's order (most loss
+avoided per unit of cost first) and in the order of the model's gain importance; a feature that
+does not fit is skipped. Each fill costs one evaluation per feature and one refit. The hand recipe
+is a third candidate: the longest prefix of the importance order whose masked model (the other
+features missing, NaN) fits, found by bisection, refit as ``Booster.refit(decay_rate=0)`` does. The
+candidate with the best validation ``scoring`` is returned; the recipe wins ties. Training rows
+(``X``, ``y``) are only used to refit; choices are made on the validation rows (``X_valid``,
+``y_valid``). With more than ``SEARCH_ROWS`` training rows the candidates are refit on a fixed
+random sample of that many, and the returned model is refit on all of them (its validation score is
+recomputed; it can differ a little from the sample refit's that chose it).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from ._drop_refit import (
     route,
 )
 from ._error_terms import mean_loss, row_loss
+from ._rank import drop_alone, rank_rows
 from ._scoring import constant_raw, resolve_scoring
 from ._setup import labels_iv
 from ._usage import feature_counts, path_tables, usage_cost, usage_cost_delta
@@ -63,8 +64,9 @@ SEARCH_ROWS = 5000
 RECIPE_MARGIN = 2.0
 #: Validation rows the refit-free proxies (ranking, add-back) route (a fixed random sample when there are more).
 PROXY_ROWS = 1000
-#: A fill keeps per-row feature counts (:meth:`FeatureDropRefit._walk`) from this many rows x trees (below,
-#: re-evaluating every tree costs less than keeping the counts) up to ``WALK_CELLS`` rows x features.
+#: A fill (:meth:`FeatureDropRefit._walk`) and the ranking's cost keep per-row feature counts from this many
+#: rows x trees (below, re-evaluating every tree costs less than keeping the counts) up to ``WALK_CELLS``
+#: rows x features.
 WALK_PAIRS = 1_000_000
 WALK_CELLS = 20_000_000
 
@@ -284,8 +286,9 @@ class FeatureDropRefit(BaseEstimator):
         # of them (the fills' costs) and a sample of the training rows (the ranking's loss and cost)
         self._proxy_rows: np.ndarray | None = None
         self._rows = {"valid": (self._Xv, self._yv), "proxy": (self._Xv, self._yv), "rank": (self._Xt, self._yt)}
-        if self._yt.size > PROXY_ROWS:  # a random sample: the rows may come sorted (by label, by time)
-            rank = np.sort(np.random.default_rng(2).choice(self._yt.size, PROXY_ROWS, replace=False))
+        n_rank = rank_rows(ens, self._y_all.size, self._yt.size, PROXY_ROWS)
+        if self._yt.size > PROXY_ROWS:  # a random sample in random order: the rows may come sorted (by label, time)
+            rank = np.random.default_rng(2).choice(self._yt.size, n_rank, replace=False)
             self._rows["rank"] = (np.ascontiguousarray(self._Xt[:, rank]), self._yt[rank])
         if self._yv.size > PROXY_ROWS:
             self._proxy_rows = np.sort(np.random.default_rng(1).choice(self._yv.size, PROXY_ROWS, replace=False))
@@ -429,15 +432,20 @@ class FeatureDropRefit(BaseEstimator):
     def _rank(self, full: _State) -> list[int]:
         """Rank the used features once: loss rise per unit of cost saved when dropped alone (no refit).
 
-        On a sample of ``PROXY_ROWS`` training rows, so that the validation rows, which choose
-        among the candidates, have not chosen the features. Features whose drop saves nothing
-        come last, by loss rise.
+        On training rows, so that the validation rows, which choose among the candidates, have
+        not chosen the features: the loss rise on the ranking's rows (:func:`rank_rows` of them,
+        a random sample of the search's training rows), the cost saved on ``PROXY_ROWS`` of them.
+        Features whose drop saves nothing come last, by loss rise.
         """
-        keys = []
         full = self._on_rows(full, "rank")
-        for f in np.flatnonzero(full.used):
-            st = self._at(full, (int(f),), rows="rank")
-            saved, rise = full.cost - st.cost, st.loss - full.loss
+        features = np.flatnonzero(full.used)
+        ens = self._ens
+        pairs, cells = min(PROXY_ROWS, full.leaves_v.shape[1]) * ens.n_trees, PROXY_ROWS * ens.n_features
+        loss, cost, cost_full = drop_alone(ens, *self._rows["rank"], full.leaves_v, full.raw_v, features, self.costs_,
+                                           self._split, PROXY_ROWS, counted=WALK_PAIRS <= pairs and cells <= WALK_CELLS)
+        self._n_evals += features.size
+        keys = []
+        for f, rise, saved in zip(features, loss - full.loss, cost_full - cost, strict=True):
             keys.append((0, rise / saved, int(f)) if saved > 1e-12 * max(1.0, full.cost) else (1, rise, int(f)))
         return [f for *_, f in sorted(keys)]
 

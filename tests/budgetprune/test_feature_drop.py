@@ -510,6 +510,7 @@ def test_refits_and_evaluations_do_not_grow_with_features_times_steps(rng, monke
 
 def test_the_ranking_rows_are_a_random_sample_of_training_rows_sorted_by_label(costly_noise, monkeypatch):
     import budget_extras.budgetprune._feature_drop as fd
+    import budget_extras.budgetprune._rank as rk
 
     booster, X, y, costs = costly_noise
     order = np.argsort(y[:1500], kind="stable")  # the training rows sorted by label
@@ -522,9 +523,14 @@ def test_the_ranking_rows_are_a_random_sample_of_training_rows_sorted_by_label(c
         return real(self, full)
 
     monkeypatch.setattr(fd.FeatureDropRefit, "_rank", rank)
+    monkeypatch.setattr(rk, "RANK_SHARE", 0)  # the fewest rows: a sample of them
     FeatureDropRefit(booster, budget=10.0, costs=costs).fit(
         X.iloc[order], y[order], X_valid=X[1500:2250], y_valid=y[1500:2250])
     assert seen[0].size == 300 and 0.3 < seen[0].mean() < 0.7
+    monkeypatch.setattr(rk, "RANK_SHARE", 3)  # every row, shuffled: the first ones (the cost's) are a sample
+    FeatureDropRefit(booster, budget=10.0, costs=costs).fit(
+        X.iloc[order], y[order], X_valid=X[1500:2250], y_valid=y[1500:2250])
+    assert seen[1].size == 1500 and 0.3 < seen[1][:300].mean() < 0.7
 
 
 def test_counted_fill_makes_the_choices_of_evaluating_every_proposal(rng, monkeypatch):
