@@ -538,7 +538,7 @@ def _choose_by_cv(full: Search, root: lgb.Dataset, raw: Any, o: _Options, score_
     if pool is None:
         return None
     with full.clock.stage("cv"):
-        cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
+        cands = cv.cross_validate(full, pool, cv.shortlist(full.frontier, o.targets))
     refits: dict[int, tuple[lgb.Booster, float]] = {}
     with full.clock.stage("cv_refit"):
         for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
