@@ -137,8 +137,10 @@ def threads(args: argparse.Namespace, name: str) -> dict[str, Any]:
                 load, t0, c0 = os.getloadavg()[0], time.perf_counter(), time.process_time()
                 r = _search(d, n_jobs)
                 cpu = time.process_time() - c0
+                at = [r.best_at(b) for b in d["budgets"]]
                 runs[n_jobs].append({"wall": time.perf_counter() - t0, "cpu": cpu, "load": load,
-                                     "side_by_side_cpu_share": share["cpu"] / cpu})
+                                     "side_by_side_cpu_share": share["cpu"] / cpu, "nfev": r.nfev,
+                                     "best_at": [None if c is None else [c.family, c.score, c.cost] for c in at]})
                 models.add(r.booster.model_to_string())
     finally:
         sm.Search.batches = original  # type: ignore[method-assign]
@@ -186,15 +188,16 @@ def share(args: argparse.Namespace, name: str) -> dict[str, Any]:
     try:
         for _ in range(args.repeats):
             found.clear()
-            c0, t0, load = time.process_time(), time.perf_counter(), os.getloadavg()[0]
+            c0, m0, t0, load = time.process_time(), time.thread_time(), time.perf_counter(), os.getloadavg()[0]
             _search(d, 1)
-            cpu = time.process_time() - c0
+            cpu, main = time.process_time() - c0, time.thread_time() - m0
             batched = sum(sum(b) for b in found if len(b) >= 2)
             two = sum(_two_thread_makespan(b) for b in found if len(b) >= 2)
             sizes: dict[int, int] = {}
             for b in found:
                 sizes[len(b)] = sizes.get(len(b), 0) + 1
-            runs.append({"cpu": cpu, "wall": time.perf_counter() - t0, "load": load, "batched_share": batched / cpu,
+            runs.append({"cpu": cpu, "main_thread_cpu": main, "wall": time.perf_counter() - t0, "load": load,
+                         "batched_share": batched / cpu,
                          "bound_2": cpu / (cpu - batched + two),
                          "bound_2_naive": 1.0 / (1.0 - batched / cpu + batched / cpu / 2),
                          "batch_sizes": dict(sorted(sizes.items()))})
