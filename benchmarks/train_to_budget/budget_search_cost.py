@@ -16,9 +16,10 @@ chosen model's test score and test cost. Optionally (``--compare``) the same sea
 CPU time (``time.process_time``, every thread of the process) is measured beside wall time, as
 a multiple of the plain training's CPU time. ``--search lean`` names the ``search=`` of the
 ``one`` / ``three`` searches (default ``full``); ``--options '{"halving": false}'`` passes
-``options=`` to them; ``--quick`` runs the three-budget full search on the
-10k-30k-row tables only (magic, higgs, adult), unless ``--datasets`` / ``--searches`` say otherwise,
-and writes under ``benchmarks/results/quick/`` unless ``--out`` is given.
+``options=`` to them; ``--n-jobs 2`` sets every search's ``n_jobs`` (default 1); ``--quick`` runs
+the three-budget full search on the 10k-30k-row tables only (magic, higgs, adult), unless
+``--datasets`` / ``--searches`` say otherwise, and writes under ``benchmarks/results/quick/``
+unless ``--out`` is given.
 
     python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data
     python -m benchmarks.train_to_budget.budget_search_cost --data-dir ../shared/data --datasets covertype54x --compare
@@ -108,7 +109,7 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
                 costs=costs, num_boost_round=ROUNDS, progress=False, budgets=budgets[1:], keep_boosters=True,
                 proxy_rows=None if args.one.endswith("_full") else "auto",
                 search="fast" if args.one.endswith("_fast") else args.search,
-                options=None if args.one.endswith("_fast") else json.loads(args.options),
+                options=None if args.one.endswith("_fast") else json.loads(args.options), n_jobs=args.n_jobs,
             )
         booster = r.booster
         stopped = sum(getattr(c, "rounds", None) is not None for c in r.frontier)
@@ -138,7 +139,7 @@ def measure(booster: Any, X: np.ndarray, y: np.ndarray, costs: Any) -> dict[str,
 def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: float = 0.0) -> dict[str, Any]:
     cmd = [sys.executable, "-m", __spec__.name, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
            "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost), "--options", args.options,
-           "--search", args.search]
+           "--search", args.search, "--n-jobs", str(args.n_jobs)]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
                       quick={"datasets": ["magic", "higgs", "adult"], "searches": ["three"]})
     p.add_argument("--datasets", nargs="+", default=["covertype54x", "adult", "higgs", "magic"])
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--n-jobs", type=int, default=1, help="n_jobs of the searches (candidates trained at once)")
     p.add_argument("--compare", action="store_true", help="also run every candidate on every row")
     p.add_argument("--searches", nargs="+", default=["one", "three", "one_fast", "three_fast"],
                    help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
@@ -178,7 +180,8 @@ def main(argv: list[str] | None = None) -> None:
                               f"cost {q.get('test_cost', float('nan')):.3g}" for q in r["per_budget"]), flush=True)
         rows.append(row)
         # after every dataset: a cut run keeps what it measured
-        write_results(args.out, {"search": args.search, "options": json.loads(args.options), "rows": rows},
+        write_results(args.out, {"search": args.search, "options": json.loads(args.options), "n_jobs": args.n_jobs,
+                                 "rows": rows},
                       "lightgbm", "numpy")
 
 

@@ -11,6 +11,8 @@ in one process:
 * ``threads``: ``n_jobs=1`` and ``n_jobs=2`` alternating; wall and CPU time, the load average,
   whether the models are equal, and the CPU share of the calls that train two or more
   candidates at once (what a second thread can run side by side);
+* ``share`` (not run by default): the search with ``n_jobs=1``, each fit of a batch timed on its
+  thread; the CPU share of the batches of two or more fits and the bound it sets on two threads;
 * ``memory``: peak resident memory of a plain training and of the search with ``n_jobs`` 1 and
   2, each in a fresh process, as the process peak and above the loaded data.
 
@@ -135,12 +137,73 @@ def threads(args: argparse.Namespace, name: str) -> dict[str, Any]:
                 load, t0, c0 = os.getloadavg()[0], time.perf_counter(), time.process_time()
                 r = _search(d, n_jobs)
                 cpu = time.process_time() - c0
+                at = [r.best_at(b) for b in d["budgets"]]
                 runs[n_jobs].append({"wall": time.perf_counter() - t0, "cpu": cpu, "load": load,
-                                     "side_by_side_cpu_share": share["cpu"] / cpu})
+                                     "side_by_side_cpu_share": share["cpu"] / cpu, "nfev": r.nfev,
+                                     "best_at": [None if c is None else [c.family, c.score, c.cost] for c in at]})
                 models.add(r.booster.model_to_string())
     finally:
         sm.Search.batches = original  # type: ignore[method-assign]
     return {"runs": {str(k): v for k, v in runs.items()}, "same_model": len(models) == 1}
+
+
+def _two_thread_makespan(cpus: list[float]) -> float:
+    """Wall time of ``cpus`` on two threads, each taking the next item when free (``Search.batches``)."""
+    free = [0.0, 0.0]
+    for c in cpus:
+        i = free.index(min(free))
+        free[i] += c
+    return max(free)
+
+
+def share(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """CPU shares of the search (``n_jobs=1``): fits in batches of two or more, and the two-thread bound.
+
+    Every item of ``Search.batches`` is timed on its thread (``time.thread_time``); the rest of
+    the search's CPU time (fits made one at a time outside a batch, the search's own work) is
+    serial. ``bound_2``: the search's CPU time over its wall time on two threads with each batch
+    list-scheduled in item order (the serial part unchanged); ``bound_2_naive``:
+    ``1 / (serial share + batched share / 2)``.
+    """
+    import budget_extras.cegb._search as sm
+
+    d = _setup(args, name)
+    original = sm.Search.batches
+    found: list[list[float]] = []
+
+    def timed(self: Any, work: Any, items: Any) -> Any:
+        cpus: list[float] = []
+        found.append(cpus)
+
+        def run(item: Any) -> Any:
+            c0 = time.thread_time()
+            out = work(item)
+            cpus.append(time.thread_time() - c0)
+            return out
+
+        yield from original(self, run, items)
+
+    sm.Search.batches = timed  # type: ignore[method-assign]
+    runs = []
+    try:
+        for _ in range(args.repeats):
+            found.clear()
+            c0, m0, t0, load = time.process_time(), time.thread_time(), time.perf_counter(), os.getloadavg()[0]
+            _search(d, 1)
+            cpu, main = time.process_time() - c0, time.thread_time() - m0
+            batched = sum(sum(b) for b in found if len(b) >= 2)
+            two = sum(_two_thread_makespan(b) for b in found if len(b) >= 2)
+            sizes: dict[int, int] = {}
+            for b in found:
+                sizes[len(b)] = sizes.get(len(b), 0) + 1
+            runs.append({"cpu": cpu, "main_thread_cpu": main, "wall": time.perf_counter() - t0, "load": load,
+                         "batched_share": batched / cpu,
+                         "bound_2": cpu / (cpu - batched + two),
+                         "bound_2_naive": 1.0 / (1.0 - batched / cpu + batched / cpu / 2),
+                         "batch_sizes": dict(sorted(sizes.items()))})
+    finally:
+        sm.Search.batches = original  # type: ignore[method-assign]
+    return {"runs": runs}
 
 
 def _rss_mb() -> float:
@@ -196,7 +259,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.datasets:
         row: dict[str, Any] = {"dataset": name}
         for part in args.parts:
-            row[part] = {"measure": measure, "threads": threads, "memory": memory}[part](args, name)
+            row[part] = {"measure": measure, "threads": threads, "memory": memory, "share": share}[part](args, name)
             print(name, part, json.dumps(row[part])[:600], flush=True)
         rows.append(row)
         write_results(args.out, {"rows": rows}, "lightgbm", "numpy")

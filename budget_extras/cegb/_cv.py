@@ -211,13 +211,14 @@ def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np
     return float(s.score_fn(b, Xh, yh)), s.row_costs(b, Xh), time.perf_counter() - t0, constant
 
 
-def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
-    """Train ``c``'s configuration on every fold; return it scored on the held-out folds.
+def cross_validate(s: Search, pool: Pool, cands: Sequence[Candidate]) -> list[Candidate]:
+    """Train each of ``cands``' configurations on every fold; return them scored on the held-out folds.
 
-    The returned candidate's ``score`` is the mean fold score, ``score_se`` its standard error
-    (fold standard deviation / sqrt(folds)), ``fold_scores`` the scores in fold order, ``cost``
-    the mean cost of every held-out row, ``folds`` the number of fold fits (``N_FOLDS``
-    times the repeats) and ``constant`` whether every fold's model is constant.
+    Every (candidate, fold) fit is one batch, trained side by side with ``n_jobs``. Each returned
+    candidate's ``score`` is its mean fold score, ``score_se`` its standard error (fold standard
+    deviation / sqrt(folds)), ``fold_scores`` the scores in fold order, ``cost`` the mean cost of
+    every held-out row, ``folds`` the number of fold fits (``N_FOLDS`` times the repeats) and
+    ``constant`` whether every fold's model is constant.
 
     Raises
     ------
@@ -226,10 +227,17 @@ def cross_validate(s: Search, pool: Pool, c: Candidate) -> Candidate:
     """
     k = len(pool.folds)
     done: list[tuple[float, np.ndarray, float, bool]] = []
-    for batch in s.batches(lambda f: (f, *_fit_fold(s, pool, c, f)), range(k)):
-        for f, score, cost, sec, constant in batch:
+    items = [(c, f) for c in cands for f in range(k)]
+    for batch in s.batches(lambda item: (item[0], item[1], *_fit_fold(s, pool, *item)), items):
+        for c, f, score, cost, sec, constant in batch:
             s.clock.record_raw("cv:" + c.family, sec, pool.folds[f][0].size)
             done.append((score, cost, sec, constant))
+    return [_fold_mean(c, done[i * k:(i + 1) * k], pool) for i, c in enumerate(cands)]
+
+
+def _fold_mean(c: Candidate, done: list[tuple[float, np.ndarray, float, bool]], pool: Pool) -> Candidate:
+    """Return ``c`` scored by its fold fits ``done`` (score, held-out row costs, seconds, constancy; in fold order)."""
+    k = len(done)
     scores = np.array([d[0] for d in done])
     costs = np.concatenate([d[1] for d in done])
     return replace(

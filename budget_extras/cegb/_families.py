@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import queue
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import lightgbm as lgb
@@ -21,14 +24,15 @@ from ._search import Search, Spec
 __all__ = [
     "Ranking",
     "Subset",
+    "Sweep",
     "cegb_knobs",
     "default_k_grid",
     "greedy_forward",
-    "lazy_in_subsets",
-    "lazy_sweep",
     "plain_and_ranking",
+    "run_sweeps",
     "smaller_trees",
     "subset_cost",
+    "subset_sweeps",
     "topk",
 ]
 
@@ -143,11 +147,37 @@ def subset_cost(fc: FeatureCosts, sel: list[int]) -> float:
     return float(fc.row_cost(m)[0])
 
 
+class _FoldSets:
+    """The greedy selection folds' Datasets, one copy for each fit running at once.
+
+    LightGBM's training writes to its validation Dataset (the training set's feature names), so
+    two fits at once never share one; the copies hold the same rows and bins.
+    """
+
+    def __init__(self, s: Search, n_folds: int) -> None:
+        self._make = lambda: s.folds(n_folds, salt=1)
+        self._free: queue.SimpleQueue[list[tuple[lgb.Dataset, lgb.Dataset]]] = queue.SimpleQueue()
+        self.n = max(1, n_folds)
+
+    @contextmanager
+    def take(self) -> Iterator[list[tuple[lgb.Dataset, lgb.Dataset]]]:
+        """Lend a copy of the folds no other running fit holds."""
+        try:
+            sets = self._free.get_nowait()
+        except queue.Empty:
+            sets = self._make()
+        try:
+            yield sets
+        finally:
+            self._free.put(sets)
+
+
 def _greedy_score(
     s: Search, fit_rows: lgb.Dataset, hold: lgb.Dataset, sub: list[int], rounds: int, constant: bool = False
-) -> float:
+) -> tuple[float, float, int]:
     """Score a cheap proxy restricted to ``sub`` on held-out TRAINING rows (LightGBM's own metric).
 
+    Returns the score (higher is better), the fit's seconds and its training rows.
     ``constant``: no split may happen (``min_gain_to_split`` past any gain), so the proxy is the
     constant model every step is compared with first.
     """
@@ -157,14 +187,33 @@ def _greedy_score(
     if not param_aliases("metric") & set(p):
         p["metric"] = _GREEDY_METRIC[objective_kind(p)]
     t0 = time.perf_counter()
-    s.clock.allow(1)
     b = lgb.train(
         p, fit_rows, num_boost_round=rounds, valid_sets=[hold], valid_names=["hold"], keep_training_booster=True
     )
     _, _, value, higher = b.eval_valid()[0][:4]
-    s.clock.record_raw("greedy_select", time.perf_counter() - t0,
-                       fit_rows.num_data() * s.fit_share * rounds / s.rounds)
-    return float(value) if higher else -float(value)
+    return (float(value) if higher else -float(value)), time.perf_counter() - t0, fit_rows.num_data()
+
+
+def _greedy_scores(s: Search, folds: _FoldSets, subs: list[list[int]], rounds: int,
+                   constant: bool = False) -> list[float]:
+    """Return each feature set's held-out score (the mean over the folds): every (set, fold) fit in one batch.
+
+    Raises
+    ------
+    SearchCut
+        Before a fit that ``max_fits`` or ``time_limit`` does not allow.
+    """
+    def work(item: tuple[list[int], int]) -> tuple[float, float, int]:
+        with folds.take() as sets:
+            fit_rows, hold = sets[item[1]]
+            return _greedy_score(s, fit_rows, hold, item[0], rounds, constant)
+
+    values: list[float] = []
+    for batch in s.batches(work, [(sub, f) for sub in subs for f in range(folds.n)]):
+        for value, seconds, rows in batch:
+            s.clock.record_raw("greedy_select", seconds, rows * s.fit_share * rounds / s.rounds)
+            values.append(value)
+    return [float(np.mean(values[i * folds.n:(i + 1) * folds.n])) for i in range(len(subs))]
 
 
 def greedy_forward(
@@ -176,20 +225,23 @@ def greedy_forward(
     ``rounds`` rounds (at most the search's), learning rate 0.2, 15 leaves, scored with LightGBM's
     metric on held-out training rows: cross-fitted over 3 folds up to 50,000 rows, one 80/20 split
     above and on proxies) over the ``pool_size`` best features by gain / cost; it stops when no
-    feature improves the held-out score. The validation rows only score the refit prefixes, as every other candidate.
+    feature improves the held-out score. A step's fits (every feature left, every fold) are one
+    batch, trained side by side with ``n_jobs``. The validation rows only score the refit
+    prefixes, as every other candidate.
     """
     pool = [int(i) for i in rank.by_gain_cost[:pool_size]]
-    folds = s.folds(3 if s.rows <= CROSS_FIT_ROWS and not s.proxy else 1, salt=1)
+    folds = _FoldSets(s, 3 if s.rows <= CROSS_FIT_ROWS and not s.proxy else 1)
     rounds = min(rounds, s.rounds)
     chosen: list[int] = []
     # the constant model's held-out score: the first step weighs its gain by cost too
-    current = float(np.mean([_greedy_score(s, a, h, pool[:1], 1, constant=True) for a, h in folds])) if pool else 0.0
+    current = _greedy_scores(s, folds, [pool[:1]], 1, constant=True)[0] if pool else 0.0
     prefixes: list[list[int]] = []
     for _ in range(min(steps, len(pool))):
         base_cost = subset_cost(s.fc, chosen)
+        left = [f for f in pool if f not in chosen]
         best: tuple[Any, ...] | None = None
-        for f in (f for f in pool if f not in chosen):
-            score = float(np.mean([_greedy_score(s, a, h, sorted([*chosen, f]), rounds) for a, h in folds]))
+        for f, score in zip(left, _greedy_scores(s, folds, [sorted([*chosen, f]) for f in left], rounds),
+                            strict=True):
             gain, added = score - current, subset_cost(s.fc, [*chosen, f]) - base_cost
             ratio = gain / added if added > 1e-12 else (math.inf if gain > 0 else gain)
             key = (gain > 0, ratio, score, -f)
@@ -235,32 +287,69 @@ def _crossing(pts: list[tuple[float, Candidate]], b: float) -> tuple[float, floa
     return None
 
 
-def lazy_sweep(
-    s: Search,
-    family: str,
-    extra: dict[str, Any],
-    k: int | None,
-    tradeoffs: list[float],
-    n_bisect: int,
-    targets: list[float],
-) -> None:
-    """CEGB at each of ``tradeoffs``, then ``n_bisect`` geometric bisections of every budget crossing."""
-    specs = [Spec(family, {**extra, "cegb_tradeoff": t}, k, t) for t in tradeoffs]
-    pts = list(zip(tradeoffs, s.fit_many(specs), strict=True))
-    for b in targets:
-        for _ in range(n_bisect):
-            span = _crossing(pts, b)
+@dataclass
+class Sweep:
+    """One CEGB tradeoff sweep: ``extra`` with each ``cegb_tradeoff`` of a grid, then bisections.
+
+    The candidates at each of ``tradeoffs``, then up to ``n_bisect`` geometric bisections of
+    every budget's crossing (:func:`run_sweeps`). ``points``: (tradeoff, candidate) of every fit so far.
+    """
+
+    family: str
+    extra: dict[str, Any]
+    k: int | None
+    tradeoffs: list[float]
+    n_bisect: int
+    points: list[tuple[float, Candidate]] = field(default_factory=list)
+
+    def spec(self, t: float) -> Spec:
+        """Return the candidate at tradeoff ``t``."""
+        return Spec(self.family, {**self.extra, "cegb_tradeoff": t}, self.k, t)
+
+
+def _fit_points(s: Search, todo: list[tuple[Sweep, float]]) -> None:
+    """Train every (sweep, tradeoff) of ``todo`` in one batch; each joins its sweep's points."""
+    for (sweep, t), c in zip(todo, s.fit_many([sw.spec(t) for sw, t in todo]), strict=True):
+        sweep.points.append((t, c))
+
+
+def run_sweeps(s: Search, sweeps: list[Sweep], targets: list[float]) -> None:
+    """Run the sweeps together: every grid in one batch, then the bisections in lockstep.
+
+    At each bisection step, every (sweep, budget) whose crossing is still wider than 5% (and
+    that has steps left) places the geometric middle of its crossing, read from its sweep's
+    points before the step; the step's tradeoffs (one fit for two budgets that place the same
+    one) are one batch, trained side by side with ``n_jobs``. A budget with no crossing, or a
+    crossing within 5%, stops bisecting.
+    """
+    _fit_points(s, [(sw, t) for sw in sweeps for t in sw.tradeoffs])
+    live = [(sw, b) for sw in sweeps for b in targets]
+    for step in itertools.count():
+        todo: list[tuple[Sweep, float]] = []
+        still = []
+        for sw, b in live:
+            span = _crossing(sw.points, b) if step < sw.n_bisect else None
             if span is None or span[1] / span[0] < 1.05:
-                break
+                continue
+            still.append((sw, b))
             t = math.sqrt(span[0] * span[1])
-            pts.append((t, s.fit(Spec(family, {**extra, "cegb_tradeoff": t}, k, t))))
+            if not any(x is sw and u == t for x, u in todo):
+                todo.append((sw, t))
+        if not todo:
+            return
+        live = still
+        _fit_points(s, todo)
 
 
-def lazy_in_subsets(
-    s: Search, subsets: list[Subset], knobs: dict[str, Any], scale: float, targets: list[float], n_bisect: int = 2
-) -> None:
-    """CEGB lazy inside the cheapest subset (top-k or greedy) that misses each budget (``n_bisect`` bisections)."""
+def subset_sweeps(
+    subsets: list[Subset], knobs: dict[str, Any], scale: float, targets: list[float], n_bisect: int = 2
+) -> list[Sweep]:
+    """CEGB lazy inside the cheapest subset (top-k or greedy) that misses each budget (``n_bisect`` bisections).
+
+    One three-point sweep for each such subset (a subset chosen at two budgets sweeps once).
+    """
     done: set[frozenset[int]] = set()
+    out = []
     for b in targets:
         over = [x for x in subsets if not fits_budget(x.candidate.cost, b)]
         if not over:
@@ -271,12 +360,17 @@ def lazy_in_subsets(
         done.add(frozenset(x.features))
         family = "lazy_greedy" if x.candidate.family == "greedy" else "lazy_topk"
         extra = {**knobs, "interaction_constraints": [x.features]}
-        lazy_sweep(s, family, extra, x.k, [scale * 10.0**e for e in (-1.5, 0.0, 1.5)], n_bisect, targets)
+        out.append(Sweep(family, extra, x.k, [scale * 10.0**e for e in (-1.5, 0.0, 1.5)], n_bisect))
+    return out
 
 
 def smaller_trees(s: Search, targets: list[float], leaves_grid: list[int]) -> None:
-    """At each budget, the best candidate so far refit with each ``num_leaves`` of ``leaves_grid``."""
-    refit: set[int] = set()
+    """At each budget, the best candidate so far refit with each ``num_leaves`` of ``leaves_grid``.
+
+    A refit is never the base of another (it has ``num_leaves``) and a base serves one budget,
+    so the bases are read from the candidates before this family and every refit is one batch.
+    """
+    refit: list[int] = []
     for b in targets if leaves_grid else []:
         within = [
             i
@@ -284,12 +378,10 @@ def smaller_trees(s: Search, targets: list[float], leaves_grid: list[int]) -> No
             if fits_budget(c.cost, b) and not c.constant and i not in refit and "num_leaves" not in c.params
             and c.rounds is None
         ]
-        if not within:
-            continue
-        i = max(within, key=lambda j: (s.frontier[j].score, -s.frontier[j].cost))
-        refit.add(i)
-        c = s.frontier[i]
-        s.fit_many([Spec(c.family, {**c.params, "num_leaves": nl}, c.k, c.tradeoff) for nl in leaves_grid])
+        if within:
+            refit.append(max(within, key=lambda j: (s.frontier[j].score, -s.frontier[j].cost)))
+    bases = [s.frontier[i] for i in refit]
+    s.fit_many([Spec(c.family, {**c.params, "num_leaves": nl}, c.k, c.tradeoff) for c in bases for nl in leaves_grid])
 
 
 # The most work of each family, in trainings on the search's rows at the search's rounds (the

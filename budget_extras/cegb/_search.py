@@ -317,9 +317,10 @@ class Clock:
         )
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Run one stage of the plan; at its end (or a cut) the bar moves to the stage's planned end."""
-        self._stage = dict(self.plan or []).get(name, 0.0)
+    def stage(self, *names: str) -> Iterator[None]:
+        """Run stages of the plan together; at their end (or a cut) the bar moves to their planned end."""
+        plan = dict(self.plan or [])
+        self._stage = sum(plan.get(name, 0.0) for name in names)
         try:
             yield
         finally:

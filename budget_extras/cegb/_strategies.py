@@ -91,9 +91,9 @@ class SearchRun:
     sample: Callable[..., Search]
     cross_validated: bool = False
 
-    def stage(self, name: str) -> Any:
-        """Return the context in which the plan's stage ``name`` runs (the bar's accounting)."""
-        return self.search.clock.stage(name)
+    def stage(self, *names: str) -> Any:
+        """Return the context in which the plan's stages ``names`` run together (the bar's accounting)."""
+        return self.search.clock.stage(*names)
 
 
 @dataclass(frozen=True)
@@ -163,9 +163,10 @@ def _run_families(r: SearchRun, s: Search, rank: Any, *, greedy: dict[str, int] 
     """Train the candidate families of the full search on ``s``, each in its stage of ``r``'s plan.
 
     Top-k subsets; greedy selection (``greedy``: its ``steps``/``rounds``, ``{}`` for the
-    defaults; None: skipped); the lazy-CEGB sweep (``bisect`` bisections a budget); lazy CEGB
-    inside the subsets (``subset_bisect``); with coupled costs the coupled sweep
-    (``coupled_bisect``); smaller trees. ``rank`` is the plain model's feature ranking.
+    defaults; None: skipped); the tradeoff sweeps, run together (:func:`~._families.run_sweeps`):
+    lazy CEGB (``bisect`` bisections a budget), lazy CEGB inside the subsets (``subset_bisect``)
+    and with coupled costs the coupled sweep (``coupled_bisect``); smaller trees. ``rank`` is
+    the plain model's feature ranking.
     """
     o = r.opts
     seen: set[frozenset[int]] = set()
@@ -177,15 +178,14 @@ def _run_families(r: SearchRun, s: Search, rank: Any, *, greedy: dict[str, int] 
             subsets += fam.greedy_forward(s, rank, seen, **greedy)
     knobs = fam.cegb_knobs(s, rank, r.fork)
     exps = np.linspace(-2.0, 2.0, o.n_tradeoffs) if o.n_tradeoffs else np.array([])
-    with r.stage("lazy"):
-        fam.lazy_sweep(s, "lazy", knobs, None, [rank.scale * 10.0**e for e in exps], bisect, o.targets)
-    with r.stage("lazy_subsets"):
-        fam.lazy_in_subsets(s, subsets, knobs, rank.scale, o.targets, subset_bisect)
-    with r.stage("lazy_coupled"):
-        if np.any(np.asarray(s.fc.coupled) > 0):
-            coupled = fam.cegb_knobs(s, rank, r.fork, coupled=True)
-            fam.lazy_sweep(s, "lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)],
-                           coupled_bisect, o.targets)
+    sweeps = [fam.Sweep("lazy", knobs, None, [rank.scale * 10.0**e for e in exps], bisect),
+              *fam.subset_sweeps(subsets, knobs, rank.scale, o.targets, subset_bisect)]
+    if np.any(np.asarray(s.fc.coupled) > 0):
+        coupled = fam.cegb_knobs(s, rank, r.fork, coupled=True)
+        sweeps.append(fam.Sweep("lazy_coupled", coupled, None, [rank.scale * 10.0**e for e in (-1.5, 0.0, 1.5)],
+                                coupled_bisect))
+    with r.stage("lazy", "lazy_subsets", "lazy_coupled"):  # independent sweeps, their steps side by side
+        fam.run_sweeps(s, sweeps, o.targets)
     with r.stage("smaller_trees"):
         fam.smaller_trees(s, o.targets, o.leaves_grid)
 

@@ -545,9 +545,9 @@ def _choose_by_cv(run: SearchRun, root: lgb.Dataset, raw: Any, score_name: str) 
         return None
     with full.clock.stage("cv"):
         if o.strategy.shortlist is not None:
-            cands = o.strategy.shortlist(run, lambda c: cv.cross_validate(full, pool, c))
+            cands = o.strategy.shortlist(run, lambda c: cv.cross_validate(full, pool, [c])[0])
         else:
-            cands = [cv.cross_validate(full, pool, c) for c in cv.shortlist(full.frontier, o.targets)]
+            cands = cv.cross_validate(full, pool, cv.shortlist(full.frontier, o.targets))
     refits: dict[int, tuple[lgb.Booster, float]] = {}
     with full.clock.stage("cv_refit"):
         for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
