@@ -146,6 +146,11 @@ class BudgetTrainResult(MethodResult):
     rule : str
         How a budget's model is picked among the candidates: ``"best"`` score, or ``"1se"``
         (the cheapest within one standard error of the best cross-validated score).
+    picks : dict of float to int
+        After a cross-validated choice: for each of :attr:`budgets`, the index in ``frontier`` of
+        the model the search picked and refit there (a refit that bought more than its folds is
+        not picked again, so the pick need not be the best by the final costs);
+        :meth:`best_at` and :meth:`booster_at` return it. Empty otherwise.
     """
 
     booster: Any
@@ -162,6 +167,7 @@ class BudgetTrainResult(MethodResult):
     nfev: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     rule: str = "best"
+    picks: dict[float, int] = field(default_factory=dict)
 
     @property
     def metric(self) -> str:
@@ -202,8 +208,12 @@ class BudgetTrainResult(MethodResult):
         Returns
         -------
         Candidate or None
-            None if no candidate fits. Ties in score go to the cheaper candidate.
+            None if no candidate fits. Ties in score go to the cheaper candidate. At a budget of
+            :attr:`budgets` after a cross-validated choice: the search's pick there (:attr:`picks`).
         """
+        if budget in self.picks:
+            c = self.frontier[self.picks[budget]]
+            return c if fits_budget(c.cost, budget) else None
         cands = [c for c in self.frontier if not c.proxy]
         i = pick(cands, budget, self.rule)
         return None if i is None else cands[i]
@@ -230,6 +240,8 @@ class BudgetTrainResult(MethodResult):
         if len(self.boosters) != len(self.frontier):
             raise ValueError("booster_at needs train_to_budget(..., keep_boosters=True).")
         c = self.best_at(budget)
+        if c is not None and budget in self.picks:
+            return self.boosters[self.picks[budget]]
         if c is None:
             return None
         b = self.boosters[self.frontier.index(c)]

@@ -506,6 +506,7 @@ class _CVChoice:
     refits: dict[int, tuple[lgb.Booster, float]]
     status: Status
     note: str | None
+    picks: dict[float, int]
 
 
 def _pick_and_refit(full: Search, pool: cv.Pool, cands: list[Candidate], budget: float, rule: str,
@@ -549,13 +550,15 @@ def _choose_by_cv(run: SearchRun, root: lgb.Dataset, raw: Any, score_name: str) 
         else:
             cands = cv.cross_validate(full, pool, cv.shortlist(full.frontier, o.targets))
     refits: dict[int, tuple[lgb.Booster, float]] = {}
+    picks: dict[float, int] = {}
     with full.clock.stage("cv_refit"):
         for b in sorted(o.targets, key=lambda t: t != o.budget):  # the main budget first
-            i, status = _pick_and_refit(full, pool, cands, b, o.rule, refits)
+            picks[b], status = _pick_and_refit(full, pool, cands, b, o.rule, refits)
             if b == o.budget:
-                chosen, main_status = i, status
+                main_status = status
+    chosen = picks[o.budget]
     note = cv.noise_note(cands, chosen, o.budget, score_name) if main_status == Status.SUCCESS else None
-    return _CVChoice(cands, chosen, refits, main_status, note)
+    return _CVChoice(cands, chosen, refits, main_status, note, picks)
 
 
 def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
@@ -696,4 +699,5 @@ def _cv_result(ch: _CVChoice, run: SearchRun, score_name: str, keep_boosters: bo
         status=ch.status, message=msg, booster=ch.refits[ch.chosen][0], budget=o.budget, budgets=tuple(o.targets),
         chosen=c, score=c.score, cost=c.cost, params={**o.base, **c.params}, frontier=frontier, scoring=score_name,
         fork=fork, boosters=boosters if keep_boosters else [], nfev=nfev, seconds=seconds, rule=o.rule,
+        picks={b: len(own) + i for b, i in ch.picks.items()},
     )

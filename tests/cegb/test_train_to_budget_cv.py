@@ -264,8 +264,8 @@ def test_cross_validated_constancy_is_that_of_the_fold_models(data):
                ROUNDS, clock)
     marked = Candidate(family="lazy", params={}, k=None, tradeoff=None, score=0.5, cost=0.0, coupled_cost=0.0,
                        constant=True)
-    assert not cv.cross_validate(s, pool, marked).constant
-    assert cv.cross_validate(s, pool, replace(marked, params={"min_gain_to_split": 1e30}, constant=False)).constant
+    assert not cv.cross_validate(s, pool, [marked])[0].constant
+    assert cv.cross_validate(s, pool, [replace(marked, params={"min_gain_to_split": 1e30}, constant=False)])[0].constant
 
 
 def test_folds_are_constructed_once_for_every_configuration(data, monkeypatch):
@@ -285,3 +285,31 @@ def test_folds_are_constructed_once_for_every_configuration(data, monkeypatch):
     n_cv = len([c for c in r.frontier if c.folds > 0])
     assert n_cv >= 2 and len(seen) == 15 * n_cv
     assert len(set(seen)) == 15  # one Dataset per fold
+
+
+def test_the_budget_returns_its_own_refit_pick_when_a_refit_makes_a_tied_twin_cheaper(data, monkeypatch):
+    """A refit that costs more than its folds must not hand the budget to an equal, never-refit candidate.
+
+    The shortlist holds a twin of each candidate (the same configuration under another ``k``:
+    equal fold scores and costs); each refit costs 1% more than its folds. The pick is refit; by
+    the final costs its unrefit twin is cheaper at the same score, and ``best_at``/``booster_at``
+    must still return the refit pick (they raised "not refit" before).
+    """
+    shortlist, refit = cv.shortlist, cv.refit
+
+    def with_twin(frontier, targets):
+        cands = shortlist(frontier, targets)
+        return [*cands, replace(cands[0], k=-1)] + [replace(c, k=-2 - i) for i, c in enumerate(cands[1:])]
+
+    def dearer(s, pool, c):
+        booster, cost = refit(s, pool, c)
+        return booster, cost * 1.01 + 1e-9
+
+    monkeypatch.setattr(cv, "shortlist", with_twin)
+    monkeypatch.setattr(cv, "refit", dearer)
+    r = run(data, 100.0, keep_boosters=True)
+    c = r.best_at(100.0)
+    assert c is r.chosen is r.frontier[r.picks[100.0]]
+    assert r.booster_at(100.0) is r.booster
+    twins = [x for x in r.frontier if not x.proxy and x is not c and x.params == c.params and x.score == c.score]
+    assert twins and all(x.cost < c.cost for x in twins)  # a re-pick by the final costs would take the twin
