@@ -294,7 +294,7 @@ def run_demo(
         candidates=len(result.frontier),
     )
 
-    if is_fork:  # the fork's learner budget: about two trainings per budget
+    if is_fork:  # the fork's learner budget: about four trainings per budget
         fast = _search(lgb.Dataset(X_tr, y_tr, feature_name=names), (X_va, y_va), costs, float(budget), rounds,
                        search="fast")
         add("train_to_budget, fast", fast.booster, int(fast.nfev), float(fast.seconds["total"]),

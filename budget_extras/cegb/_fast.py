@@ -1,8 +1,8 @@
-"""``train_to_budget(search="fast")``: the fork's learner budget, about two trainings per budget.
+"""``train_to_budget(search="fast")``: the fork's learner budget, about four trainings per budget.
 
 The fork's ``cegb_budget`` caps the mean per-row acquisition cost of the training rows while the
 trees grow, so one training lands at a budget and no tradeoff search is needed. At every budget
-the fast search trains two or three candidates on every row and keeps the best on the validation
+the fast search trains up to five candidates on every row and keeps the best on the validation
 rows (above 50,000 rows they are first trained on the proxy subsample, and only the best is
 trained on every row):
 
@@ -10,9 +10,14 @@ trained on every row):
   geometrically over the rounds from 0.3 to 0.003 times the ranking model's convergence ratio
   (:func:`decay_end`; early trees buy only what pays well, later ones spend what is left); the
   cap is the budget less two standard errors of the validation mean, so that the model fits on
-  the validation rows too;
+  the validation rows too; once with the user's ``num_leaves`` and once with small trees
+  (:func:`small_leaves`, 4 leaves of 31: a row's path through a small tree buys fewer features,
+  and on small tables small trees also overfit less);
 * ``topk_gain``: the largest top-k subset, by the gain of a short plain model, that fits the
-  budget outright (every row buys the k features);
+  budget outright (every row buys the k features), with the user's ``num_leaves`` and with a
+  quarter of them (7 of 31);
+* ``topk_gain_cost``: the features by gain per unit of cost, each one taken while the budget can
+  still buy it for every row;
 * ``all``: plain LightGBM, once, where the short plain model already fits a budget.
 
 The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never returned.
@@ -28,12 +33,13 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
+from .._compat import param_aliases
 from ..core._status import fits_budget
 from . import _families as fam
 from ._result import Candidate
 from ._search import Search, Spec
 
-__all__ = ["FAST_DECAY", "RANK_ROUNDS", "convergence", "decay_end", "run_fast"]
+__all__ = ["FAST_DECAY", "RANK_ROUNDS", "convergence", "decay_end", "run_fast", "small_leaves"]
 
 #: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, and last round
 #: before :func:`decay_end` multiplies it by the ranking model's convergence ratio.
@@ -80,11 +86,39 @@ def decay_end(booster: lgb.Booster) -> float:
     return FAST_DECAY[1] * convergence(booster)
 
 
-def _capped(knobs: dict[str, Any], cap: float, last: float) -> Spec:
+def small_leaves(params: dict[str, Any]) -> tuple[int | None, int | None]:
+    """Return the small-tree candidates' ``num_leaves``: the capped one's and the top-k subset's.
+
+    The top-k subset's is a quarter of the ``num_leaves`` in ``params`` (default 31: 7, the full
+    search's smallest refit), the capped one's half of that, rounded up (31: 4); None where it is
+    below 2 leaves or not smaller than the user's.
+    """
+    user = next((params[k] for k in sorted(param_aliases("num_leaves")) if k in params), 31)
+    try:
+        n = int(user)
+    except (TypeError, ValueError):
+        return None, None
+    quarter = n // 4
+    capped = (quarter + 1) // 2
+    return (capped if 2 <= capped < n else None), (quarter if 2 <= quarter < n else None)
+
+
+def _capped(knobs: dict[str, Any], cap: float, last: float, leaves: int | None = None) -> Spec:
     # cegb_budget=0 switches the cap off: a zero budget is a cap below any positive purchase
     extra = {**knobs, "cegb_budget": max(float(cap), 1e-300), "cegb_tradeoff": FAST_DECAY[0],
              "cegb_tradeoff_scale": "first_gain"}
+    if leaves is not None:
+        extra["num_leaves"] = leaves
     return Spec("budget", extra, None, FAST_DECAY[0], decay=(FAST_DECAY[0], min(FAST_DECAY[0], last)))
+
+
+def _packed(s: Search, order: np.ndarray, budget: float) -> list[int] | None:
+    """Return the features of ``order`` in turn, each one ``budget`` still buys for every row (None: none or all)."""
+    sub: list[int] = []
+    for f in order:
+        if fits_budget(fam.subset_cost(s.fc, [*sub, int(f)]), budget):
+            sub.append(int(f))
+    return sorted(sub) if 0 < len(sub) < order.size else None
 
 
 def _topk_within(s: Search, rank: fam.Ranking, budget: float) -> list[int] | None:
@@ -150,9 +184,31 @@ def _refit(proxy: Search, full: Search, targets: list[float], margin: float) -> 
     return capped
 
 
+def _specs_at(full: Search, rank: fam.Ranking, knobs: dict[str, Any], cap: float, last: float, b: float,
+              seen: set[tuple[Any, ...]]) -> list[Spec]:
+    """Return the candidates of budget ``b`` (capped at ``cap``) not trained for an earlier budget (``seen``)."""
+    small_cap, small_sub = small_leaves(full.base)
+    specs = [_capped(knobs, cap, last)]
+    if small_cap is not None:
+        specs.append(_capped(knobs, cap, last, small_cap))
+    top = _topk_within(full, rank, b)
+    subsets = [("topk_gain", top, None), ("topk_gain", top, small_sub),
+               ("topk_gain_cost", _packed(full, rank.by_gain_cost, b), None)]
+    for family, sub, leaves in subsets:
+        key = (tuple(sub or ()), leaves)
+        if sub is None or key in seen:
+            continue
+        seen.add(key)
+        extra: dict[str, Any] = {"interaction_constraints": [sub]}
+        if leaves is not None:
+            extra["num_leaves"] = leaves
+        specs.append(Spec(family, extra, len(sub)))
+    return specs
+
+
 def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float],
              stage: Callable[[str], AbstractContextManager[Any]] | None = None) -> None:
-    """Run the whole fast search: the ranking model, two candidates at every budget, retries.
+    """Run the whole fast search: the ranking model, up to five candidates at every budget, retries.
 
     Parameters
     ----------
@@ -179,19 +235,15 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float],
     margin = _margin(c0, len(full.yv), full.rows)
     subsample = ranker.rows < full.rows
     s = ranker if subsample else full
-    seen: set[tuple[int, ...]] = set()
+    seen: set[tuple[Any, ...]] = set()
     capped = []
     with stage("candidates"):
         for b in targets:
-            specs = [_capped(knobs, b if subsample else max(0.0, b - margin), last)]
-            sub = _topk_within(full, rank, b)
-            if sub is not None and tuple(sub) not in seen:
-                seen.add(tuple(sub))
-                specs.append(Spec("topk_gain", {"interaction_constraints": [sub]}, len(sub)))
-            if fits_budget(c0.cost, b) and () not in seen:  # the short plain model fits: so may the full one
-                seen.add(())
+            specs = _specs_at(full, rank, knobs, b if subsample else max(0.0, b - margin), last, b, seen)
+            if fits_budget(c0.cost, b) and ("all",) not in seen:  # the short plain model fits: so may the full one
+                seen.add(("all",))
                 specs.append(Spec("all", {}))
-            capped.append((s.fit_many(specs)[0], b))
+            capped += [(c, b) for c, sp in zip(s.fit_many(specs), specs, strict=True) if "cegb_budget" in sp.extra]
     if subsample:
         with stage("refit"):
             capped = _refit(ranker, full, targets, margin)

@@ -309,11 +309,15 @@ def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: i
 
 
 def _plan_fast(p: PlanInput, options: Mapping[str, Any]) -> Plan:
-    """Return the fast search's stages: the ranking model, at most three candidates per budget, refits, retries."""
+    """Return the fast search's stages: the ranking model, candidates, refits, retries.
+
+    At most five candidates per budget and plain LightGBM once; a retry for each of the two capped
+    candidates per budget (with proxies: for the one refit per budget).
+    """
     t, rounds = len(p.opts.targets), p.opts.rounds
     if p.share < 1:
-        return [("rank", p.share), ("candidates", p.share * (2 * t + 1)), ("refit", float(t)), ("retry", float(t))]
-    return [("rank", min(RANK_ROUNDS, rounds) / rounds), ("candidates", 2.0 * t + 1), ("retry", float(t))]
+        return [("rank", p.share), ("candidates", p.share * (5 * t + 1)), ("refit", float(t)), ("retry", float(t))]
+    return [("rank", min(RANK_ROUNDS, rounds) / rounds), ("candidates", 5.0 * t + 1), ("retry", 2.0 * t)]
 
 
 def _run_fast(r: SearchRun) -> None:

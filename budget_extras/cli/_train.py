@@ -106,7 +106,7 @@ def _add_search_options(p: Any) -> None:
     """Add the search's options (``train_to_budget``'s arguments of the same names)."""
     p.add_argument("--search", choices=tuple(STRATEGIES), default="full",
                    help="'full' (default): every candidate family; 'fast' (the lightgbm-cegb fork only): the fork's "
-                        "learner budget and the largest top-k subset within it, about two trainings per budget; "
+                        "learner budget and top-k subsets within it, about four trainings per budget; "
                         "'lean': every family on proxies with a quarter of the rounds, the best refit at full size")
     p.add_argument("--budgets", type=_budgets, default=None, metavar="B1,B2,...",
                    help="further budgets the search also refines (comma-separated); the saved model is --budget's, "

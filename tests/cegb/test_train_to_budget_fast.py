@@ -1,8 +1,9 @@
-"""train_to_budget(search="fast"): the fork's learner budget, two candidates per budget.
+"""train_to_budget(search="fast"): the fork's learner budget, a few candidates per budget.
 
 Oracles: an independent cost_report of every returned model on the validation rows (the budget)
 and of every capped candidate on the training rows (its cap); the candidate set is what the
-docs say (a ranking proxy, then per budget one capped model and at most one top-k subset).
+docs say (a ranking proxy, then per budget two capped models, with the user's and with small
+trees, and at most three subsets: top-k by gain with both tree sizes, packed by gain per cost).
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ def test_candidates_are_the_documented_ones(data):
     proxies = [c for c in r.frontier if c.proxy]
     assert [c.family for c in proxies] == ["all"]  # the ranking model, never returned
     full = [c for c in r.frontier if not c.proxy]
-    assert {c.family for c in full} <= {"budget", "topk_gain", "all"}
+    assert {c.family for c in full} <= {"budget", "topk_gain", "topk_gain_cost", "all"}
     assert sum(c.family == "all" for c in full) <= 1  # plain LightGBM once, where the short plain model fits
     capped = [c for c in full if c.family == "budget"]
+    # PARAMS has 7 leaves: the small capped trees would have 1 (none); the small top-k trees have 7 // 4 = 1 (none)
+    assert all("num_leaves" not in c.params for c in full)
     assert 2 <= len(capped) <= 4  # one per budget, plus a retry where one missed its budget
-    assert r.nfev == len(r.frontier) <= 2 + 3 * len(budgets)
+    assert r.nfev == len(r.frontier) <= 2 + 3 * len(budgets) + len(budgets)  # at most two subsets per budget
     for b in budgets:
         best = r.best_at(b)
         assert best is not None and best.cost <= b + 1e-9
@@ -126,7 +129,7 @@ def test_proxies_rank_and_only_the_best_is_trained_on_every_row(data):
     r = run(data, budgets[0], budgets=budgets[1:], proxy_rows=400)
     proxies = [c for c in r.frontier if c.proxy]
     assert proxies[0].family == "all" and all(c.rows == 400 for c in proxies)
-    assert {c.family for c in proxies[1:]} <= {"budget", "topk_gain", "all"}
+    assert {c.family for c in proxies[1:]} <= {"budget", "topk_gain", "topk_gain_cost", "all"}
     full = [c for c in r.frontier if not c.proxy]
     assert 1 <= len(full) <= 2 * len(budgets)  # one per budget, plus a retry where one missed
     for b in budgets:
@@ -236,3 +239,55 @@ def test_last_tradeoff_follows_convergence_and_not_the_targets_scale():
     assert fast.FAST_DECAY[1] * fast.MIN_CONVERGENCE <= ends[0] < fast.FAST_DECAY[1] / 100  # L2 gains fall far
     one_tree = lgb.train(params, lgb.Dataset(X, y), 1)
     assert fast.decay_end(one_tree) == fast.FAST_DECAY[1]  # nothing to compare: the fixed end
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({}, (4, 7)),  # LightGBM's default 31 leaves
+    ({"num_leaves": 63}, (8, 15)),
+    ({"num_leaf": 15}, (2, 3)),  # an alias
+    ({"num_leaves": 7}, (None, None)),  # a quarter is a single leaf: no small trees
+    ({"num_leaves": "many"}, (None, None)),
+])
+def test_small_trees_are_a_quarter_of_the_leaves_and_half_of_that_for_the_capped_model(params, expected):
+    assert fast.small_leaves(params) == expected
+
+
+def _additive(n, seed=0):
+    """Six main effects and no interaction: trees of a few leaves fit it, 31 leaves fit the noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    y = (X @ np.array([1.0, 0.8, 0.6, 0.5, 0.4, 0.3]) + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def test_small_trees_are_trained_at_every_budget_and_win_where_the_target_is_additive():
+    X, y = _additive(1500)
+    params = {**PARAMS, "num_leaves": 31, "min_data_in_leaf": 5}
+    budgets, costs = [3.0, 5.0], FeatureCosts([1.0] * 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = train_to_budget(params, lgb.Dataset(X[:700], y[:700]), budget=budgets[0], valid_set=(X[700:], y[700:]),
+                            costs=costs, progress=False, search="fast", num_boost_round=60, budgets=budgets[1:],
+                            keep_boosters=True)
+    full = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if not c.proxy]
+    small = [(c, b) for c, b in full if c.family == "budget" and c.params.get("num_leaves") == 4]
+    assert len(small) >= len(budgets)  # one per budget (plus a retry where one missed)
+    for c, b in small:  # small trees keep the cap too
+        spent = float(cost_report(TreeEnsemble.from_booster(b), X[:700], costs).total_cost.mean())
+        assert spent <= c.params["cegb_budget"] * (1 + 1e-9)
+    assert sum(c.family == "topk_gain" and c.params.get("num_leaves") == 7 for c, _ in full) == len(budgets)
+    big = max(c.score for c, _ in full if "num_leaves" not in c.params and c.cost <= budgets[0] + 1e-9)
+    assert r.chosen.params.get("num_leaves") == 4 and r.score > big + 0.02  # small trees win on validation
+
+
+def test_features_packed_by_gain_per_cost_buy_what_the_gain_order_cannot_afford():
+    """The strongest feature costs 10: no top-k-by-gain prefix fits a budget of 2.5; the two cheap ones do."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(1500, 4))
+    y = (2.0 * X[:, 0] + X[:, 1] + X[:, 2] + 0.5 * rng.normal(size=1500) > 0).astype(int)
+    costs = [10.0, 1.0, 1.0, 1.0]
+    r = train_to_budget(PARAMS, lgb.Dataset(X[:1000], y[:1000]), budget=2.5, valid_set=(X[1000:], y[1000:]),
+                        costs=costs, progress=False, search="fast", num_boost_round=30)
+    packed = [c for c in r.frontier if c.family == "topk_gain_cost"]
+    assert [c.params["interaction_constraints"] for c in packed] == [[[1, 2]]]
+    assert packed[0].cost <= 2.5 and not [c for c in r.frontier if c.family == "topk_gain"]

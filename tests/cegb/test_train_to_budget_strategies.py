@@ -116,6 +116,17 @@ def test_fast_search_progress_ends_at_its_planned_total(data, bars, proxy_rows, 
     _check_bar(bars)
 
 
+@pytest.mark.skipif(not is_fork(), reason="search='fast' needs the fork")
+@pytest.mark.parametrize("proxy_rows", [None, 150])
+def test_fast_search_with_small_trees_stays_within_its_plan(data, bars, monkeypatch, proxy_rows):
+    """With 31 leaves the fast search also trains small trees: up to five candidates per budget, two capped."""
+    import sys
+
+    monkeypatch.setattr(sys.modules[__name__], "PARAMS", {**PARAMS, "num_leaves": 31})
+    run(data, search="fast", proxy_rows=proxy_rows, budgets=[1.5, 5.0], keep_boosters=True)
+    _check_bar(bars)
+
+
 def test_cut_search_still_ends_at_its_total(data, bars):
     """A search cut by max_fits moves the bar to its total at the end instead of stopping short."""
     r = run(data, choose="valid", greedy=False, max_fits=4)
