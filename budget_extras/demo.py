@@ -15,8 +15,8 @@ training and validation rows (2:1, stratified), and compares the models on the t
   budget, chosen on the same validation rows as the top-k pick (``choose="valid"``; by default
   a table this size is chosen by cross-validation). Its top-k grid holds every k, so the top-k
   choice above is one of its candidates;
-* with the fork, ``train_to_budget(search="fast")``: the fork's learner budget (``cegb_budget``)
-  and the largest top-k subset within the budget, about two trainings.
+* with the fork, ``train_to_budget(search="fast")``: the fork's learner budget (``cegb_budget``,
+  also with small trees) and top-k subsets within the budget, about four trainings.
 
 For each it prints validation and test accuracy and the mean cost per patient actually paid (the
 tests on the patient's paths through all trees, each paid once), the trainings it took and
@@ -167,8 +167,8 @@ def _print_table(
     fast = next((r for r in rows if r["model"] == "train_to_budget, fast"), None)
     if fast is not None:
         print(
-            f"train_to_budget(search='fast'): {fast['status']}, chose {fast['family']} among its capped model "
-            f"(cegb_budget) and top-k subset; {fast['trainings']} trainings in {fast['seconds']:.1f} s.",
+            f"train_to_budget(search='fast'): {fast['status']}, chose {fast['family']} among its capped models "
+            f"(cegb_budget) and top-k subsets; {fast['trainings']} trainings in {fast['seconds']:.1f} s.",
             file=out,
         )
     print(
