@@ -19,14 +19,13 @@ from typing import Any
 
 import lightgbm as lgb
 import numpy as np
-import scipy.sparse as sp
 
 from .._compat import param_aliases
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._parse_trees import child_links_ok
-from ..core._report import bits_to_bool, model_coupled_cost, path_feature_bits
+from ..core._report import ancestor_feature_counts, bits_to_bool, model_coupled_cost, path_feature_bits
 
 __all__ = ["LeafPaths", "leaf_paths", "model_row_costs", "predict"]
 
@@ -106,23 +105,10 @@ def leaf_paths(text: str, costs: FeatureCosts) -> LeafPaths | None:
     if links is None:
         return None
     parent_int, parent_leaf = links
-    # the splits on each leaf's path, walked up to the root as path_feature_counts does
-    node, cur = np.arange(parent_leaf.size, dtype=np.int64), parent_leaf
-    rows, cols = [], []
-    for _ in range(int(n_leaves.max()) + 1):  # a path has fewer splits than its tree has leaves
-        keep = cur >= 0
-        if not keep.any():
-            break
-        node, cur = node[keep], cur[keep]
-        rows.append(node)
-        cols.append(feature[cur])
-        cur = parent_int[cur]
-    else:
+    # the splits on each leaf's path (a path has fewer splits than its tree has leaves)
+    P = ancestor_feature_counts(parent_leaf, parent_int, feature, costs.n_features, int(n_leaves.max()))
+    if P is None:
         return None  # a cycle in the child links
-    r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    P = sp.csr_matrix((np.ones(r.size, dtype=np.int32), (r, c)), shape=(parent_leaf.size, costs.n_features))
-    P.sum_duplicates()
     lut = np.full((n_trees, int(n_leaves.max())), -1, dtype=np.int64)
     leaf_off = np.concatenate([[0], np.cumsum(n_leaves)])
     tree_of = np.repeat(np.arange(n_trees), n_leaves)

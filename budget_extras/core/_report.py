@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CostReport",
+    "ancestor_feature_counts",
     "bits_to_bool",
     "cost_report",
     "features_used",
@@ -44,13 +45,23 @@ def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
     ens : TreeEnsemble
         The ensemble (not modified).
     """
-    n = ens.n_nodes
     parent = ens.parent.astype(np.int64)
-    feature = ens.feature.astype(np.int64)
-    node = np.arange(n, dtype=np.int64)
-    cur = parent.copy()
+    m = ancestor_feature_counts(parent, parent, ens.feature.astype(np.int64), ens.n_features, ens.n_nodes)
+    assert m is not None  # a checked ensemble's parent links have no cycle
+    return m
+
+
+def ancestor_feature_counts(first: np.ndarray, parent: np.ndarray, feature: np.ndarray, n_features: int,
+                            max_steps: int) -> sp.csr_matrix | None:
+    """Count, for each start, the split features of its ancestors: CSR int32 (len(first), n_features).
+
+    Start ``i``'s walk begins at internal node ``first[i]`` (-1: no ancestor) and goes up
+    through ``parent`` (internal node -> its parent, -1 at the root), counting ``feature`` of
+    every internal node it passes. None if some walk is longer than ``max_steps`` (a cycle).
+    """
+    node, cur = np.arange(first.size, dtype=np.int64), first
     rows, cols = [], []
-    while True:
+    for _ in range(max_steps + 1):
         keep = cur >= 0
         if not keep.any():
             break
@@ -58,9 +69,11 @@ def path_feature_counts(ens: TreeEnsemble) -> sp.csr_matrix:
         rows.append(node)
         cols.append(feature[cur])
         cur = parent[cur]
+    else:
+        return None
     r = np.concatenate(rows) if rows else np.zeros(0, np.int64)
     c = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    m = sp.csr_matrix((np.ones(r.size, dtype=np.int32), (r, c)), shape=(n, ens.n_features))
+    m = sp.csr_matrix((np.ones(r.size, dtype=np.int32), (r, c)), shape=(first.size, n_features))
     m.sum_duplicates()
     return m
 
