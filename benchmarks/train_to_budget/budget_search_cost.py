@@ -16,7 +16,8 @@ chosen model's test score and test cost. Optionally (``--compare``) the same sea
 CPU time (``time.process_time``, every thread of the process) is measured beside wall time, as
 a multiple of the plain training's CPU time. ``--search lean`` names the ``search=`` of the
 ``one`` / ``three`` searches (default ``full``); ``--options '{"halving": false}'`` passes
-``options=`` to them; ``--n-jobs 2`` sets every search's ``n_jobs`` (default 1); ``--quick`` runs
+``options=`` to them; ``--n-jobs 2`` sets every search's ``n_jobs`` (default 1); ``--choose valid``
+every search's ``choose`` (default ``auto``); ``--quick`` runs
 the three-budget full search on the 10k-30k-row tables only (magic, higgs, adult), unless
 ``--datasets`` / ``--searches`` say otherwise, and writes under ``benchmarks/results/quick/``
 unless ``--out`` is given.
@@ -110,6 +111,7 @@ def one(args: argparse.Namespace) -> dict[str, Any]:
                 proxy_rows=None if args.one.endswith("_full") else "auto",
                 search="fast" if args.one.endswith("_fast") else args.search,
                 options=None if args.one.endswith("_fast") else json.loads(args.options), n_jobs=args.n_jobs,
+                choose=args.choose,
             )
         booster = r.booster
         stopped = sum(getattr(c, "rounds", None) is not None for c in r.frontier)
@@ -139,7 +141,7 @@ def measure(booster: Any, X: np.ndarray, y: np.ndarray, costs: Any) -> dict[str,
 def run_child(args: argparse.Namespace, dataset: str, what: str, full_cost: float = 0.0) -> dict[str, Any]:
     cmd = [sys.executable, "-m", __spec__.name, "--data-dir", str(args.data_dir), "--threads", str(args.threads),
            "--one", what, "--one-dataset", dataset, "--full-cost", str(full_cost), "--options", args.options,
-           "--search", args.search, "--n-jobs", str(args.n_jobs)]
+           "--search", args.search, "--n-jobs", str(args.n_jobs), "--choose", args.choose]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -155,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="which searches: one / three (search='full'), one_fast / three_fast (search='fast')")
     p.add_argument("--options", default="{}", help="options= of the full searches, as JSON")
     p.add_argument("--search", default="full", help="search= of the searches one / three (default 'full')")
+    p.add_argument("--choose", choices=("auto", "valid", "cv"), default="auto", help="choose= of every search")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--one-dataset", help=argparse.SUPPRESS)
     p.add_argument("--full-cost", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -181,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(row)
         # after every dataset: a cut run keeps what it measured
         write_results(args.out, {"search": args.search, "options": json.loads(args.options), "n_jobs": args.n_jobs,
-                                 "rows": rows},
+                                 "choose": args.choose, "rows": rows},
                       "lightgbm", "numpy")
 
 

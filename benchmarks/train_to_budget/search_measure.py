@@ -65,7 +65,7 @@ def _search(d: dict[str, Any], n_jobs: int = 1) -> Any:
                                progress=False, budgets=d["budgets"][1:], n_jobs=n_jobs)
 
 
-def _full_parse(booster: Any, X: Any, costs: Any) -> tuple[Any, float]:
+def _full_parse(booster: Any, X: Any, costs: Any, text: str | None = None) -> tuple[Any, float]:
     from budget_extras import TreeEnsemble
     from budget_extras.core._leaf_cost import row_costs_from_leaves
     from budget_extras.core._report import model_coupled_cost
@@ -82,9 +82,9 @@ def measure(args: argparse.Namespace, name: str) -> dict[str, Any]:
     reader, original = sm.model_row_costs, sm.Search.measure
     spent = {"cpu": 0.0, "n": 0}
 
-    def timed(self: Any, spec: Any, b: Any, seconds: float) -> Any:
+    def timed(self: Any, spec: Any, b: Any, seconds: float, text: str | None = None) -> Any:
         c0 = time.process_time()
-        out = original(self, spec, b, seconds)
+        out = original(self, spec, b, seconds, text)
         spent["cpu"] += time.process_time() - c0
         spent["n"] += 1
         return out

@@ -217,7 +217,8 @@ def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None
     search's model at each budget minus the other's and minus the careful top-k pick's (mean,
     SE). ``field``: ``"returned"``, the model ``train_to_budget`` returns there (``booster_at``);
     ``"cv"``, the cross-validated pick refit here on the pooled rows (in results files that do not
-    record the returned models).
+    record the returned models); ``"valid"``, the search's candidates chosen on the validation
+    rows (a cross-validated search's choice had it chosen on them).
     """
     by_key = {(r["table"], r["seed"]): r for r in base}
     pairs = [(r, by_key[(r["table"], r["seed"])]) for r in rows if (r["table"], r["seed"]) in by_key]
@@ -232,8 +233,8 @@ def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None
                f"{np.mean([b['search_trainings'] for _, b in ps]):.0f}x")
         for frac in _fractions([a for a, _ in ps]):
             k = f"{frac:.1f}"
-            mine = np.array([_chosen(a, k) if field == "returned" else _test(a, k, "cv") for a, _ in ps])
-            other = np.array([_chosen(b, k) if field == "returned" else _test(b, k, "cv") for _, b in ps])
+            mine = np.array([_chosen(a, k) if field == "returned" else _test(a, k, field) for a, _ in ps])
+            other = np.array([_chosen(b, k) if field == "returned" else _test(b, k, field) for _, b in ps])
             top = np.array([_test(a, k, "topk") for a, _ in ps])
             m1, s1 = _mean_se(mine - other)
             m2, s2 = _mean_se(mine - top)
@@ -362,8 +363,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
     parser.add_argument("--compare", type=Path, default=None,
                         help="an earlier --out (same tables and seeds): print this run against it, paired by split")
-    parser.add_argument("--compare-field", choices=("returned", "cv"), default="returned",
-                        help="compare the returned models, or the cross-validated picks refit here (older files)")
+    parser.add_argument("--compare-field", choices=("returned", "cv", "valid"), default="returned",
+                        help="compare the returned models, the cross-validated picks refit here (older files), "
+                             "or the choices on the validation rows")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
     args = parse(parser, argv)
     if args.summary:

@@ -163,13 +163,15 @@ def predict(booster: lgb.Booster, X: Any, **kwargs: Any) -> Any:
     return booster.predict(X, **kwargs)
 
 
-def model_row_costs(booster: lgb.Booster, X: Any, costs: FeatureCosts) -> tuple[np.ndarray, float]:
+def model_row_costs(booster: lgb.Booster, X: Any, costs: FeatureCosts,
+                    text: str | None = None) -> tuple[np.ndarray, float]:
     """Return the rows' costs on ``X`` and the model's coupled cost (``model_coupled_cost``).
 
-    The paths come from :func:`leaf_paths`; a text it does not read goes through
-    :meth:`TreeEnsemble.from_booster` (which refuses what ``cost_report`` refuses).
+    The paths come from :func:`leaf_paths` of ``text``, the booster's model text (None: read
+    from ``booster``); a text it does not read goes through :meth:`TreeEnsemble.from_booster`
+    (which refuses what ``cost_report`` refuses).
     """
-    paths = leaf_paths(booster.model_to_string(), costs)
+    paths = leaf_paths(booster.model_to_string() if text is None else text, costs)
     if paths is None:
         ens = TreeEnsemble.from_booster(booster)
         return row_costs_from_leaves(ens, predict(booster, X, pred_leaf=True), costs), model_coupled_cost(ens, costs)[1]

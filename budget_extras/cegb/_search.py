@@ -193,13 +193,20 @@ class Search:
 
     def _train_one(self, spec: Spec) -> tuple[Candidate, lgb.Booster, float]:
         t0 = time.perf_counter()
-        b = self.train_booster(spec.extra, self.train, spec.decay)
-        return self.measure(spec, b, time.perf_counter() - t0), b, self.fit_share
+        b = self.train_booster(spec.extra, self.train, spec.decay, transient=True)
+        # lgb.train's own copy into a prediction-only booster (keep_training_booster=False), its
+        # model text kept for the measurement, which reads the leaves' paths from it
+        text = b.model_to_string()
+        b.model_from_string(text).free_dataset()
+        return self.measure(spec, b, time.perf_counter() - t0, text), b, self.fit_share
 
-    def measure(self, spec: Spec, b: lgb.Booster, seconds: float) -> Candidate:
-        """Return ``spec``'s candidate: ``b`` measured on the validation rows (``seconds``: its training's)."""
+    def measure(self, spec: Spec, b: lgb.Booster, seconds: float, text: str | None = None) -> Candidate:
+        """Return ``spec``'s candidate: ``b`` measured on the validation rows (``seconds``: its training's).
+
+        ``text``: ``b``'s model text, where the caller has it (else it is read from ``b``).
+        """
         t0 = time.perf_counter()
-        row_cost, coupled = model_row_costs(b, self.Xv, self.fc)
+        row_cost, coupled = model_row_costs(b, self.Xv, self.fc, text)
         return Candidate(
             family=spec.family,
             params=dict(spec.extra),

@@ -575,7 +575,16 @@ class FeatureCosts:
         m = check_bool_matrix(used, name="used", n_features=self.n_features)
         if sp.issparse(m):
             return (m.astype(np.int32) @ self.unit_matrix().astype(np.int32)) > 0
-        return (m.astype(np.int32) @ self.unit_matrix().astype(np.int32).toarray()) > 0
+        return (m.astype(np.int32) @ self._dense_units()) > 0
+
+    def _dense_units(self) -> npt.NDArray[np.int32]:
+        """Return :meth:`unit_matrix` as a dense int32 array, built once (a search costs hundreds of usage matrices)."""
+        dense = self.__dict__.get("_unit_dense")
+        if dense is None:
+            dense = self.unit_matrix().astype(np.int32).toarray()
+            dense.setflags(write=False)
+            self.__dict__["_unit_dense"] = dense
+        return dense
 
     def row_cost(self, used: Any) -> npt.NDArray[np.float64]:
         """Acquisition cost of each row: THE accounting rule, with groups.

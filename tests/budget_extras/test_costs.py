@@ -106,6 +106,25 @@ def test_row_cost_groups_are_charged_once():
     np.testing.assert_array_equal(c.acquired_features(used)[0], [True, True, False, False])
 
 
+def test_row_cost_builds_the_unit_incidence_once(monkeypatch, rng):
+    """Dense usage matrices share one feature-to-unit incidence; their costs equal the sparse path's."""
+    fc = FeatureCosts([1.0, 2.0, 3.0, 4.0, 5.0], groups=["a", "a", None, "b", "b"], group_cost={"a": 2.5})
+    built = []
+    original = FeatureCosts.unit_matrix
+
+    def counted(self):
+        built.append(1)
+        return original(self)
+
+    monkeypatch.setattr(FeatureCosts, "unit_matrix", counted)
+    used = [rng.random((40, 5)) < 0.4 for _ in range(3)]
+    dense = [fc.row_cost(u) for u in used]
+    assert len(built) == 1
+    for u, d in zip(used, dense, strict=True):
+        np.testing.assert_array_equal(d, fc.row_cost(sp.csr_matrix(u)))
+        np.testing.assert_array_equal(d, [2.5 * (r[0] or r[1]) + 3.0 * r[2] + 5.0 * (r[3] or r[4]) for r in u])
+
+
 def test_acquired_includes_group_members(costs, rng):
     ens = TreeEnsemble.from_booster(get_booster("regression"))
     rep = cost_report(ens, hard_rows(rng, 20), costs)

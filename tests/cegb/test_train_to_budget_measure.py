@@ -146,8 +146,8 @@ def test_a_text_the_reader_does_not_expect_goes_through_the_full_parse():
     assert leaf_paths(text.replace("max_feature_idx=5", "max_feature_idx=6"), fc) is None
 
 
-def _old_model_row_costs(booster, X, fc):
-    return _old_row_costs(booster, X, fc)
+def _old_model_row_costs(booster, X, fc, text=None):
+    return _old_row_costs(booster, X, fc)  # the full parse of the booster itself, whatever text it is given
 
 
 @pytest.mark.parametrize(("kind", "halving"), [("binary", False), ("multiclass", False), ("regression", False),
@@ -201,3 +201,58 @@ def test_measuring_predicts_on_the_threads_the_candidate_was_trained_with(alias,
     score(b, X, y)
     assert len(calls) == 2 and calls == [1, 1]
 
+
+
+def test_the_binary_score_is_roc_auc_score_to_the_last_bit():
+    """The search's AUC equals scikit-learn's exactly: ties, saturated scores, other labels, few rows."""
+    from sklearn.metrics import roc_auc_score
+
+    from budget_extras.cegb._scoring import roc_auc
+
+    rng = np.random.default_rng(3)
+    for i in range(300):
+        n = int(rng.integers(2, 3000))
+        y = rng.integers(0, 2, n)
+        y[:2] = [0, 1]
+        scores = [rng.random(n), rng.integers(0, 7, n) / 7.0, 1 / (1 + np.exp(-40 * rng.normal(size=n))),
+                  np.round(rng.random(n), 2) + 0.1 * y][i % 4]
+        labels = np.where(y == 1, 7, 3) if i % 3 == 0 else y
+        assert roc_auc(labels, scores) == roc_auc_score(labels, scores)
+
+
+def test_the_binary_score_leaves_what_it_cannot_score_to_roc_auc_score():
+    """Non-finite scores raise as scikit-learn raises; one class gives scikit-learn's answer."""
+    from sklearn.metrics import roc_auc_score
+
+    from budget_extras.cegb._scoring import roc_auc
+
+    with pytest.raises(ValueError, match=r"NaN|infinity"):
+        roc_auc(np.array([0, 1, 1]), np.array([0.1, np.nan, 0.3]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            expected = roc_auc_score(np.ones(4), np.arange(4.0))
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=re.escape(str(exc)[:30])):
+                roc_auc(np.ones(4), np.arange(4.0))
+        else:
+            assert np.isnan(expected) and np.isnan(roc_auc(np.ones(4), np.arange(4.0)))
+
+
+def test_a_fitted_candidate_writes_its_model_text_once(monkeypatch):
+    """Training and measuring a candidate share one model text: the copy into a prediction booster and the reader."""
+    X, y, params = _data("binary")
+    s = _search(X, y, params, COSTS["groups_coupled"])
+    expected = _old_candidate(s, Spec("all", {}), s.train_booster({}, s.train))
+    written = []
+    original = lgb.Booster.model_to_string
+
+    def counted(self, *args, **kwargs):
+        written.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(lgb.Booster, "model_to_string", counted)
+    got = s.fit(Spec("all", {}))
+    assert len(written) == 1
+    assert dataclasses.replace(got, seconds=0.0) == expected
+    assert s.boosters[-1].model_to_string() == s.train_booster({}, s.train).model_to_string()
