@@ -444,13 +444,12 @@ def train_to_budget(
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
     search : {"full", "fast", "lean"} or callable, default "full"
-        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two trainings a
+        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about four trainings a
         budget; ``"lean"``: every family on short proxies, the best refit; a callable (docs/train_to_budget.md).
     choose : {"auto", "cv", "valid"}, default "auto"
-        ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
-        cross-validated (5 stratified folds of the training and validation rows pooled), the
-        choice made on the fold means and refit on every pooled row. ``"auto"``: ``"cv"`` up
-        to 20,000 rows together when the rows can be pooled (docs/train_to_budget.md).
+        ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist is cross-validated (5 stratified
+        folds of the training and validation rows pooled), the pick refit on every pooled row. ``"auto"``:
+        ``"cv"`` up to 20,000 rows together that pool (``search="fast"``: each validation pick refit on them).
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
     options : dict, optional
