@@ -530,7 +530,10 @@ class TrainToBudget(Adapter):
         return res, full
 
     def candidates(self, ctx: Context) -> list[dict[str, Any]]:
-        res, _ = self.search(ctx)
+        return self.every_candidate(ctx, self.search(ctx)[0])
+
+    def every_candidate(self, ctx: Context, res: Any) -> list[dict[str, Any]]:
+        """Every candidate of the search's result ``res`` trained on every training row."""
         out = []
         for c, b in zip(res.frontier, res.boosters, strict=True):
             if c.proxy:  # ranked the candidates on a row subsample; never returned
@@ -541,10 +544,33 @@ class TrainToBudget(Adapter):
 
 
 class TrainToBudgetFast(TrainToBudget):
-    """``train_to_budget(search="fast")``: the fork's learner budget, two candidates per budget."""
+    """``train_to_budget(search="fast")`` as a user calls it: the fork's learner budget, a few candidates per
+    budget, chosen on the validation rows. With the default ``choose="auto"`` on these small tables each
+    budget's pick is refit on the training and validation rows pooled (``result.picks``): one candidate per
+    budget fraction, the search's model there (``knobs["budget_fraction"]``), ``val_score`` the validation
+    score it was chosen by and ``val_cost`` its cost as the search measured it (the larger of the validation
+    cost and the refit's on the pooled rows); ``valid_rows_score`` and ``valid_rows_cost`` are in-sample.
+    Where the rows did not pool (no ``picks``), every candidate on the training rows, as the other searches."""
 
     name, family = "train_to_budget_fast", "ours"
     extra: ClassVar[dict[str, Any]] = {"search": "fast"}
+
+    def candidates(self, ctx: Context) -> list[dict[str, Any]]:
+        res, full = self.search(ctx)
+        if not res.picks:
+            return self.every_candidate(ctx, res)
+        out = []
+        for f in BUDGET_FRACTIONS:
+            j = res.picks[f * full]
+            c = res.frontier[j]
+            knobs = {"budget_fraction": f, "family": c.family, "k": c.k, "tradeoff": c.tradeoff,
+                     "num_leaves": c.params.get("num_leaves"), "rows": c.rows,
+                     "refit_seconds": res.seconds.get("cv_refit", 0.0), "search_seconds": res.seconds["total"]}
+            cand = lgb_candidate(ctx, self.name, res.boosters[j], knobs)
+            cand["valid_rows_score"], cand["valid_rows_cost"] = cand["val_score"], cand["val_cost"]
+            cand["val_score"], cand["val_cost"] = float(c.score), float(c.cost)
+            out.append(cand)
+        return out
 
 
 class TrainToBudgetLean(TrainToBudget):

@@ -84,9 +84,9 @@ def main(argv: list[str] | None = None) -> None:
         out["against"] = compare(mine, fr.summarize(other + [r for r in recs if r["method"] == "lightgbm"]),
                                  args.against[1])
     fast_recs = [r for r in recs if r["method"] == FAST]
-    timed = [r for r in fast_recs if "cpu" in r]  # checkpoints written by run_split (not by another runner)
+    timed = [r for r in fast_recs if "cpu" in r or "cpu_seconds" in r]  # run_split's, or frontier.run's
     out["fast_seconds"] = sum(r["seconds"] for r in timed)
-    out["fast_cpu_seconds"] = sum(r["cpu"] for r in timed)
+    out["fast_cpu_seconds"] = sum(r.get("cpu", r.get("cpu_seconds", 0.0)) for r in timed)
     out["timed_splits"] = len(timed)
     out["splits"] = len(fast_recs)
     out["candidates_per_split"] = sum(len(r["candidates"]) for r in fast_recs) / max(1, len(fast_recs))

@@ -57,6 +57,13 @@ def cv_pick(rec: dict[str, Any], fraction: float, budget: float) -> dict[str, An
     return dict(best, knobs=dict(best["knobs"], pick="best_refit" if best["val_cost"] <= budget else "cheapest"))
 
 
+def own_pick(cands: list[dict[str, Any]], fraction: float, budget: float) -> dict[str, Any] | None:
+    """The search's own model at ``fraction`` where its candidates carry one (``knobs["budget_fraction"]``: the
+    fast search's picks refit on the pooled rows), else the harness rule on the validation rows."""
+    own = [c for c in cands if c["knobs"].get("budget_fraction") == fraction]
+    return own[0] if own else fr.choose_at_budget(cands, budget)
+
+
 def compare(a: list[float] | None, b: list[float] | None) -> dict[str, Any] | None:
     """``a`` minus ``b`` (each ``[mean, se, n]``): difference, combined SE, and whether ``a`` is lower by more."""
     if not a or not b:
@@ -93,7 +100,7 @@ def cell(per: dict[str, dict[int, dict[str, Any]]], seeds: list[int], b: float,
     row["cv_no_refit_seeds"] = int(sum(p["knobs"].get("pick") != "best_at" for p in ok.values()))
     row["cv_family"] = [p["knobs"]["family"] for p in ok.values()]
     for m in (FAST, LEAN):
-        chosen = {s: fr.choose_at_budget(per[m][s]["candidates"], b * ref[s]["val_cost"]) for s in have[m]}
+        chosen = {s: own_pick(per[m][s]["candidates"], b, b * ref[s]["val_cost"]) for s in have[m]}
         scores[m] = {s: p["test_score"] for s, p in chosen.items() if p is not None}
     for m, sc in scores.items():
         row[m] = fr.mean_se(list(sc.values())) if sc else None
@@ -107,6 +114,36 @@ def cell(per: dict[str, dict[int, dict[str, Any]]], seeds: list[int], b: float,
     row["lean_vs_cv"] = paired(scores[LEAN], scores[CV])
     row["fast_stored_vs_cv"] = compare(row["train_to_budget_fast_stored"], row[CV])
     return row
+
+
+#: What a cell holds of each method, for :func:`carry`.
+CELL_KEYS = {CV: (CV, "cv_test_cost_share", "cv_over_budget_seeds", "cv_no_refit_seeds", "cv_family", "cv_vs_valid"),
+             LEAN: (LEAN, "lean_vs_cv"), FAST: (FAST, "fast_vs_cv")}
+
+
+def carry(res: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """Fill the methods without checkpoints from an earlier results file ``old`` of this script.
+
+    Per cell, a method with no seed here takes its columns from ``old``'s cell; a comparison with a
+    carried method is made on the cell means (as :func:`paired` on every seed). Per pair, its seconds.
+    """
+    old_cells = {(c["pair"], c["budget"]): c for c in old["cells"]}
+    for c in res["cells"]:
+        o = old_cells.get((c["pair"], c["budget"]))
+        if o is None:
+            continue
+        moved = [m for m in CELL_KEYS if not c["seeds"].get(m) and o["seeds"].get(m)]
+        for m in moved:
+            c.update({k: o.get(k) for k in CELL_KEYS[m]})
+            c["seeds"][m] = o["seeds"][m]
+        if moved:
+            c["fast_vs_cv"] = compare(c.get(FAST), c.get(CV))
+            c["lean_vs_cv"] = compare(c.get(LEAN), c.get(CV))
+            c["fast_stored_vs_cv"] = compare(c.get("train_to_budget_fast_stored"), c.get(CV))
+    for pair, p in res["pairs"].items():
+        for m, v in old["pairs"].get(pair, {}).get("seconds", {}).items():
+            p["seconds"].setdefault(m, v)
+    return {**res, "counts": counts(res["cells"]), "totals": totals(res["pairs"])}
 
 
 def seconds(per: dict[str, dict[int, dict[str, Any]]], stored: dict[str, Any]) -> dict[str, Any]:
@@ -263,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", type=Path, default=RESULTS / "frontier", help="the frontier's checkpoints")
     parser.add_argument("--stored", type=Path, default=RESULTS / "frontier.json",
                         help="the frontier's results (the validation choice's test scores)")
+    parser.add_argument("--carry", type=Path, default=None,
+                        help="an earlier results file of this script: the methods without checkpoints in --out-dir "
+                             "take their cells and seconds from it")
     args = parse(parser, argv)
     if not args.report:
         if not args.data_dir.is_dir():
@@ -276,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no checkpoints in {args.out_dir}: run without --report first")
     stored = json.loads(args.stored.read_text())["summary"] if args.stored.is_file() else {}
     res = summarize(recs, stored)
+    if args.carry is not None:
+        res = carry(res, json.loads(args.carry.read_text()))
     write_results(args.out, json.loads(json.dumps(res, default=float)), "lightgbm")
     print(markdown(res))
     return 0

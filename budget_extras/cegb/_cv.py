@@ -131,12 +131,13 @@ def pool_problem(
 
 
 def make_pool(
-    root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, params: dict[str, Any]
+    root: lgb.Dataset, raw: Any, Xv: Any, yv: np.ndarray, kind: str, params: dict[str, Any], folds: bool = True
 ) -> Pool | None:
     """Pool the training rows ``raw`` (binned as ``root``) with the validation rows; draw the folds.
 
     ``params``: the parameters ``root`` was constructed with (its seed draws the folds).
-    Returns None when the two row sets do not stack (different types).
+    ``folds=False``: no folds (a pool only refit on). Returns None when the two row sets do not
+    stack (different types).
     """
     X = _stack(raw, Xv)
     if X is None:
@@ -144,12 +145,14 @@ def make_pool(
     y = np.concatenate([np.asarray(root.get_label(), dtype=np.float64), np.asarray(yv, dtype=np.float64)])
     data = lgb.Dataset(X, y, reference=root, feature_name=root.get_feature_name(), free_raw_data=False,
                        params=dict(params)).construct()
+    if not folds:
+        return Pool(data, X, y, [])
     seed = int(params.get("seed", 0))
     repeats = N_REPEATS if y.size < REPEATS_BELOW else 1
     split = (RepeatedStratifiedKFold if kind != "regression" else RepeatedKFold)(
         n_splits=N_FOLDS, n_repeats=repeats, random_state=seed & 0x7FFFFFFF)
-    folds = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
-    return Pool(data, X, y, folds, [data.subset(a.tolist()).construct() for a, _ in folds])
+    drawn = [(np.sort(a), np.sort(b)) for a, b in split.split(np.zeros(len(y)), y)]
+    return Pool(data, X, y, drawn, [data.subset(a.tolist()).construct() for a, _ in drawn])
 
 
 def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[Candidate]:

@@ -20,14 +20,18 @@ trained on every row):
   still buy it for every row;
 * ``all``: plain LightGBM, once, where the short plain model already fits a budget.
 
-The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never returned.
+The ranking model (plain LightGBM, at most 40 rounds) is a proxy: it is never returned. Where
+the default search would cross-validate (``choose="auto"`` on up to 20,000 training and
+validation rows that pool), each budget's pick on the validation rows is refit on the training
+and validation rows pooled (:func:`refit_on_pool`) and returned.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any
 
 import lightgbm as lgb
@@ -35,11 +39,13 @@ import numpy as np
 
 from .._compat import param_aliases
 from ..core._status import fits_budget
+from . import _cv as cv
 from . import _families as fam
 from ._result import Candidate
 from ._search import Search, Spec
 
-__all__ = ["FAST_DECAY", "RANK_ROUNDS", "convergence", "decay_end", "run_fast", "small_leaves"]
+__all__ = ["FAST_DECAY", "POOL_TRIES", "RANK_ROUNDS", "convergence", "decay_end", "refit_on_pool", "run_fast",
+           "small_leaves"]
 
 #: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, and last round
 #: before :func:`decay_end` multiplies it by the ranking model's convergence ratio.
@@ -50,6 +56,9 @@ MIN_CONVERGENCE = 1e-4
 
 #: Rounds of the plain ranking model.
 RANK_ROUNDS = 40
+
+#: Refits on the pooled rows tried per budget (:func:`refit_on_pool`).
+POOL_TRIES = 3
 
 
 def convergence(booster: lgb.Booster) -> float:
@@ -249,3 +258,63 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float],
             capped = _refit(ranker, full, targets, margin)
     with stage("retry"):
         retry_over_budget(full, capped)
+
+
+def _validation_order(own: Sequence[Candidate], budget: float) -> tuple[list[int], bool]:
+    """Return the candidates fitting ``budget``, best validation score first (as :func:`pick`), and True.
+
+    None fits: the cheapest alone, and False.
+    """
+    order = sorted((i for i, c in enumerate(own) if fits_budget(c.cost, budget)),
+                   key=lambda i: (-own[i].score, own[i].constant, own[i].cost))
+    if order:
+        return order, True
+    return [min(range(len(own)), key=lambda i: (own[i].cost, -own[i].score))], False
+
+
+def refit_on_pool(full: Search, pool: cv.Pool, targets: Sequence[float]
+                  ) -> tuple[list[Candidate], list[tuple[Any, float | None]], dict[float, int]]:
+    """Refit each budget's pick on the validation rows on every pooled row; return the models returned.
+
+    At each budget the candidates trained on the training rows (``full``) that fit it are taken in
+    validation order, at most :data:`POOL_TRIES`: each is trained with its parameters on the
+    training and validation rows pooled (a capped model keeps its cap, less the margin that
+    covers rows it never saw) and costed there; the first whose pooled cost fits is the budget's
+    model. A refit's ``cost`` is the larger of its validation cost (trained on the training rows)
+    and its pooled cost; its ``score`` stays the validation score it was chosen by; ``rows`` the
+    pooled rows. Where every try misses, the pick trained on the training rows is kept (it fits
+    on the validation rows); where no candidate fits, the cheapest is refit.
+
+    Returns
+    -------
+    cands : list of Candidate
+        The budgets' models, each configuration once.
+    fits : list of (lightgbm.Booster, float or None)
+        Their boosters and pooled costs (None: kept on the training rows).
+    picks : dict of float to int
+        Each budget's position in ``cands``.
+    """
+    own = full.frontier
+    cands: list[Candidate] = []
+    fits: list[tuple[Any, float | None]] = []
+    at: dict[tuple[str, int], int] = {}  # ("refit" or "kept", position in own): position in cands
+    picks: dict[float, int] = {}
+    for b in sorted(targets):
+        order, feasible = _validation_order(own, b)
+        for i in order[:POOL_TRIES]:
+            if ("refit", i) not in at:
+                booster, cost = cv.refit(full, pool, own[i])
+                at["refit", i] = len(cands)
+                cands.append(replace(own[i], cost=max(own[i].cost, cost), rows=int(pool.y.size),
+                                     constant=bool(np.sum(booster.feature_importance("split")) == 0)))
+                fits.append((booster, cost))
+            if not feasible or fits_budget(cands[at["refit", i]].cost, b):
+                picks[b] = at["refit", i]
+                break
+        else:  # every refit misses: the pick on the training rows
+            if ("kept", order[0]) not in at:
+                at["kept", order[0]] = len(cands)
+                cands.append(own[order[0]])
+                fits.append((full.boosters[order[0]], None))
+            picks[b] = at["kept", order[0]]
+    return cands, fits, picks

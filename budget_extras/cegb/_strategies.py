@@ -123,6 +123,10 @@ class Strategy:
     shortlist_most : callable or None
         ``shortlist_most(n_budgets, options)``: the most configurations :attr:`shortlist`
         cross-validates (the plan's); None: :func:`._cv.shortlist`'s.
+    pool_refit : bool
+        For a strategy that does not cross-validate: whether, where ``choose="auto"`` would
+        cross-validate, each budget's pick on the validation rows is refit on the training and
+        validation rows pooled and returned (:func:`._fast.refit_on_pool`).
     """
 
     run: Callable[[SearchRun], None]
@@ -133,6 +137,7 @@ class Strategy:
     cross_validates: bool = True
     shortlist: Callable[[SearchRun, Callable[[Candidate], Candidate]], list[Candidate]] | None = None
     shortlist_most: Callable[[int, Mapping[str, Any]], int] | None = None
+    pool_refit: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,7 +488,7 @@ def _lean_shortlist_most(n_targets: int, options: Mapping[str, Any]) -> int:
 #: The strategies ``search=`` names.
 STRATEGIES: dict[str, Strategy] = {
     "full": Strategy(run=_run_full, plan=_plan_full, options=HALVING_DEFAULTS),
-    "fast": Strategy(run=_run_fast, plan=_plan_fast, fork_only=True, cross_validates=False),
+    "fast": Strategy(run=_run_fast, plan=_plan_fast, fork_only=True, cross_validates=False, pool_refit=True),
     "lean": Strategy(run=_run_lean, plan=_plan_lean, options=LEAN_DEFAULTS, shortlist=_lean_shortlist,
                      shortlist_most=_lean_shortlist_most),
 }

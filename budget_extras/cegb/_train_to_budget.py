@@ -22,6 +22,7 @@ from ..core._status import Status, fits_budget
 from ..core._validation import _is_default_names, align_columns, check_finite_labels, column_names
 from . import _cv as cv
 from . import _dask
+from ._fast import POOL_TRIES, refit_on_pool
 from ._result import BudgetTrainResult, Candidate, pick
 from ._scoring import objective_kind, readable, resolve_scoring
 from ._search import Clock, Search, SearchCut
@@ -443,13 +444,12 @@ def train_to_budget(
         Most LightGBM trainings (proxies and selection fits included); seconds after which none
         starts. A cut search returns its best model trained on every row (``LIMIT``) or raises.
     search : {"full", "fast", "lean"} or callable, default "full"
-        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about two trainings a
+        ``"full"``: every family; ``"fast"`` (fork only): the fork's ``cegb_budget``, about four trainings a
         budget; ``"lean"``: every family on short proxies, the best refit; a callable (docs/train_to_budget.md).
     choose : {"auto", "cv", "valid"}, default "auto"
-        ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist of the candidates is
-        cross-validated (5 stratified folds of the training and validation rows pooled), the
-        choice made on the fold means and refit on every pooled row. ``"auto"``: ``"cv"`` up
-        to 20,000 rows together when the rows can be pooled (docs/train_to_budget.md).
+        ``"valid"``: choose on the validation rows. ``"cv"``: a shortlist is cross-validated (5 stratified
+        folds of the training and validation rows pooled), the pick refit on every pooled row. ``"auto"``:
+        ``"cv"`` up to 20,000 rows together that pool (``search="fast"``: each validation pick refit on them).
     rule : {"best", "1se"}, default "best"
         With cross-validation: the best mean fold score, or the cheapest within one SE of it.
     options : dict, optional
@@ -484,10 +484,14 @@ def train_to_budget(
 
 def _cv_reason(o: _Options, train_set: lgb.Dataset, raw: Any, yv: np.ndarray, n_train: int,
                proxied: bool) -> str | None:
-    """Return why the choice is made on the validation rows (None: by cross-validation)."""
+    """Return why the choice is made on the validation rows (None: the rows pool).
+
+    None: by cross-validation, or, for a strategy with :attr:`Strategy.pool_refit`, on the
+    validation rows and refit on the pooled rows.
+    """
     if o.choose == "valid":
         return "choose='valid'"
-    if not o.strategy.cross_validates:
+    if not (o.strategy.cross_validates or o.strategy.pool_refit):
         return f"search={o.search!r}"
     why = ("the training set is large enough for proxies" if proxied else
            cv.pool_problem(train_set, raw, objective_kind(o.base), yv, n_train, size_limit=o.choose == "auto"))
@@ -507,6 +511,7 @@ class _CVChoice:
     status: Status
     note: str | None
     picks: dict[float, int]
+    how: str = "cv"
 
 
 def _pick_and_refit(full: Search, pool: cv.Pool, cands: list[Candidate], budget: float, rule: str,
@@ -561,6 +566,39 @@ def _choose_by_cv(run: SearchRun, root: lgb.Dataset, raw: Any, score_name: str) 
     return _CVChoice(cands, chosen, refits, main_status, note, picks)
 
 
+def _refit_picks(run: SearchRun, root: lgb.Dataset, raw: Any) -> _CVChoice | None:
+    """Refit each budget's pick on the validation rows on the pooled rows (:func:`._fast.refit_on_pool`).
+
+    None if the rows do not pool. A model kept on the training rows (every refit missed the
+    budget) has no pooled cost: ``refits`` holds it with NaN.
+    """
+    full, o = run.full, run.opts
+    pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), o.base, folds=False)
+    if pool is None or not full.frontier:
+        return None
+    with full.clock.stage("cv_refit"):
+        cands, fits, picks = refit_on_pool(full, pool, o.targets)
+    c = cands[picks[o.budget]]
+    status = (Status.INFEASIBLE if not fits_budget(c.cost, o.budget) else
+              Status.CONSTANT if c.constant else Status.SUCCESS)
+    refits = {i: (b, math.nan if cost is None else cost) for i, (b, cost) in enumerate(fits)}
+    return _CVChoice(cands, picks[o.budget], refits, status, None, picks, how="pool")
+
+
+def _pool_message(ch: _CVChoice, budget: float, score_name: str) -> str:
+    c = ch.cands[ch.chosen]
+    metric, value = readable(score_name, c.score)
+    pooled = ch.refits[ch.chosen][1]
+    where = (f"refit on the {c.rows:,} training and validation rows, cost {pooled:.6g} there" if math.isfinite(pooled)
+             else "trained on the training rows: its refits on the training and validation rows miss the budget")
+    what = f"{c.family} (chosen on the validation rows: {metric} {value:.6g}, cost {c.cost:.6g}; {where})"
+    if ch.status == Status.INFEASIBLE:
+        return f"infeasible: no candidate fits budget {budget:g}; the cheapest, {what}, is returned"
+    if ch.status == Status.CONSTANT:
+        return f"only a constant model (one prediction for every row) fits budget {budget:g}: {what}"
+    return f"{what} fits budget {budget:g}"
+
+
 def _cv_message(ch: _CVChoice, budget: float, score_name: str) -> str:
     c = ch.cands[ch.chosen]
     metric, value = readable(score_name, c.score)
@@ -583,10 +621,14 @@ def _plan(o: _Options, p: PlanInput, cross_validates: bool, labels: np.ndarray) 
     """Return the search's stages with their most work (the strategy's, then the cross-validation's).
 
     ``labels``: the training and validation labels (their classes bound a stratified fold's size).
+    ``cross_validates``: the rows pool (a strategy with :attr:`Strategy.pool_refit` then refits at
+    most :data:`._fast.POOL_TRIES` picks per budget on them).
     """
     if o.strategy.plan is None:
         return None
     plan = list(o.strategy.plan(p, o.knobs))
+    if cross_validates and not o.strategy.cross_validates:
+        return [*plan, ("cv_refit", POOL_TRIES * len(o.targets) * labels.size / max(1, p.rows))]
     if cross_validates:
         n_classes = 1 if objective_kind(o.base) == "regression" else int(np.unique(labels).size)
         most = o.strategy.shortlist_most
@@ -623,7 +665,8 @@ def _search(
     cv_why = _cv_reason(o, train_set, raw, yv, root.num_data(), idx is not None)
     plan = _plan(o, PlanInput(o, len(names), root.num_data() if idx is None else idx.size,
                               1.0 if idx is None else idx.size / root.num_data(),
-                              bool(np.any(np.asarray(fc.coupled) > 0)), cv_why is None), cv_why is None,
+                              bool(np.any(np.asarray(fc.coupled) > 0)), cv_why is None and o.strategy.cross_validates),
+                 cv_why is None,
                  np.concatenate([np.asarray(root.get_label(), dtype=np.float64).ravel(), yv]))
     clock = Clock(o.budget, root.num_data(), o.max_fits, o.time_limit, o.n_jobs, progress, plan)
     full = Search(o.base, root, None, Xv, yv, fc, _with_offset(score_fn, init), o.rounds, clock)
@@ -645,11 +688,13 @@ def _search(
 
     # proxies are ranked on as many validation rows as they were trained on
     proxy = None if idx is None else sample(idx, idx.size, o.rounds)
-    run = SearchRun(proxy or full, full, proxy, o, fork, dict(o.knobs), sample, cross_validated=cv_why is None)
+    run = SearchRun(proxy or full, full, proxy, o, fork, dict(o.knobs), sample,
+                    cross_validated=cv_why is None and o.strategy.cross_validates)
     try:
         o.strategy.run(run)
         if cv_why is None:
-            choice = _choose_by_cv(run, root, raw, score_name)
+            choice = (_choose_by_cv(run, root, raw, score_name) if o.strategy.cross_validates else
+                      _refit_picks(run, root, raw))
     except SearchCut:
         pass
     finally:
@@ -686,7 +731,7 @@ def _cv_result(ch: _CVChoice, run: SearchRun, score_name: str, keep_boosters: bo
     o, fork = run.opts, run.fork
     own = (run.proxy.frontier if run.proxy is not None else []) + run.full.frontier
     own_boosters = (run.proxy.boosters if run.proxy is not None else []) + run.full.boosters
-    msg = _cv_message(ch, o.budget, score_name)
+    msg = (_cv_message if ch.how == "cv" else _pool_message)(ch, o.budget, score_name)
     if ch.status != Status.SUCCESS:
         warnings.warn(f"train_to_budget: {msg}.", UserWarning, stacklevel=3)
     elif ch.note is not None:

@@ -34,8 +34,10 @@ def data():
 
 
 def run(data, budget, **kw):
+    """The fast search choosing on the validation rows (``choose="valid"``: its candidates are the models)."""
     Xt, yt, Xv, yv = data
     kw.setdefault("num_boost_round", 30)
+    kw.setdefault("choose", "valid")
     return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budget, valid_set=(Xv, yv), costs=COSTS,
                            progress=False, search="fast", keep_boosters=True, **kw)
 
@@ -268,7 +270,7 @@ def test_small_trees_are_trained_at_every_budget_and_win_where_the_target_is_add
         warnings.simplefilter("ignore")
         r = train_to_budget(params, lgb.Dataset(X[:700], y[:700]), budget=budgets[0], valid_set=(X[700:], y[700:]),
                             costs=costs, progress=False, search="fast", num_boost_round=60, budgets=budgets[1:],
-                            keep_boosters=True)
+                            keep_boosters=True, choose="valid")
     full = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if not c.proxy]
     small = [(c, b) for c, b in full if c.family == "budget" and c.params.get("num_leaves") == 4]
     assert len(small) >= len(budgets)  # one per budget (plus a retry where one missed)
@@ -291,3 +293,66 @@ def test_features_packed_by_gain_per_cost_buy_what_the_gain_order_cannot_afford(
     packed = [c for c in r.frontier if c.family == "topk_gain_cost"]
     assert [c.params["interaction_constraints"] for c in packed] == [[[1, 2]]]
     assert packed[0].cost <= 2.5 and not [c for c in r.frontier if c.family == "topk_gain"]
+
+
+def _rows_trained_on(booster):
+    """Rows the booster's first split tree was trained on: its root's data count (no bagging)."""
+    trees = booster.dump_model()["tree_info"]
+    root = next(t["tree_structure"] for t in trees if "split_index" in t["tree_structure"])
+    return root["internal_count"]
+
+
+def test_auto_refits_each_budgets_validation_pick_on_the_pooled_rows(data):
+    """choose="auto" on a small table: the validation pick of every budget, refit on training + validation rows."""
+    budgets = [1.2, 2.0]
+    Xt, yt, Xv, yv = data
+    rv = run(data, budgets[0], budgets=budgets[1:])
+    r = run(data, budgets[0], budgets=budgets[1:], choose="auto")
+    assert r.status == Status.SUCCESS and "refit on the 1,500 training and validation rows" in r.message
+    assert _rows_trained_on(rv.booster) == len(yt) and _rows_trained_on(r.booster) == len(yt) + len(yv)
+    own = [c for c in r.frontier if c.proxy]
+    assert len(own) == len(rv.frontier)  # the search's own candidates rank: marked proxy
+    refits = [c for c in r.frontier if not c.proxy]
+    assert r.nfev == rv.nfev + len(refits) and 1 <= len(refits) <= len(budgets)
+    X_pool = np.vstack([Xt, Xv])
+    for b in budgets:
+        c, picked = r.best_at(b), rv.best_at(b)
+        assert c.params == picked.params and c.score == picked.score  # the pick on the validation rows
+        assert c.rows == len(yt) + len(yv) and c.cost >= picked.cost
+        booster = r.booster_at(b)
+        assert _rows_trained_on(booster) == len(yt) + len(yv)
+        pooled = _cost(booster, X_pool)
+        assert pooled <= b + 1e-9 and c.cost == pytest.approx(max(picked.cost, pooled))
+        if "cegb_budget" in c.params:  # the cap binds on the pooled rows, margin kept
+            assert pooled <= c.params["cegb_budget"] * (1 + 1e-9) < b
+
+
+def test_auto_refit_is_lightgbm_trained_on_the_pooled_rows_with_the_picks_parameters(data):
+    """Each budget's model: lightgbm.train on the pooled rows (binned as the training rows), the pick's parameters."""
+    Xt, yt, Xv, yv = data
+    budgets = [1.2, 3.0]
+    r = run(data, budgets[0], budgets=budgets[1:], choose="auto")
+    X = np.vstack([Xt, Xv])
+    for b in budgets:
+        c = r.best_at(b)
+        params = {**r.params, **c.params}
+        pooled = lgb.Dataset(X, np.concatenate([yt, yv]), reference=lgb.Dataset(Xt, yt, params=params).construct())
+        first, last = c.decay or (None, None)
+        callbacks = [] if c.decay is None else [
+            lgb.reset_parameter(cegb_tradeoff=lambda i, f=first, v=last: f * (v / f) ** (i / 29))]
+        direct = lgb.train(params, pooled, num_boost_round=30, callbacks=callbacks)
+        np.testing.assert_allclose(r.booster_at(b).predict(X), direct.predict(X), rtol=1e-12)
+
+
+def test_auto_keeps_the_training_rows_model_where_every_refit_misses(data, monkeypatch):
+    import budget_extras.cegb._cv as cv
+
+    real = cv.refit
+    monkeypatch.setattr(cv, "refit", lambda s, pool, c: (real(s, pool, c)[0], 99.0))  # every refit costs too much
+    r = run(data, 1.6, choose="auto")
+    rv = run(data, 1.6)
+    assert r.status == Status.SUCCESS and "miss the budget" in r.message
+    assert r.chosen.params == rv.chosen.params and r.cost == rv.cost <= 1.6
+    assert _rows_trained_on(r.booster) == len(data[1])  # the pick trained on the training rows
+    fitting = sum(not c.proxy and c.cost <= 1.6 for c in rv.frontier)
+    assert r.nfev == rv.nfev + min(fast.POOL_TRIES, fitting) >= rv.nfev + 2  # the pick and the next were refit

@@ -118,6 +118,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.fast_frontier --data-di"): (
         "a benchmark over ../shared/data (tens of minutes); its numbers are in the paragraph above it"
     ),
+    ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.fast_pool --data-dir .."): (
+        "a benchmark over ../shared/data (half an hour of CPU); its numbers are in the table above it"
+    ),
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.fast_regression --data-"): (
         "a benchmark over ../shared/data (two minutes); its numbers are in the table above it"
     ),

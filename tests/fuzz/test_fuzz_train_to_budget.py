@@ -252,10 +252,12 @@ def run_call(target: str | None, kw: dict, objective: str, tmp_path) -> None:
     vs = kw["valid_set"]
     X_v = vs.data if isinstance(vs, lgb.Dataset) else vs[0]
     fc = _cost_of(kw["costs"], kw["costs"]) if target != "costs" else None
-    if fc is not None and res.chosen.folds == 0:  # chosen on the validation rows: its cost there
+    # cross-validated, or the fast search's validation pick, refit on every pooled row
+    pooled = res.chosen.folds > 0 or res.chosen.rows == len(X_TRAIN) + len(X_v)
+    if fc is not None and not pooled:  # trained on the training rows, chosen on the validation rows: its cost there
         got = cost_report(TreeEnsemble.from_booster(res.booster), X_v, fc).total_cost.mean()
         assert math.isclose(got, res.cost, rel_tol=1e-9, abs_tol=1e-12), (got, res.cost)
-    elif fc is not None:  # cross-validated and refit on every pooled row: its cost there is at most res.cost
+    elif fc is not None:  # refit on every pooled row: its cost there is at most res.cost
         X_pool = (pd.concat([pd.DataFrame(X_TRAIN, columns=NAMES), X_v[NAMES]]) if isinstance(X_v, pd.DataFrame)
                   else np.vstack([X_TRAIN, X_v]))
         got = cost_report(TreeEnsemble.from_booster(res.booster), X_pool, fc).total_cost.mean()
