@@ -8,6 +8,9 @@ rate 0.05, the same threads everywhere) it measures side by side, each in a fres
 * ``three``: ``train_to_budget`` with ``budgets=`` at 20 / 40 / 60%;
 * ``one_fast``, ``three_fast``: the same with ``search="fast"`` (the fork's learner budget);
 
+(``covertype54x``: Covertype 1 vs 2 with a jittered copy, 406k training rows; ``covertype54x3``:
+with two jittered copies, 609k training rows)
+
 and prints wall time as a multiple of a plain training run right before the search in the same
 process, and peak resident memory (ru_maxrss) as a multiple of ``plain``'s, plus the
 chosen model's test score and test cost. Optionally (``--compare``) the same searches with
@@ -51,8 +54,11 @@ PARAMS = {"objective": "binary", "learning_rate": 0.05, "num_leaves": 31, "verbo
 ROUNDS = 200
 
 
-def load_covertype54x(data_dir: Path) -> fdata.Dataset:
-    """Covertype 1 vs 2: wilderness and soil one-hot, 4 engineered columns, plus a jittered copy (677k x 53)."""
+def load_covertype54x(data_dir: Path, copies: int = 1) -> fdata.Dataset:
+    """Covertype 1 vs 2: wilderness and soil one-hot, 4 engineered columns, plus a jittered copy (677k x 53).
+
+    ``copies``: jittered copies added (each with its own noise; 2: 1,015k x 53, 609k training rows).
+    """
     d = pd.read_csv(data_dir / "covertype" / "covertype_sample_397k.csv.gz")
     d = d[d.Cover_Type.isin([1, 2])].reset_index(drop=True)
     y = (d.pop("Cover_Type").to_numpy() == 2).astype(int)
@@ -65,12 +71,17 @@ def load_covertype54x(data_dir: Path) -> fdata.Dataset:
     d["Hydro_Minus_Road"] = d.Horizontal_Distance_To_Hydrology - d.Horizontal_Distance_To_Roadways
     X = d.to_numpy(np.float64)
     rng = np.random.default_rng(0)
-    jitter = X.copy()
-    jitter[:, :10] += rng.normal(scale=0.01, size=(len(X), 10)) * X[:, :10].std(axis=0)
-    return fdata.Dataset("covertype54x", np.vstack([X, jitter]), np.concatenate([y, y]), list(d.columns), "binary")
+    parts = [X]
+    for _ in range(copies):
+        jitter = X.copy()
+        jitter[:, :10] += rng.normal(scale=0.01, size=(len(X), 10)) * X[:, :10].std(axis=0)
+        parts.append(jitter)
+    name = "covertype54x" if copies == 1 else f"covertype54x{copies + 1}"
+    return fdata.Dataset(name, np.vstack(parts), np.tile(y, copies + 1), list(d.columns), "binary")
 
 
-LOADERS = {**fdata.LOADERS, "covertype54x": load_covertype54x}
+LOADERS = {**fdata.LOADERS, "covertype54x": load_covertype54x,
+           "covertype54x3": lambda data_dir: load_covertype54x(data_dir, copies=2)}
 
 
 def split(ds: fdata.Dataset) -> tuple[np.ndarray, ...]:

@@ -14,6 +14,8 @@ goes through the full parse, which accepts or refuses it as before.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +29,7 @@ from ..core._leaf_cost import row_costs_from_leaves
 from ..core._parse_trees import child_links_ok
 from ..core._report import ancestor_feature_counts, bits_to_bool, model_coupled_cost, path_feature_bits
 
-__all__ = ["LeafPaths", "leaf_paths", "model_row_costs", "predict"]
+__all__ = ["LeafPaths", "RawScores", "leaf_paths", "measure_rows", "model_row_costs", "predict"]
 
 _CHUNK = 8192
 
@@ -38,13 +40,17 @@ class LeafPaths:
 
     ``lut[t, leaf]``: the leaf's row in ``bits`` / ``path_cost`` (-1: no such leaf);
     ``bits``: the features on each leaf's path as a bitset (one zero row more); ``path_cost``:
-    the split evaluation cost of each leaf's path; ``used``: the features some split uses.
+    the split evaluation cost of each leaf's path; ``used``: the features some split uses;
+    ``value``: each leaf's output as the text writes it (None: the text's ``leaf_value`` lines do
+    not match its leaves); ``per_iteration``: the trees of one boosting round (classes).
     """
 
     lut: np.ndarray
     bits: np.ndarray
     path_cost: np.ndarray
     used: np.ndarray
+    value: np.ndarray | None = None
+    per_iteration: int = 1
 
 
 def _int_lines(text: str, key: str) -> np.ndarray:
@@ -58,6 +64,30 @@ def _int_lines(text: str, key: str) -> np.ndarray:
         start = text.find(head, start + len(head))
     joined = " ".join(parts).split()
     return np.array(joined, dtype=np.int64) if joined else np.zeros(0, dtype=np.int64)
+
+
+def _float_lines(text: str, key: str) -> np.ndarray | None:
+    """Return every ``key=`` line's numbers of ``text`` as float64 (each decimal read to the nearest double).
+
+    None if a value is not a number.
+    """
+    head = "\n" + key + "="
+    parts = []
+    start = text.find(head)
+    while start >= 0:
+        end = text.find("\n", start + len(head))
+        parts.append(text[start + len(head) : end if end >= 0 else len(text)])
+        start = text.find(head, start + len(head))
+    try:
+        return np.array(" ".join(parts).split(), dtype=np.float64)
+    except ValueError:
+        return None
+
+
+def _per_iteration(text: str) -> int:
+    """Return the header's ``num_tree_per_iteration`` (1 without one, 0 if unreadable)."""
+    m = re.search(r"\nnum_tree_per_iteration=(\d+)\n", "\n" + text.split("\nTree=", 1)[0] + "\n")
+    return 1 if m is None else int(m.group(1))
 
 
 def _parents(left: np.ndarray, right: np.ndarray, n_leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -116,7 +146,11 @@ def leaf_paths(text: str, costs: FeatureCosts) -> LeafPaths | None:
     used = np.zeros(costs.n_features, dtype=bool)
     used[feature] = True
     path_cost = np.asarray(P @ np.asarray(costs.split, dtype=np.float64), dtype=np.float64).ravel()
-    return LeafPaths(lut, path_feature_bits(P), path_cost, used)
+    value = _float_lines(body, "leaf_value")
+    k = _per_iteration(body)
+    if value is None or value.size != parent_leaf.size or k < 1 or n_trees % k:
+        value, k = None, 1
+    return LeafPaths(lut, path_feature_bits(P), path_cost, used, value, k)
 
 
 def row_costs(paths: LeafPaths, leaves: Any, costs: FeatureCosts) -> np.ndarray:
@@ -127,6 +161,17 @@ def row_costs(paths: LeafPaths, leaves: Any, costs: FeatureCosts) -> np.ndarray:
     ValueError
         If ``leaves`` does not have one column per tree or names a leaf the model lacks.
     """
+    return _from_leaves(paths, leaves, costs, with_raw=False)[0]
+
+
+def _from_leaves(paths: LeafPaths, leaves: Any, costs: FeatureCosts,
+                 with_raw: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return each row's cost and, with ``with_raw`` and leaf values, its raw scores (else None).
+
+    A row's raw score of a class is the sum of its leaves' values over the class's trees, added
+    in the order of the trees from 0.0, as LightGBM's ``predict(raw_score=True)`` adds them: the
+    same doubles. Shape ``(n_rows,)``, or ``(n_rows, per_iteration)`` for several classes.
+    """
     L = np.asarray(leaves)
     n_trees = paths.lut.shape[0]
     if L.ndim != 2 or L.shape[1] != n_trees:
@@ -134,6 +179,8 @@ def row_costs(paths: LeafPaths, leaves: Any, costs: FeatureCosts) -> np.ndarray:
     if L.size and (L.min() < 0 or L.max() >= paths.lut.shape[1]):
         raise ValueError("The 'leaves' argument names a leaf the model does not have.")
     out = np.empty(L.shape[0], dtype=np.float64)
+    k = paths.per_iteration
+    raw = np.zeros((L.shape[0], k), dtype=np.float64) if with_raw and paths.value is not None else None
     cols = np.arange(n_trees)
     for a in range(0, L.shape[0], _CHUNK):
         nodes = paths.lut[cols, L[a : a + _CHUNK]]
@@ -142,7 +189,14 @@ def row_costs(paths: LeafPaths, leaves: Any, costs: FeatureCosts) -> np.ndarray:
         words = np.bitwise_or.reduce(paths.bits[nodes], axis=1)
         used = bits_to_bool(words, costs.n_features)
         out[a : a + _CHUNK] = costs.row_cost(used) + paths.path_cost[nodes].sum(axis=1) + costs.tree * n_trees
-    return out
+        if raw is not None and paths.value is not None:
+            vals = paths.value[nodes.T]  # (trees, rows): one tree's values contiguous
+            part = raw[a : a + _CHUNK]
+            for t in range(n_trees):
+                part[:, t % k] += vals[t]
+    if raw is None:
+        return out, None
+    return out, raw[:, 0] if k == 1 else raw
 
 
 def predict(booster: lgb.Booster, X: Any, **kwargs: Any) -> Any:
@@ -171,9 +225,84 @@ def model_row_costs(booster: lgb.Booster, X: Any, costs: FeatureCosts,
     from ``booster``); a text it does not read goes through :meth:`TreeEnsemble.from_booster`
     (which refuses what ``cost_report`` refuses).
     """
-    paths = leaf_paths(booster.model_to_string() if text is None else text, costs)
+    row_cost, coupled, _ = measure_rows(booster, X, costs, text)
+    return row_cost, coupled
+
+
+def measure_rows(booster: lgb.Booster, X: Any, costs: FeatureCosts,
+                 text: str | None = None) -> tuple[np.ndarray, float, RawScores | None]:
+    """Return the rows' costs on ``X``, the coupled cost and the rows' raw scores, from one routing of the rows.
+
+    As :func:`model_row_costs`; the raw scores (:class:`RawScores`, None where the full parse
+    measures the model or the text's leaf values do not match its leaves) are those of
+    ``predict(X, raw_score=True)``, summed from the leaves the rows reached, so scoring them
+    needs no second pass of LightGBM over the rows. ``text``: the booster's model text (None: read
+    from ``booster``).
+    """
+    if text is None:
+        text = booster.model_to_string()
+    paths = leaf_paths(text, costs)
     if paths is None:
         ens = TreeEnsemble.from_booster(booster)
-        return row_costs_from_leaves(ens, predict(booster, X, pred_leaf=True), costs), model_coupled_cost(ens, costs)[1]
-    leaves = predict(booster, X, pred_leaf=True)
-    return row_costs(paths, leaves, costs), float(np.asarray(costs.coupled)[paths.used].sum())
+        row_cost = row_costs_from_leaves(ens, predict(booster, X, pred_leaf=True), costs)
+        return row_cost, model_coupled_cost(ens, costs)[1], None
+    row_cost, raw = _from_leaves(paths, predict(booster, X, pred_leaf=True), costs, with_raw=True)
+    coupled = float(np.asarray(costs.coupled)[paths.used].sum())
+    return row_cost, coupled, None if raw is None else RawScores(X, raw, _objective(text))
+
+
+def _objective(text: str) -> str:
+    """Return the model text's ``objective=`` line (empty without one)."""
+    head = text.split("\nTree=", 1)[0]
+    m = re.search(r"^objective=(.*)$", head, flags=re.MULTILINE)
+    return "" if m is None else m.group(1).strip()
+
+
+def _libm_exp(a: np.ndarray) -> np.ndarray:
+    """Return ``exp`` of every entry by the C library's ``exp`` (LightGBM's ``std::exp``; overflow: inf).
+
+    numpy's own ``exp`` may differ from it in the last bit; ``math.exp`` calls the C library's.
+    """
+    def one(v: float) -> float:
+        try:
+            return math.exp(v)
+        except OverflowError:
+            return math.inf
+
+    flat = np.fromiter((one(v) for v in np.asarray(a, dtype=np.float64).ravel().tolist()), dtype=np.float64,
+                       count=int(np.size(a)))
+    return flat.reshape(np.shape(a))
+
+
+#: Objectives whose ``predict`` output is the raw score (LightGBM's ConvertOutput is the identity).
+_IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape"}
+
+
+@dataclass(frozen=True)
+class RawScores:
+    """A booster's raw scores on the rows ``X`` (those of ``predict(X, raw_score=True)``) and its objective line."""
+
+    X: Any
+    raw: np.ndarray
+    objective: str
+
+    def output(self) -> np.ndarray | None:
+        """Return ``predict(X)`` to the last bit, where LightGBM's output transform is repeated exactly (else None).
+
+        The identity objectives; ``binary`` with ``sigmoid:1`` (the text writes the sigmoid with
+        six digits); ``multiclass`` (softmax: the row's largest raw score subtracted, the
+        exponentials summed in class order). Exponentials by :func:`_libm_exp`.
+        """
+        tokens = self.objective.split()
+        name = tokens[0] if tokens else ""
+        if name in _IDENTITY and "sqrt" not in tokens:
+            return self.raw
+        if name == "binary" and "sigmoid:1" in tokens and self.raw.ndim == 1:
+            return 1.0 / (1.0 + _libm_exp(-self.raw))
+        if name == "multiclass" and self.raw.ndim == 2:
+            e = _libm_exp(self.raw - self.raw.max(axis=1, keepdims=True))
+            total = np.zeros(e.shape[0])
+            for j in range(e.shape[1]):
+                total += e[:, j]
+            return e / total[:, None]
+        return None

@@ -14,6 +14,7 @@ from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
 from .._compat import param_aliases
 from ..core._scoring import Scorer
 from ..core._scoring import resolve_scoring as resolve_scoring_core
+from ._measure import RawScores
 from ._measure import predict as booster_predict
 
 __all__ = ["OffsetError", "objective_kind", "readable", "resolve_scoring"]
@@ -76,20 +77,36 @@ class OffsetError(ValueError):
     """A validation init_score that cannot be added to a model's raw scores (names ``valid_set``)."""
 
 
-def _offset_output(booster: Any, X: Any, init_score: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _predicted(booster: Any, X: Any, known: RawScores | None, raw_score: bool = False) -> npt.NDArray[np.float64]:
+    """Return ``predict(X)`` (``raw_score``: the raw scores): from ``known`` where it holds them for ``X``.
+
+    ``known``: the raw scores measured from the leaves the rows reached (:func:`._measure.measure_rows`),
+    equal to LightGBM's to the last bit; otherwise (other rows, an output transform not repeated
+    exactly) LightGBM predicts.
+    """
+    if known is not None and X is known.X:
+        out = known.raw if raw_score else known.output()
+        if out is not None:
+            return np.asarray(out, dtype=np.float64)
+    kwargs = {"raw_score": True} if raw_score else {}
+    return np.asarray(booster_predict(booster, X, **kwargs), dtype=np.float64)
+
+
+def _offset_output(booster: Any, X: Any, init_score: npt.NDArray[np.float64],
+                   known: RawScores | None = None) -> npt.NDArray[np.float64]:
     """Return what LightGBM's ``predict`` gives for ``X`` when the raw scores start at ``init_score``.
 
     The output transform is checked against LightGBM's own ``predict`` without the offset, so an
     objective whose transform is not known here is refused instead of scored wrong.
     """
-    raw = np.asarray(booster_predict(booster, X, raw_score=True), dtype=np.float64)
+    raw = _predicted(booster, X, known, raw_score=True)
     if init_score.shape != raw.shape:
         raise OffsetError(
             f"The 'valid_set' argument's init_score must have the shape of the model's raw scores {raw.shape}. "
             f"Got {init_score.shape}."
         )
-    objective = _objective_line(booster)
-    plain = np.asarray(booster_predict(booster, X), dtype=np.float64)
+    objective = known.objective if known is not None and X is known.X else _objective_line(booster)
+    plain = _predicted(booster, X, known)
     if plain.shape != raw.shape or not np.allclose(_output(objective, raw), plain, rtol=1e-7, atol=1e-12):
         raise OffsetError(
             f"The 'valid_set' argument's init_score cannot be added for objective {objective!r}: its output "
@@ -102,17 +119,21 @@ class _BoosterModel(BaseEstimator):
     """A trained Booster seen as a fitted scikit-learn estimator (for sklearn scorers).
 
     With ``init_score``, the raw scores start at it, as LightGBM's validation scores do.
+    ``known``: the booster's raw scores on the rows being scored (:class:`._measure.RawScores`),
+    used instead of a prediction on those rows.
     """
 
-    def __init__(self, booster: Any = None, kind: str = "regression", init_score: Any = None) -> None:
+    def __init__(self, booster: Any = None, kind: str = "regression", init_score: Any = None,
+                 known: Any = None) -> None:
         self.booster = booster
         self.kind = kind
         self.init_score = init_score
+        self.known = known
 
     def _raw(self, X: Any) -> npt.NDArray[np.float64]:
         if self.init_score is None:
-            return np.asarray(booster_predict(self.booster, X), dtype=np.float64)
-        return _offset_output(self.booster, X, self.init_score)
+            return _predicted(self.booster, X, self.known)
+        return _offset_output(self.booster, X, self.init_score, self.known)
 
 
 class _Regressor(RegressorMixin, _BoosterModel):
@@ -121,8 +142,9 @@ class _Regressor(RegressorMixin, _BoosterModel):
 
 
 class _Classifier(ClassifierMixin, _BoosterModel):
-    def __init__(self, booster: Any = None, kind: str = "binary", n_classes: int = 2, init_score: Any = None) -> None:
-        super().__init__(booster, kind, init_score)
+    def __init__(self, booster: Any = None, kind: str = "binary", n_classes: int = 2, init_score: Any = None,
+                 known: Any = None) -> None:
+        super().__init__(booster, kind, init_score, known)
         self.n_classes = n_classes
         self.classes_ = np.arange(n_classes)
 
@@ -133,7 +155,7 @@ class _Classifier(ClassifierMixin, _BoosterModel):
         return p
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
-        raw = np.asarray(booster_predict(self.booster, X, raw_score=True), dtype=np.float64)
+        raw = _predicted(self.booster, X, self.known, raw_score=True)
         return raw if self.init_score is None else raw + self.init_score
 
     def predict(self, X: Any) -> npt.NDArray[np.int64]:
@@ -233,7 +255,7 @@ def readable(name: str, score: float) -> tuple[str, float]:
 
 
 def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Scorer]:
-    """Return ``(name, score(booster, X, y, init_score=None))`` for the ``scoring`` argument.
+    """Return ``(name, score(booster, X, y, init_score=None, known=None))`` for the ``scoring`` argument.
 
     ``None`` gives AUC for ``binary``, accuracy for multiclass objectives and, otherwise, the
     error ``params['metric']`` names (LightGBM's ``l1``, ``l2``, ``mape`` or their aliases, as
@@ -243,7 +265,8 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
     wraps the booster (``predict``; for classification also ``predict_proba``,
     ``decision_function`` and ``classes_ = 0..n_classes-1``). With ``init_score`` (shaped as
     the raw scores), the booster's raw scores start at it before the objective's output
-    transform, as in LightGBM's validation scores.
+    transform, as in LightGBM's validation scores. ``known``: the booster's raw scores on ``X``
+    (:class:`._measure.RawScores`), which then serve its predictions on ``X`` (the same numbers).
 
     Raises
     ------
@@ -256,20 +279,20 @@ def resolve_scoring(scoring: Any, params: Mapping[str, Any]) -> tuple[str, Score
     kind = objective_kind(params)
     n_classes = int(params.get("num_class", params.get("num_classes", 2))) if kind == "multiclass" else 2
 
-    def view(scored: tuple[Any, Any]) -> _BoosterModel:
-        booster, init_score = scored
+    def view(scored: tuple[Any, Any, Any]) -> _BoosterModel:
+        booster, init_score, known = scored
         if kind == "regression":
-            return _Regressor(booster, kind, init_score)
-        return _Classifier(booster, kind, n_classes, init_score)
+            return _Regressor(booster, kind, init_score, known)
+        return _Classifier(booster, kind, n_classes, init_score, known)
 
     default: str | tuple[str, Scorer] = _DEFAULTS[kind]
     if kind == "regression":
         default = _REGRESSION_METRICS.get(_params_metric(params) or "rmse") or default
     name, score = resolve_scoring_core(scoring, owner="train_to_budget", default=default, view=view)
 
-    def named(booster: Any, X: Any, y: Any, init_score: Any = None) -> float:
+    def named(booster: Any, X: Any, y: Any, init_score: Any = None, known: Any = None) -> float:
         try:
-            value = score((booster, init_score), X, y)
+            value = score((booster, init_score, known), X, y)
         except OffsetError:
             raise
         except (ValueError, TypeError) as exc:  # e.g. "accuracy" of a regression: name the argument

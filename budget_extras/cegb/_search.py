@@ -18,7 +18,7 @@ from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._status import fits_budget
-from ._measure import model_row_costs, predict
+from ._measure import measure_rows, model_row_costs, predict
 from ._result import Candidate
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ class Search:
     fc : FeatureCosts
         The cost model, aligned with the training columns.
     score_fn : callable
-        ``score_fn(booster, X, y)``, higher is better.
+        ``score_fn(booster, X, y, known=None)``, higher is better; ``known``: the booster's raw
+        scores on ``X`` (:class:`._measure.RawScores`), measured with the costs.
     rounds : int
         Boosting rounds of every candidate.
     clock : _Clock
@@ -206,13 +207,13 @@ class Search:
         ``text``: ``b``'s model text, where the caller has it (else it is read from ``b``).
         """
         t0 = time.perf_counter()
-        row_cost, coupled = model_row_costs(b, self.Xv, self.fc, text)
+        row_cost, coupled, known = measure_rows(b, self.Xv, self.fc, text)  # one routing: the costs and the scores
         return Candidate(
             family=spec.family,
             params=dict(spec.extra),
             k=spec.k,
             tradeoff=spec.tradeoff,
-            score=float(self.score_fn(b, self.Xv, self.yv)),
+            score=float(self.score_fn(b, self.Xv, self.yv, known=known)),
             cost=float(np.mean(row_cost)),
             coupled_cost=coupled,
             constant=bool(np.sum(b.feature_importance("split")) == 0),

@@ -260,7 +260,7 @@ def test_cross_validated_constancy_is_that_of_the_fold_models(data):
     root = lgb.Dataset(Xt, yt.astype(float), params=params, free_raw_data=False).construct()
     pool = cv.make_pool(root, Xt, Xv, yv, "binary", params)
     clock = Clock(3.0, len(yt), None, None, 1, False, None)
-    s = Search(params, root, None, Xv, yv, FeatureCosts(COSTS), lambda b, X, y: roc_auc_score(y, b.predict(X)),
+    s = Search(params, root, None, Xv, yv, FeatureCosts(COSTS), lambda b, X, y, **_: roc_auc_score(y, b.predict(X)),
                ROUNDS, clock)
     marked = Candidate(family="lazy", params={}, k=None, tradeoff=None, score=0.5, cost=0.0, coupled_cost=0.0,
                        constant=True)

@@ -14,7 +14,7 @@ import pytest
 import budget_extras.cegb._search as search_mod
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cegb import train_to_budget
-from budget_extras.cegb._measure import leaf_paths, model_row_costs
+from budget_extras.cegb._measure import leaf_paths, measure_rows, model_row_costs
 from budget_extras.cegb._scoring import resolve_scoring
 from budget_extras.cegb._search import Clock, Search, Spec
 from budget_extras.core import ModelParseError
@@ -112,7 +112,7 @@ def _search(X, y, params, fc, init=None):
     Xv, yv = _data(params["objective"], seed=1, n=300)[:2]
     score = resolve_scoring(None, params)[1]
     if init is not None:
-        score = (lambda f, i: lambda b, X, y: f(b, X, y, init_score=i))(score, init)
+        score = (lambda f, i: lambda b, X, y, **kw: f(b, X, y, init_score=i, **kw))(score, init)
     clock = Clock(1.0, len(y), None, None, 1, False, None)
     return Search(params, train, None, Xv, yv, fc, score, 15, clock)
 
@@ -146,14 +146,16 @@ def test_a_text_the_reader_does_not_expect_goes_through_the_full_parse():
     assert leaf_paths(text.replace("max_feature_idx=5", "max_feature_idx=6"), fc) is None
 
 
-def _old_model_row_costs(booster, X, fc, text=None):
-    return _old_row_costs(booster, X, fc)  # the full parse of the booster itself, whatever text it is given
+def _old_measure_rows(booster, X, fc, text=None):
+    """The measurement before: the full parse for the costs, no raw scores (the score predicts again)."""
+    return (*_old_row_costs(booster, X, fc), None)
 
 
 @pytest.mark.parametrize(("kind", "halving"), [("binary", False), ("multiclass", False), ("regression", False),
                                                ("binary", True)])
 def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halving, monkeypatch):
-    """Every candidate's score, cost, spread and coupled cost, and the chosen model, as measured before.
+    """Every candidate's score, cost, spread and coupled cost, and the chosen model, as measured before
+    (the full parse for the costs, a second prediction for the scores; with init_scores).
 
     With successive halving, the rung measurements (and so the candidates stopped early) too.
     """
@@ -174,7 +176,7 @@ def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halv
             )
 
     new = run()
-    monkeypatch.setattr(search_mod, "model_row_costs", _old_model_row_costs)
+    monkeypatch.setattr(search_mod, "measure_rows", _old_measure_rows)
     old = run()
     strip = [dataclasses.replace(c, seconds=0.0) for c in new.frontier]
     assert strip == [dataclasses.replace(c, seconds=0.0) for c in old.frontier]
@@ -256,3 +258,53 @@ def test_a_fitted_candidate_writes_its_model_text_once(monkeypatch):
     assert len(written) == 1
     assert dataclasses.replace(got, seconds=0.0) == expected
     assert s.boosters[-1].model_to_string() == s.train_booster({}, s.train).model_to_string()
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
+@pytest.mark.parametrize("transient", [False, True])
+def test_raw_scores_from_the_leaves_are_lightgbms_to_the_last_bit(kind, transient):
+    """The raw scores summed from the leaves, and the output transform, equal LightGBM's predict exactly."""
+    X, y, params = _data(kind, n=2000)
+    b = lgb.train({**params, "num_leaves": 15}, lgb.Dataset(X, y), 60, keep_training_booster=transient)
+    Xv = _data(kind, seed=1, n=3000)[0]
+    _, _, known = measure_rows(b, Xv, COSTS["lazy"])
+    assert known is not None and known.X is Xv
+    assert np.array_equal(known.raw, b.predict(Xv, raw_score=True))
+    assert np.array_equal(known.output(), b.predict(Xv))
+
+
+def test_an_output_transform_not_repeated_exactly_is_left_to_lightgbm():
+    """Poisson's exp and a binary sigmoid other than 1 are not repeated: the score predicts (same number)."""
+    X, y, params = _data("binary")
+    for extra in ({"objective": "poisson"}, {"sigmoid": 0.7}):
+        b = lgb.train({**params, **extra}, lgb.Dataset(X, np.abs(y)), 10)
+        _, _, known = measure_rows(b, X, COSTS["lazy"])
+        assert known is not None and known.output() is None
+        assert np.array_equal(known.raw, b.predict(X, raw_score=True))
+
+
+@pytest.mark.parametrize("scoring", [None, "neg_log_loss", "accuracy", "custom"])
+def test_a_candidate_is_measured_with_one_prediction_on_the_validation_rows(scoring, monkeypatch):
+    """Costs and score come from one LightGBM pass over the validation rows (pred_leaf), scores as before.
+
+    The score of every built-in, scikit-learn and user scorer is the one a second prediction gives.
+    """
+    X, y, params = _data("binary")
+    fc = COSTS["groups_coupled"]
+    s = _search(X, y, params, fc)
+    if scoring is not None:
+        name = (lambda est, X_, y_: float(np.mean(est.predict_proba(X_)[:, 1]))) if scoring == "custom" else scoring
+        s.score_fn = resolve_scoring(name, params)[1]
+    b = s.train_booster({}, s.train)
+    expected = _old_candidate(s, Spec("all", {}), b)
+    calls = []
+    predict = lgb.Booster.predict
+
+    def record(self, data, *args, **kwargs):
+        calls.append(bool(kwargs.get("pred_leaf")))
+        return predict(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(lgb.Booster, "predict", record)
+    got = s.measure(Spec("all", {}), b, 0.0)
+    assert calls == [True]
+    assert dataclasses.replace(got, seconds=0.0) == expected
