@@ -292,18 +292,24 @@ def retune(s: Search, pool: Pool, cands: Sequence[Candidate], tuned: Sequence[fl
     out = list(cands)
     for b in sorted(targets):
         c = _retune_base(out, tuned, b)
-        floor = max((x.score for x in out if fits_budget(x.cost, b)), default=-math.inf)
-        for _ in range(RETUNE_STEPS if c is not None else 0):
-            t = float(_tradeoff(c) or 0.0) * RETUNE_STEP
-            params = {**c.params, "cegb_tradeoff": t}
-            twin = next((x for x in out if x.family == c.family and x.params == params), None)
-            if twin is None:
-                twin = cross_validate(s, pool, [replace(c, params=params, tradeoff=t)])[0]
-                out.append(twin)
-            c = twin
-            if fits_budget(c.cost, b) or c.score <= floor:
-                break
+        if c is not None:
+            _raise_tradeoff(s, pool, out, c, b)
     return out
+
+
+def _raise_tradeoff(s: Search, pool: Pool, out: list[Candidate], c: Candidate, budget: float) -> None:
+    """Append to ``out`` ``c``'s twins at higher tradeoffs, one step at a time (:func:`retune`)."""
+    floor = max((x.score for x in out if fits_budget(x.cost, budget)), default=-math.inf)
+    for _ in range(RETUNE_STEPS):
+        t = float(_tradeoff(c) or 0.0) * RETUNE_STEP
+        params = {**c.params, "cegb_tradeoff": t}
+        twin = next((x for x in out if x.family == c.family and x.params == params), None)
+        if twin is None:
+            twin = cross_validate(s, pool, [replace(c, params=params, tradeoff=t)])[0]
+            out.append(twin)
+        c = twin
+        if fits_budget(c.cost, budget) or c.score <= floor:
+            return
 
 
 def _fold_mean(c: Candidate, done: list[tuple[float, np.ndarray, float, bool]], pool: Pool) -> Candidate:
