@@ -8,6 +8,12 @@ shortlist; every shortlisted configuration is trained once per fold over the tra
 validation rows pooled (stratified folds), scored and costed on its held-out fold; the choice
 at each budget is made on the fold means (see :func:`pick`), and the chosen configuration is
 refit on every pooled row, its cost checked there.
+
+A CEGB configuration tuned to a budget on the training rows sits at the edge of a purchase:
+its ``cegb_tradeoff`` is bisected to where the training rows' model stops buying a feature, and
+the fold rows (training and validation rows mixed) can tip the same decision the other way, so
+its held-out cost misses the budget. :func:`retune` raises such a configuration's tradeoff on the
+folds until it fits again.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from ._search import Search
 
 __all__ = [
     "CV_ROWS", "N_FOLDS", "Pool", "cross_validate", "make_pool", "noise_note", "pick", "planned", "pool_problem",
-    "refit", "shortlist",
+    "refit", "retune", "shortlist",
 ]
 
 #: Pooled training + validation rows up to which ``choose="auto"`` chooses by cross-validation
@@ -47,6 +53,13 @@ N_REPEATS = 3
 
 #: Shortlisted candidates per budget, by validation score (the best top-k subsets come on top).
 TOP_PER_BUDGET = 5
+
+#: :func:`retune`: each step multiplies ``cegb_tradeoff`` by ``RETUNE_STEP``, at most
+#: ``RETUNE_STEPS`` steps a budget, for a configuration whose held-out cost is at most
+#: ``RETUNE_OVER`` times the budget.
+RETUNE_STEP = math.sqrt(10.0)
+RETUNE_STEPS = 3
+RETUNE_OVER = 2.0
 
 
 @dataclass(frozen=True)
@@ -192,15 +205,18 @@ def planned(n_targets: int, n_pooled: int, n_train: int, n_classes: int,
     ``"cv"``: every candidate the shortlist can hold (``shortlist_most``; None: :func:`shortlist`'s,
     per budget the best of each top-k order and :data:`TOP_PER_BUDGET` more, and the
     cheapest), each trained on every fold (a fold fit holds at most 4/5 of the pooled rows plus
-    one per class: stratified folds); ``"cv_refit"``: at most three refits on every pooled row
-    per budget.
+    one per class: stratified folds); with :func:`shortlist`'s (``shortlist_most`` None),
+    ``"cv_retune"``: :data:`RETUNE_STEPS` configurations a budget (:func:`retune`), each on every
+    fold; ``"cv_refit"``: at most three refits on every pooled row per budget.
     """
     folds = N_FOLDS * (N_REPEATS if n_pooled < REPEATS_BELOW else 1)
-    fit_rows = min(n_pooled, n_pooled * (N_FOLDS - 1) / N_FOLDS + max(1, n_classes))
+    per_config = folds * min(n_pooled, n_pooled * (N_FOLDS - 1) / N_FOLDS + max(1, n_classes)) / max(1, n_train)
+    retunes = 0 if shortlist_most is not None else n_targets * RETUNE_STEPS
     if shortlist_most is None:
         shortlist_most = 1 + n_targets * (2 + TOP_PER_BUDGET)
     share = n_pooled / max(1, n_train)
-    return [("cv", shortlist_most * folds * fit_rows / max(1, n_train)), ("cv_refit", 3.0 * n_targets * share)]
+    return [("cv", shortlist_most * per_config), ("cv_retune", retunes * per_config),
+            ("cv_refit", 3.0 * n_targets * share)]
 
 
 def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np.ndarray, float, bool]:
@@ -236,6 +252,67 @@ def cross_validate(s: Search, pool: Pool, cands: Sequence[Candidate]) -> list[Ca
             s.clock.record_raw("cv:" + c.family, sec, pool.folds[f][0].size)
             done.append((score, cost, sec, constant))
     return [_fold_mean(c, done[i * k:(i + 1) * k], pool) for i, c in enumerate(cands)]
+
+
+def _tradeoff(c: Candidate) -> float | None:
+    """Return ``c``'s constant ``cegb_tradeoff`` if it has a positive one (None: not retunable)."""
+    t = c.params.get("cegb_tradeoff")
+    if c.decay is not None or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+        return None
+    return float(t)
+
+
+def _retune_base(cands: Sequence[Candidate], tuned: Sequence[float], budget: float) -> Candidate | None:
+    """Return the CEGB configuration worth retuning at ``budget`` (None: none).
+
+    Among the first ``len(tuned)`` of ``cands`` (``tuned``: their costs on the validation rows,
+    trained on the training rows), those tuned to ``budget`` there (within the shortlist's 10%)
+    whose held-out cost misses it by at most :data:`RETUNE_OVER` times and whose mean fold score
+    is above every candidate's within it: the best by score.
+    """
+    floor = max((c.score for c in cands if fits_budget(c.cost, budget)), default=-math.inf)
+    over = [c for c, v in zip(cands, tuned, strict=False) if _tradeoff(c) is not None and v <= 1.1 * budget + 1e-9
+            and not fits_budget(c.cost, budget) and c.cost <= RETUNE_OVER * budget and c.score > floor]
+    return max(over, key=lambda c: (c.score, -c.cost), default=None)
+
+
+def retune(s: Search, pool: Pool, cands: Sequence[Candidate], tuned: Sequence[float],
+           targets: Sequence[float]) -> list[Candidate]:
+    """Return ``cands`` and the cheaper twins cross-validated to bring a CEGB configuration back within a budget.
+
+    ``tuned``: each of ``cands``' cost on the validation rows when trained on the training rows.
+    At each budget (increasing), the configuration of :func:`_retune_base` is cross-validated
+    again with its ``cegb_tradeoff`` multiplied by :data:`RETUNE_STEP`, up to
+    :data:`RETUNE_STEPS` times: until a twin's held-out cost fits the budget or its mean fold
+    score is no longer above every candidate's within it. Every twin joins the candidates (a
+    twin already cross-validated is not trained again).
+
+    Raises
+    ------
+    SearchCut
+        Before a fold that ``max_fits`` or ``time_limit`` does not allow.
+    """
+    out = list(cands)
+    for b in sorted(targets):
+        c = _retune_base(out, tuned, b)
+        if c is not None:
+            _raise_tradeoff(s, pool, out, c, b)
+    return out
+
+
+def _raise_tradeoff(s: Search, pool: Pool, out: list[Candidate], c: Candidate, budget: float) -> None:
+    """Append to ``out`` ``c``'s twins at higher tradeoffs, one step at a time (:func:`retune`)."""
+    floor = max((x.score for x in out if fits_budget(x.cost, budget)), default=-math.inf)
+    for _ in range(RETUNE_STEPS):
+        t = float(_tradeoff(c) or 0.0) * RETUNE_STEP
+        params = {**c.params, "cegb_tradeoff": t}
+        twin = next((x for x in out if x.family == c.family and x.params == params), None)
+        if twin is None:
+            twin = cross_validate(s, pool, [replace(c, params=params, tradeoff=t)])[0]
+            out.append(twin)
+        c = twin
+        if fits_budget(c.cost, budget) or c.score <= floor:
+            return
 
 
 def _fold_mean(c: Candidate, done: list[tuple[float, np.ndarray, float, bool]], pool: Pool) -> Candidate:

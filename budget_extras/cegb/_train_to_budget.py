@@ -543,7 +543,8 @@ def _choose_by_cv(run: SearchRun, root: lgb.Dataset, raw: Any, score_name: str) 
     """Cross-validate the shortlist, pick and refit at every budget; None if the rows do not pool.
 
     The shortlist is the strategy's own (:attr:`Strategy.shortlist`) or the candidates on every
-    training row by validation score (:func:`cv.shortlist`).
+    training row by validation score (:func:`cv.shortlist`), with the CEGB twins of
+    :func:`cv.retune` that bring a configuration missing a budget on the folds back within it.
     """
     full, o = run.full, run.opts
     pool = cv.make_pool(root, raw, full.Xv, full.yv, objective_kind(o.base), o.base)
@@ -553,7 +554,11 @@ def _choose_by_cv(run: SearchRun, root: lgb.Dataset, raw: Any, score_name: str) 
         if o.strategy.shortlist is not None:
             cands = o.strategy.shortlist(run, lambda c: cv.cross_validate(full, pool, [c])[0])
         else:
-            cands = cv.cross_validate(full, pool, cv.shortlist(full.frontier, o.targets))
+            short = cv.shortlist(full.frontier, o.targets)
+            cands = cv.cross_validate(full, pool, short)
+    if o.strategy.shortlist is None:
+        with full.clock.stage("cv_retune"):
+            cands = cv.retune(full, pool, cands, [c.cost for c in short], o.targets)
     refits: dict[int, tuple[lgb.Booster, float]] = {}
     picks: dict[float, int] = {}
     with full.clock.stage("cv_refit"):

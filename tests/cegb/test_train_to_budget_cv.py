@@ -313,3 +313,42 @@ def test_the_budget_returns_its_own_refit_pick_when_a_refit_makes_a_tied_twin_ch
     assert r.booster_at(100.0) is r.booster
     twins = [x for x in r.frontier if not x.proxy and x is not c and x.params == c.params and x.score == c.score]
     assert twins and all(x.cost < c.cost for x in twins)  # a re-pick by the final costs would take the twin
+
+
+def test_a_cegb_configuration_that_misses_the_budget_on_the_folds_is_retuned_within_it(data, monkeypatch):
+    """A lazy-CEGB configuration tuned to the budget on the training rows but dearer on the folds is brought back.
+
+    The shortlist holds the one-feature subset and a lazy configuration whose validation cost
+    fits the budget but whose tradeoff is a step too low (as when the fold rows tip a purchase
+    the training rows did not make): its held-out cost misses the budget. The choice must be a
+    cheaper twin (a larger tradeoff) within the budget, which beats the one-feature subset, not
+    the subset.
+    """
+    budget = 2.5
+    picked = {}
+
+    def doctored(frontier, targets):
+        own = [c for c in frontier if not c.proxy and "num_leaves" not in c.params]
+        one = next(c for c in own if c.family == "topk_gain" and c.k == 1)
+        lazy = max((c for c in own if c.family == "lazy" and 1.2 < c.cost <= 2.0), key=lambda c: c.cost)
+        t = lazy.tradeoff / cv.RETUNE_STEP
+        picked["t"] = t
+        return [one, replace(lazy, params={**lazy.params, "cegb_tradeoff": t}, tradeoff=t)]
+
+    monkeypatch.setattr(cv, "shortlist", doctored)
+    r = run(data, budget, keep_boosters=True)
+    crossed = [c for c in r.frontier if c.folds > 0]
+    low = next(c for c in crossed if c.tradeoff == picked["t"])
+    one = next(c for c in crossed if c.family == "topk_gain")
+    assert low.cost > budget and low.score > one.score  # the overshoot: better, but dearer on the folds
+    assert r.status == Status.SUCCESS and r.chosen.family == "lazy" and r.chosen.tradeoff > picked["t"]
+    assert r.chosen.cost <= budget and r.chosen.score > one.score
+    pooled = np.vstack([data[0], data[2]])
+    assert cost_report(TreeEnsemble.from_booster(r.booster), pooled, FeatureCosts(COSTS)).total_cost.mean() <= budget
+
+
+def test_retune_trains_nothing_when_every_configuration_that_misses_scores_below_one_that_fits():
+    """No twin is cross-validated when a candidate within the budget already scores above every CEGB one missing it."""
+    fits = _cand(0.90, 0.01, 1.0, family="topk_gain", k=1)
+    over = replace(_cand(0.85, 0.01, 3.0), params={"cegb_tradeoff": 0.1}, tradeoff=0.1)
+    assert cv.retune(None, None, [fits, over], [1.0, 1.0], [2.0]) == [fits, over]  # no Search needed: nothing trains
