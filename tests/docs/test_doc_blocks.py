@@ -112,6 +112,9 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.small_data --data-dir ."): (
         "a benchmark over ../shared/data (an hour on 2 cores); its numbers are in the table below it"
     ),
+    ("docs/train_to_budget.md", "git worktree add --detach ../old-search 1c5a277^"): (
+        "a benchmark against a checkout of an older commit (minutes of CPU); it compares two checkouts"
+    ),
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.frontier_cv --data-dir "): (
         "a benchmark over ../shared/data (two hours of CPU); its numbers are in the table below it"
     ),
