@@ -234,7 +234,8 @@ def measure_rows(booster: lgb.Booster, X: Any, costs: FeatureCosts,
     """Return the rows' costs on ``X``, the coupled cost and the rows' raw scores, from one routing of the rows.
 
     As :func:`model_row_costs`; the raw scores (:class:`RawScores`, None where the full parse
-    measures the model or the text's leaf values do not match its leaves) are those of
+    measures the model, the text's leaf values do not match its leaves or it is a random forest,
+    `average_output`) are those of
     ``predict(X, raw_score=True)``, summed from the leaves the rows reached, so scoring them
     needs no second pass of LightGBM over the rows. ``text``: the booster's model text (None: read
     from ``booster``).
@@ -248,7 +249,9 @@ def measure_rows(booster: lgb.Booster, X: Any, costs: FeatureCosts,
         return row_cost, model_coupled_cost(ens, costs)[1], None
     row_cost, raw = _from_leaves(paths, predict(booster, X, pred_leaf=True), costs, with_raw=True)
     coupled = float(np.asarray(costs.coupled)[paths.used].sum())
-    return row_cost, coupled, None if raw is None else RawScores(X, raw, _objective(text))
+    if raw is None or "\naverage_output" in text.split("\nTree=", 1)[0]:
+        return row_cost, coupled, None  # a random forest: LightGBM averages its trees; it predicts the scores
+    return row_cost, coupled, RawScores(X, raw, _objective(text))
 
 
 def _objective(text: str) -> str:

@@ -308,3 +308,15 @@ def test_a_candidate_is_measured_with_one_prediction_on_the_validation_rows(scor
     got = s.measure(Spec("all", {}), b, 0.0)
     assert calls == [True]
     assert dataclasses.replace(got, seconds=0.0) == expected
+
+
+def test_a_random_forest_is_scored_as_lightgbm_predicts_it():
+    """``boosting="rf"`` averages its trees in ``predict``: the score is LightGBM's, not the leaves' sum."""
+    X, y, params = _data("regression")
+    rf = {**params, "boosting": "rf", "bagging_fraction": 0.7, "bagging_freq": 1, "verbose": -1}
+    s = _search(X, y, rf, COSTS["lazy"])
+    b = s.train_booster({}, s.train)
+    _, _, known = measure_rows(b, s.Xv, s.fc)
+    assert known is None
+    rmse = float(np.sqrt(np.mean((b.predict(s.Xv) - s.yv) ** 2)))
+    assert s.measure(Spec("all", {}), b, 0.0).score == pytest.approx(-rmse**2, rel=1e-12)
