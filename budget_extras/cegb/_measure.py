@@ -53,8 +53,8 @@ class LeafPaths:
     per_iteration: int = 1
 
 
-def _int_lines(text: str, key: str) -> np.ndarray:
-    """Return every ``key=`` line's integers of ``text``, concatenated in order."""
+def _line_values(text: str, key: str) -> list[str]:
+    """Return the whitespace-separated values of every ``key=`` line of ``text``, in order."""
     head = "\n" + key + "="
     parts = []
     start = text.find(head)
@@ -62,8 +62,13 @@ def _int_lines(text: str, key: str) -> np.ndarray:
         end = text.find("\n", start + len(head))
         parts.append(text[start + len(head) : end if end >= 0 else len(text)])
         start = text.find(head, start + len(head))
-    joined = " ".join(parts).split()
-    return np.array(joined, dtype=np.int64) if joined else np.zeros(0, dtype=np.int64)
+    return " ".join(parts).split()
+
+
+def _int_lines(text: str, key: str) -> np.ndarray:
+    """Return every ``key=`` line's integers of ``text``, concatenated in order."""
+    values = _line_values(text, key)
+    return np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
 
 
 def _float_lines(text: str, key: str) -> np.ndarray | None:
@@ -71,15 +76,8 @@ def _float_lines(text: str, key: str) -> np.ndarray | None:
 
     None if a value is not a number.
     """
-    head = "\n" + key + "="
-    parts = []
-    start = text.find(head)
-    while start >= 0:
-        end = text.find("\n", start + len(head))
-        parts.append(text[start + len(head) : end if end >= 0 else len(text)])
-        start = text.find(head, start + len(head))
     try:
-        return np.array(" ".join(parts).split(), dtype=np.float64)
+        return np.array(_line_values(text, key), dtype=np.float64)
     except ValueError:
         return None
 
@@ -249,14 +247,15 @@ def measure_rows(booster: lgb.Booster, X: Any, costs: FeatureCosts,
         return row_cost, model_coupled_cost(ens, costs)[1], None
     row_cost, raw = _from_leaves(paths, predict(booster, X, pred_leaf=True), costs, with_raw=True)
     coupled = float(np.asarray(costs.coupled)[paths.used].sum())
-    if raw is None or "\naverage_output" in text.split("\nTree=", 1)[0]:
+    end = text.find("\nTree=")
+    head = text if end < 0 else text[:end]
+    if raw is None or "\naverage_output" in head:
         return row_cost, coupled, None  # a random forest: LightGBM averages its trees; it predicts the scores
-    return row_cost, coupled, RawScores(X, raw, _objective(text))
+    return row_cost, coupled, RawScores(X, raw, _objective(head))
 
 
-def _objective(text: str) -> str:
-    """Return the model text's ``objective=`` line (empty without one)."""
-    head = text.split("\nTree=", 1)[0]
+def _objective(head: str) -> str:
+    """Return the ``objective=`` line of a model text's header (empty without one)."""
     m = re.search(r"^objective=(.*)$", head, flags=re.MULTILINE)
     return "" if m is None else m.group(1).strip()
 
