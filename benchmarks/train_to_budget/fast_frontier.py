@@ -36,12 +36,16 @@ def run_split(ds: fdata.Dataset, scheme: str, seed: int, out_dir: Path) -> None:
         path = fr.checkpoint_path(out_dir, ctx, adapter.name)
         if path.exists():
             continue
-        t0, c0 = time.perf_counter(), time.process_time()
-        cands = adapter.candidates(ctx)
-        path.write_text(json.dumps({
-            "dataset": ds.name, "scheme": scheme, "seed": seed, "method": adapter.name, "family": adapter.family,
+        path.write_text(json.dumps(timed_record(ds, scheme, seed, ctx, adapter), default=float))
+
+
+def timed_record(ds: fdata.Dataset, scheme: str, seed: int, ctx: fa.Context, adapter: Any) -> dict[str, Any]:
+    """Run ``adapter`` on ``ctx``: its checkpoint record in the harness's format, wall and CPU seconds (``cpu``)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    cands = adapter.candidates(ctx)
+    return {"dataset": ds.name, "scheme": scheme, "seed": seed, "method": adapter.name, "family": adapter.family,
             "quick": False, "sizes": [len(ctx.y_train), len(ctx.y_valid), len(ctx.y_test)], "candidates": cands,
-            "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}, default=float))
+            "seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
 def compare(fast: dict[str, Any], ref: dict[str, Any], method: str) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from benchmarks._runner import RESULTS, parse, script_parser, write_results
 from benchmarks.train_to_budget import _adapters as fa
 from benchmarks.train_to_budget import _data as fdata
 from benchmarks.train_to_budget import frontier as fr
+from benchmarks.train_to_budget.fast_frontier import timed_record
 
 VARIANTS = ("valid", "pool", "cv2")
 
@@ -88,13 +89,10 @@ def run_split(ds: fdata.Dataset, scheme: str, seed: int, out_dir: Path, variants
         path = fr.checkpoint_path(out_dir, ctx, adapter.name)
         if path.exists():
             continue
-        t0, c0 = time.perf_counter(), time.process_time()
-        cands = adapter.candidates(ctx)
-        path.write_text(json.dumps({
-            "dataset": ds.name, "scheme": scheme, "seed": seed, "method": adapter.name, "family": adapter.family,
-            "quick": False, "sizes": [len(ctx.y_train), len(ctx.y_valid), len(ctx.y_test)], "candidates": cands,
-            "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
-            "search_cpu_seconds": getattr(adapter, "search_cpu", plain_cpu)}, default=float))
+        rec = timed_record(ds, scheme, seed, ctx, adapter)
+        rec["cpu_seconds"] = rec.pop("cpu")
+        rec["search_cpu_seconds"] = getattr(adapter, "search_cpu", plain_cpu)
+        path.write_text(json.dumps(rec, default=float))
 
 
 def pick(cands: list[dict[str, Any]], fraction: float, budget: float) -> dict[str, Any] | None:
