@@ -29,7 +29,8 @@ from ..core._leaf_cost import row_costs_from_leaves
 from ..core._parse_trees import child_links_ok
 from ..core._report import ancestor_feature_counts, bits_to_bool, model_coupled_cost, path_feature_bits
 
-__all__ = ["LeafPaths", "RawScores", "leaf_paths", "measure_rows", "model_row_costs", "predict"]
+__all__ = ["LeafPaths", "RawScores", "header", "leaf_paths", "measure_rows", "model_row_costs", "objective_line",
+           "predict"]
 
 _CHUNK = 8192
 
@@ -247,15 +248,20 @@ def measure_rows(booster: lgb.Booster, X: Any, costs: FeatureCosts,
         return row_cost, model_coupled_cost(ens, costs)[1], None
     row_cost, raw = _from_leaves(paths, predict(booster, X, pred_leaf=True), costs, with_raw=True)
     coupled = float(np.asarray(costs.coupled)[paths.used].sum())
-    end = text.find("\nTree=")
-    head = text if end < 0 else text[:end]
+    head = header(text)
     if raw is None or "\naverage_output" in head:
         return row_cost, coupled, None  # a random forest: LightGBM averages its trees; it predicts the scores
-    return row_cost, coupled, RawScores(X, raw, _objective(head))
+    return row_cost, coupled, RawScores(X, raw, objective_line(head))
 
 
-def _objective(head: str) -> str:
-    """Return the ``objective=`` line of a model text's header (empty without one)."""
+def header(text: str) -> str:
+    """Return a model text's header: everything before its first ``Tree=`` section."""
+    end = text.find("\nTree=")
+    return text if end < 0 else text[:end]
+
+
+def objective_line(head: str) -> str:
+    """Return the ``objective=`` line of a model text's header (:func:`header`; empty without one)."""
     m = re.search(r"^objective=(.*)$", head, flags=re.MULTILINE)
     return "" if m is None else m.group(1).strip()
 

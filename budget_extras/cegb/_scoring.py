@@ -14,7 +14,7 @@ from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
 from .._compat import param_aliases
 from ..core._scoring import Scorer
 from ..core._scoring import resolve_scoring as resolve_scoring_core
-from ._measure import RawScores
+from ._measure import RawScores, header, objective_line
 from ._measure import predict as booster_predict
 
 __all__ = ["OffsetError", "objective_kind", "readable", "resolve_scoring"]
@@ -65,12 +65,7 @@ def _output(objective: str, raw: npt.NDArray[np.float64]) -> npt.NDArray[np.floa
 
 def _objective_line(booster: Any) -> str:
     """Return the ``objective=`` line of a booster's model text (empty without one)."""
-    for line in booster.model_to_string(num_iteration=1).splitlines():
-        if line.startswith("objective="):
-            return line[len("objective="):].strip()
-        if line.startswith("Tree="):
-            break
-    return ""
+    return objective_line(header(booster.model_to_string(num_iteration=1)))
 
 
 class OffsetError(ValueError):
