@@ -508,21 +508,14 @@ def test_refits_and_evaluations_do_not_grow_with_features_times_steps(rng, monke
     assert calls["route"] <= 4 * d + 16
 
 
-def test_the_ranking_rows_are_a_random_sample_of_training_rows_sorted_by_label(costly_noise, monkeypatch):
+def test_the_ranking_rows_are_a_random_sample_of_training_rows_sorted_by_label(costly_noise, monkeypatch, ranking_rows):
     import budget_extras.budgetprune._feature_drop as fd
     import budget_extras.budgetprune._rank as rk
 
     booster, X, y, costs = costly_noise
     order = np.argsort(y[:1500], kind="stable")  # the training rows sorted by label
     monkeypatch.setattr(fd, "PROXY_ROWS", 300)
-    seen = []
-    real = fd.FeatureDropRefit._rank
-
-    def rank(self, full):
-        seen.append(self._rows["rank"][1].copy())
-        return real(self, full)
-
-    monkeypatch.setattr(fd.FeatureDropRefit, "_rank", rank)
+    seen = ranking_rows
     monkeypatch.setattr(rk, "RANK_SHARE", 0)  # the fewest rows: a sample of them
     FeatureDropRefit(booster, budget=10.0, costs=costs).fit(
         X.iloc[order], y[order], X_valid=X[1500:2250], y_valid=y[1500:2250])

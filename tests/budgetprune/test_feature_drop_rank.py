@@ -32,43 +32,35 @@ def _model(rng, n, d, rounds=20, num_leaves=8):
     return lgb.train(params, lgb.Dataset(X, y), num_boost_round=rounds), X, y
 
 
-def _ranking_rows(monkeypatch, booster, X, y, n_train):
-    seen = []
-    real = fd.FeatureDropRefit._rank
-
-    def rank(self, full):
-        seen.append(self._rows["rank"][1].copy())
-        return real(self, full)
-
-    monkeypatch.setattr(fd.FeatureDropRefit, "_rank", rank)
+def _ranking_rows(seen, booster, X, y, n_train):
     est = FeatureDropRefit(booster, budget=0.5 * X.shape[1] + 0.5, scoring="roc_auc").fit(
         X[:n_train], y[:n_train], X_valid=X[n_train:n_train + 600], y_valid=y[n_train:n_train + 600])
-    return seen[0], est
+    return seen[-1], est
 
 
-def test_the_ranking_measures_more_rows_where_its_work_is_a_small_share_of_a_training(rng, monkeypatch):
+def test_the_ranking_measures_more_rows_where_its_work_is_a_small_share_of_a_training(rng, monkeypatch, ranking_rows):
     """Few features per tree and many training rows: the loss rise is measured on more than
     ``PROXY_ROWS`` rows, up to every search row; many features per tree: ``PROXY_ROWS``."""
     monkeypatch.setattr(fd, "PROXY_ROWS", 300)
     few, X, y = _model(rng, 3600, 2)
-    rows, _ = _ranking_rows(monkeypatch, few, X, y, 3000)
+    rows, _ = _ranking_rows(ranking_rows, few, X, y, 3000)
     assert rows.size == 3000  # every training row: two features, at most two splits' features per tree
     many, X, y = _model(rng, 3600, 40, num_leaves=31)
     ens = TreeEnsemble.from_booster(many)
     internal = ~ens.is_leaf
     pairs = np.unique(np.asarray(ens.node_tree)[internal] * ens.n_features + ens.feature[internal]).size
     assert rk.RANK_SHARE * 1500 * ens.n_trees / pairs < 300  # more work per row than the share allows
-    rows, _ = _ranking_rows(monkeypatch, many, X, y, 1500)
+    rows, _ = _ranking_rows(ranking_rows, many, X, y, 1500)
     assert rows.size == 300
     assert rk.rank_rows(ens, 10**6, 5000, 300) == 5000  # never more than the search's rows
 
 
-def test_the_ranking_rows_and_the_fit_are_the_same_on_every_run(rng, monkeypatch):
+def test_the_ranking_rows_and_the_fit_are_the_same_on_every_run(rng, monkeypatch, ranking_rows):
     booster, X, y = _model(rng, 3600, 6)
     monkeypatch.setattr(fd, "PROXY_ROWS", 200)
     monkeypatch.setattr(rk, "RANK_SHARE", 1)  # a sample of the training rows, not all of them
-    first, a = _ranking_rows(monkeypatch, booster, X, y, 3000)
-    again, b = _ranking_rows(monkeypatch, booster, X, y, 3000)
+    first, a = _ranking_rows(ranking_rows, booster, X, y, 3000)
+    again, b = _ranking_rows(ranking_rows, booster, X, y, 3000)
     assert 200 < first.size < 3000
     np.testing.assert_array_equal(first, again)
     assert a.path_ == b.path_ and a.dropped_features_ == b.dropped_features_
