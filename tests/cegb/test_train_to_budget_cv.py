@@ -114,6 +114,20 @@ def test_pick_rules_on_known_candidates():
     assert pick(cands, 0.5, "best") is None
 
 
+def test_shortlist_holds_the_four_best_by_validation_score_each_orders_best_and_the_cheapest():
+    """At a budget the fifth best candidate by validation score is not cross-validated; the top-k bests and the
+    cheapest are, whatever their rank; a candidate over 10% of the budget is not."""
+    lazies = [replace(_cand(s, None, 5.0), params={"cegb_tradeoff": s}, folds=0)
+              for s in (0.90, 0.89, 0.88, 0.87, 0.86)]
+    gain = replace(_cand(0.80, None, 4.0, family="topk_gain", k=2), folds=0)
+    per_cost = replace(_cand(0.79, None, 3.0, family="topk_gain_cost", k=1), folds=0)
+    const = replace(_cand(0.50, None, 0.0, constant=True), params={"cegb_tradeoff": 1e9}, folds=0)
+    over = replace(_cand(0.95, None, 11.5), params={"cegb_tradeoff": 0.01}, folds=0)
+    short = cv.shortlist([over, *lazies, gain, per_cost, const], [10.0])
+    assert [c.score for c in short] == [0.80, 0.79, 0.90, 0.89, 0.88, 0.87, 0.50]
+    assert lazies[4] not in short and over not in short
+
+
 def test_noise_note_says_when_the_win_is_within_one_standard_error():
     topk = _cand(0.70, 0.01, 2.0, folds=[0.70, 0.72, 0.68, 0.71, 0.69], family="topk_gain", k=2)
     const = _cand(0.5, 0.0, 0.0, folds=[0.5] * 5, family="lazy", constant=True)
@@ -291,7 +305,8 @@ def test_the_budget_returns_its_own_refit_pick_when_a_refit_makes_a_tied_twin_ch
     """A refit that costs more than its folds must not hand the budget to an equal, never-refit candidate.
 
     The shortlist holds a twin of each candidate (the same configuration under another ``k``:
-    equal fold scores and costs); each refit costs 1% more than its folds. The pick is refit; by
+    equal fold scores and costs); each refit costs 1% more than its folds (or than its pooled rows,
+    if more). The pick is refit; by
     the final costs its unrefit twin is cheaper at the same score, and ``best_at``/``booster_at``
     must still return the refit pick (they raised "not refit" before).
     """
@@ -303,7 +318,7 @@ def test_the_budget_returns_its_own_refit_pick_when_a_refit_makes_a_tied_twin_ch
 
     def dearer(s, pool, c):
         booster, cost = refit(s, pool, c)
-        return booster, cost * 1.01 + 1e-9
+        return booster, max(cost, c.cost) * 1.01 + 1e-9
 
     monkeypatch.setattr(cv, "shortlist", with_twin)
     monkeypatch.setattr(cv, "refit", dearer)
