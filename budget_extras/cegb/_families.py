@@ -187,11 +187,22 @@ def _greedy_score(
     if not param_aliases("metric") & set(p):
         p["metric"] = _GREEDY_METRIC[objective_kind(p)]
     t0 = time.perf_counter()
-    b = lgb.train(
-        p, fit_rows, num_boost_round=rounds, valid_sets=[hold], valid_names=["hold"], keep_training_booster=True
-    )
+    if _boosting(p) == "gbdt":
+        # the held-out rows join after the last round: LightGBM adds every tree to their scores in
+        # the same order as while training (the same doubles), and its metric runs once, not every round
+        b = lgb.train(p, fit_rows, num_boost_round=rounds, keep_training_booster=True)
+        b.add_valid(hold.set_reference(fit_rows), "hold")
+    else:  # a random forest averages and dart rescales the scores of earlier trees while it trains
+        b = lgb.train(
+            p, fit_rows, num_boost_round=rounds, valid_sets=[hold], valid_names=["hold"], keep_training_booster=True
+        )
     _, _, value, higher = b.eval_valid()[0][:4]
     return (float(value) if higher else -float(value)), time.perf_counter() - t0, fit_rows.num_data()
+
+
+def _boosting(params: dict[str, Any]) -> str:
+    """Return the ``boosting`` of ``params`` under any alias (LightGBM's default: ``gbdt``)."""
+    return str(next((params[a] for a in sorted(param_aliases("boosting")) if a in params), "gbdt")).lower()
 
 
 def _greedy_scores(s: Search, folds: _FoldSets, subs: list[list[int]], rounds: int,

@@ -575,16 +575,28 @@ class FeatureCosts:
         m = check_bool_matrix(used, name="used", n_features=self.n_features)
         if sp.issparse(m):
             return (m.astype(np.int32) @ self.unit_matrix().astype(np.int32)) > 0
-        return (m.astype(np.int32) @ self._dense_units()) > 0
+        singles, groups = self._unit_columns()
+        out = np.empty((m.shape[0], self.unit_cost.size), dtype=bool)
+        out[:, self.unit[singles]] = m[:, singles]
+        for u, members in groups:
+            out[:, u] = m[:, members].any(axis=1)
+        return out
 
-    def _dense_units(self) -> npt.NDArray[np.int32]:
-        """Return :meth:`unit_matrix` as a dense int32 array, built once (a search costs hundreds of usage matrices)."""
-        dense = self.__dict__.get("_unit_dense")
-        if dense is None:
-            dense = self.unit_matrix().astype(np.int32).toarray()
-            dense.setflags(write=False)
-            self.__dict__["_unit_dense"] = dense
-        return dense
+    def _unit_columns(self) -> tuple[npt.NDArray[np.int64], list[tuple[int, npt.NDArray[np.int64]]]]:
+        """Return the ungrouped features and each group's (unit, member features), built once.
+
+        A row needs an ungrouped feature's unit where it uses the feature, and a group's unit where
+        it uses any member: column copies and ORs instead of a product with :meth:`unit_matrix`
+        (a search costs hundreds of usage matrices; the integer product took most of their time).
+        """
+        cols = self.__dict__.get("_unit_cols")
+        if cols is None:
+            sizes = np.bincount(self.unit, minlength=self.unit_cost.size)
+            singles = np.flatnonzero(sizes[self.unit] == 1)
+            groups = [(int(u), np.flatnonzero(self.unit == u)) for u in np.flatnonzero(sizes > 1)]
+            cols = (singles, groups)
+            self.__dict__["_unit_cols"] = cols
+        return cols
 
     def row_cost(self, used: Any) -> npt.NDArray[np.float64]:
         """Acquisition cost of each row: THE accounting rule, with groups.

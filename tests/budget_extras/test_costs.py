@@ -106,9 +106,9 @@ def test_row_cost_groups_are_charged_once():
     np.testing.assert_array_equal(c.acquired_features(used)[0], [True, True, False, False])
 
 
-def test_row_cost_builds_the_unit_incidence_once(monkeypatch, rng):
-    """Dense usage matrices share one feature-to-unit incidence; their costs equal the sparse path's."""
-    fc = FeatureCosts([1.0, 2.0, 3.0, 4.0, 5.0], groups=["a", "a", None, "b", "b"], group_cost={"a": 2.5})
+def test_row_cost_of_dense_usage_reads_columns_without_the_unit_incidence(monkeypatch, rng):
+    """Dense usage matrices need no feature-to-unit product (a search costs hundreds of them); costs as sparse's."""
+    fc = FeatureCosts([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], groups=["a", "a", None, "b", "b", "c"], group_cost={"a": 2.5})
     built = []
     original = FeatureCosts.unit_matrix
 
@@ -117,12 +117,15 @@ def test_row_cost_builds_the_unit_incidence_once(monkeypatch, rng):
         return original(self)
 
     monkeypatch.setattr(FeatureCosts, "unit_matrix", counted)
-    used = [rng.random((40, 5)) < 0.4 for _ in range(3)]
+    used = [rng.random((40, 6)) < 0.4 for _ in range(3)] + [np.zeros((0, 6), dtype=bool)]
     dense = [fc.row_cost(u) for u in used]
-    assert len(built) == 1
-    for u, d in zip(used, dense, strict=True):
+    units = [fc.units_used(u) for u in used]
+    assert not built
+    for u, d, un in zip(used, dense, units, strict=True):
+        np.testing.assert_array_equal(un, fc.units_used(sp.csr_matrix(u)).toarray())
         np.testing.assert_array_equal(d, fc.row_cost(sp.csr_matrix(u)))
-        np.testing.assert_array_equal(d, [2.5 * (r[0] or r[1]) + 3.0 * r[2] + 5.0 * (r[3] or r[4]) for r in u])
+        np.testing.assert_array_equal(
+            d, [2.5 * (r[0] or r[1]) + 3.0 * r[2] + 5.0 * (r[3] or r[4]) + 6.0 * r[5] for r in u])
 
 
 def test_acquired_includes_group_members(costs, rng):

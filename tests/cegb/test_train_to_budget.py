@@ -486,6 +486,45 @@ def test_greedy_selection_never_scores_on_validation_rows(data, monkeypatch):
     assert len(calls) == len(r.frontier) < r.nfev
 
 
+@pytest.mark.parametrize("boosting", ["gbdt", "dart"])
+def test_greedy_selection_evaluates_each_fit_once_with_the_scores_of_per_round_evaluation(data, monkeypatch, boosting):
+    """A gbdt selection fit runs LightGBM's metric once, on the held-out rows added after training; same values."""
+    import budget_extras.cegb._families as fam
+
+    Xt, yt, Xv, yv = data
+    evals, scores, fits = [], [], []
+    real_eval, real_score = lgb.Booster.eval_valid, fam._greedy_score
+
+    def counted_eval(self, *a, **k):
+        evals.append(1)
+        return real_eval(self, *a, **k)
+
+    def spy(s, fit_rows, hold, sub, rounds, constant=False):
+        fits.append((fit_rows, hold, sub, rounds, constant, s.params_for({})))
+        out = real_score(s, fit_rows, hold, sub, rounds, constant)
+        scores.append(out[0])
+        return out
+
+    monkeypatch.setattr(lgb.Booster, "eval_valid", counted_eval)
+    monkeypatch.setattr(fam, "_greedy_score", spy)
+    train_to_budget({**PARAMS, "boosting": boosting}, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv),
+                    costs=COSTS, num_boost_round=15, greedy=True, n_bisect=0, n_tradeoffs=0, k_grid=[2],
+                    num_leaves_grid=None, choose="valid", progress=False)
+    assert fits
+    if boosting == "gbdt":
+        assert len(evals) == len(fits)
+    else:
+        assert len(evals) > len(fits)  # dart: every round, as lgb.train evaluates
+    monkeypatch.setattr(lgb.Booster, "eval_valid", real_eval)
+    for (fit_rows, hold, sub, rounds, constant, base), got in zip(fits[:4], scores, strict=False):
+        p = {**base, "learning_rate": 0.2, "num_leaves": 15, "interaction_constraints": [sub], "metric": "auc"}
+        if constant:
+            p["min_gain_to_split"] = 1e300
+        b = lgb.train(p, fit_rows, num_boost_round=rounds, valid_sets=[hold], valid_names=["hold"],
+                      keep_training_booster=True)
+        assert got == b.eval_valid()[0][2]
+
+
 def test_to_frame_and_plot_show_the_frontier(data):
     import matplotlib
 

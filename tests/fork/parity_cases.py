@@ -57,12 +57,25 @@ CASES: dict[str, tuple[str, dict[str, Any], int]] = {
     "missing_zero": ("missing", {"objective": "l2", "num_leaves": 15, "zero_as_missing": True}, 30),
     "linear_tree": ("regression", {"objective": "l2", "linear_tree": True, "num_leaves": 8}, 15),
     "dart": ("regression", {"objective": "l2", "boosting": "dart", "drop_rate": 0.2}, 20),
+    # Interaction constraints: histograms only for the features a constraint names, the same trees.
+    "interaction": ("binary", {"objective": "binary", "num_leaves": 15,
+                               "interaction_constraints": [[0, 1, 2], [2, 3], [6]]}, 30),
+    "interaction_row_wise": ("regression", {"objective": "l2", "force_col_wise": False, "force_row_wise": True,
+                                            "interaction_constraints": [[1, 2, 4], [0, 7]]}, 30),
+    "interaction_sampled": ("regression", {"objective": "l2", "feature_fraction": 0.7,
+                                           "feature_fraction_bynode": 0.8, "bagging_fraction": 0.7,
+                                           "bagging_freq": 1, "interaction_constraints": [[0, 1, 2, 3], [3, 5]]}, 30),
+    "interaction_categorical": ("categorical", {"objective": "l2", "num_leaves": 15,
+                                                "interaction_constraints": [[0, 2], [1]]}, 30),
     # CEGB on, in configurations that no fix of the fork changes.
     "cegb_split": ("regression", {"objective": "l2", "cegb_penalty_split": 0.05}, 30),
     "cegb_lazy": ("regression", {"objective": "l2", "cegb_tradeoff": 0.1,
                                  "cegb_penalty_feature_lazy": [3, 1, 1, 2, 0.5, 0.5, 1, 1]}, 30),
     "cegb_lazy_multiclass": ("multiclass", {"objective": "multiclass", "num_class": 4, "cegb_tradeoff": 0.1,
                                             "cegb_penalty_feature_lazy": [3, 1, 1, 2, 0.5, 0.5, 1, 1]}, 10),
+    "cegb_lazy_interaction": ("regression", {"objective": "l2", "cegb_tradeoff": 0.1,
+                                             "cegb_penalty_feature_lazy": [3, 1, 1, 2, 0.5, 0.5, 1, 1],
+                                             "interaction_constraints": [[0, 1, 2], [3, 4]]}, 30),
 }
 
 

@@ -88,6 +88,20 @@ def test_incremental_lazy_counts_multiclass(lgb, data):
     assert _same(fast, reference)
 
 
+def test_incremental_lazy_counts_of_many_groups_equal_reference_scan(lgb):
+    """130 groups (three 64-bit words a row), leaves of thousands of rows, most groups paid by some rows only."""
+    rng = np.random.default_rng(5)
+    n, k = 4000, 130
+    X = rng.normal(size=(n, k))
+    region = np.clip(((X[:, 0] + 3.0) / 6.0 * k).astype(int), 1, k - 1)
+    y = X[:, 0] + 2.0 * X[np.arange(n), region] + 0.3 * rng.normal(size=n)
+    params = dict(BASE, objective="l2", num_leaves=31, cegb_penalty_feature_lazy=[1.0] * k, cegb_tradeoff=0.002)
+    fast = lgb.train(params, lgb.Dataset(X, y), num_boost_round=15)
+    reference = lgb.train(dict(params, cegb_lazy_reference_scan=True), lgb.Dataset(X, y), num_boost_round=15)
+    assert len({int(f) for f in np.flatnonzero(fast.feature_importance("split"))}) > 64
+    assert _same(fast, reference)
+
+
 # ---- groups -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["lazy", "coupled"])
