@@ -336,9 +336,9 @@ def test_lean_search_progress_ends_at_its_planned_total(data, bars, kw):
 
 def test_lean_proxies_count_their_share_of_rows_and_rounds(data, bars, monkeypatch):
     """A proxy on a quarter of the rounds and half the rows counts an eighth of a training on the bar."""
-    import budget_extras.cegb._strategies as strategies
+    import budget_extras.cegb._lean as lean_module
 
-    monkeypatch.setattr(strategies, "LEAN_MIN_ROWS", 100)  # the data's 400 rows may be halved
+    monkeypatch.setattr(lean_module, "LEAN_MIN_ROWS", 100)  # the data's 400 rows may be halved
     r = run(data, search="lean", num_boost_round=40, budgets=[1.5, 5.0], options={"rows": 0.5}, choose="valid")
     proxies = [c for c in r.frontier if c.proxy]
     assert proxies and {c.rows for c in proxies} == {200}
@@ -410,7 +410,7 @@ def test_lean_refits_read_proxy_costs_through_the_refits_seen():
     Ranking on the raw proxy costs would refit ``b`` (cost 9 -> 18) after ``a`` missed; read
     through the ratio seen, ``c`` (4.5 -> 9) is next and fits, and the search stops there.
     """
-    from budget_extras.cegb._strategies import refit_calibrated
+    from budget_extras.cegb._lean import refit_calibrated
 
     class P:
         frontier: ClassVar = [_proxy("a", 0.90, 9.5), _proxy("b", 0.88, 9.0), _proxy("c", 0.85, 4.5)]
@@ -422,7 +422,7 @@ def test_lean_refits_read_proxy_costs_through_the_refits_seen():
 
 def test_lean_refits_stop_at_the_tries_allowed_per_budget():
     """Refits that keep missing stop after ``tries`` at each budget."""
-    from budget_extras.cegb._strategies import refit_calibrated
+    from budget_extras.cegb._lean import refit_calibrated
 
     class P:
         frontier: ClassVar = [_proxy(str(i), 0.9 - i / 100, 1.0) for i in range(6)]
