@@ -8,6 +8,7 @@ every row, or with a cross-validated choice shortlisted for the folds (:func:`le
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -107,9 +108,116 @@ def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: i
         cal.best_at(b, tries, finalists)
 
 
+#: Where a full-round tradeoff step aims, as a share of the budget (costs move between fits).
+REFINE_AIM = 0.97
+#: A full-round CEGB model costing at least this share of its budget (and fitting it) ends the steps.
+REFINE_CLOSE = 0.93
+
+
+def _sweep_key(c: Candidate) -> tuple[str, str]:
+    """Return the CEGB sweep ``c`` belongs to: its family and parameters but the tradeoff."""
+    return c.family, repr(sorted((k, v) for k, v in c.params.items() if k != "cegb_tradeoff"))
+
+
+def _tradeoff_at(pts: list[tuple[float, float]], aim: float) -> float | None:
+    """Return the tradeoff at which the cost would be ``aim``, read from (tradeoff, cost) ``pts``.
+
+    Linearly in the cost and the tradeoff's logarithm between the two neighbouring points whose
+    costs straddle ``aim`` (a constant model's cost 0 among them); past the ends, a step of
+    ``sqrt(10)`` (the cost falls as the tradeoff rises). None without a point.
+    """
+    pts = sorted((t, c) for t, c in pts if t > 0)
+    if not pts:
+        return None
+    for (t1, c1), (t2, c2) in itertools.pairwise(pts):
+        if c1 >= aim >= c2 and c1 > c2:
+            w = (c1 - aim) / (c1 - c2)
+            return math.exp(math.log(t1) + w * (math.log(t2) - math.log(t1)))
+    return pts[-1][0] * math.sqrt(10.0) if all(c > aim for _, c in pts) else pts[0][0] / math.sqrt(10.0)
+
+
+def refine_tradeoffs(proxy: Search, full: Search, targets: list[float], steps: int) -> None:
+    """At each budget, step a CEGB model's tradeoff on the full rounds towards the budget, ``steps`` times at most.
+
+    The model stepped: the best full-round CEGB model by validation score that misses the
+    budget and scores above every model that fits it, else the best model that fits if it is
+    CEGB and spends under :data:`REFINE_CLOSE` of the budget, else (no full-round CEGB model
+    at all) the sweep of the best CEGB proxy whose cost, read through the ratio of full-round
+    CEGB costs to their proxies', fits. A step places a tradeoff of the model's sweep (its
+    family and parameters but the tradeoff) where the cost would be :data:`REFINE_AIM` of the
+    budget: between its full-round models that straddle that, else on its proxies' costs times
+    the sweep's ratio (every sweep's where it has none), and trains it on every row (a tradeoff
+    already trained ends the budget's steps).
+    """
+    cegb = [c for c in proxy.frontier if c.tradeoff is not None and c.rounds is None and c.decay is None]
+    for b in sorted(targets) if steps > 0 and cegb else []:
+        tried: set[float] = set()
+        for _ in range(steps):
+            base = _to_step(cegb, full.frontier, b, lambda sel: fam.subset_cost(full.fc, sel))
+            if base is None:
+                break
+            key = _sweep_key(base)
+            own = [(float(c.tradeoff), c.cost) for c in full.frontier
+                   if c.tradeoff is not None and _sweep_key(c) == key]
+            r = _ratios(cegb, full.frontier)
+            scaled = [(float(c.tradeoff or 0), c.cost * r.get(key, r[None])) for c in cegb if _sweep_key(c) == key]
+            t = _tradeoff_at(own, REFINE_AIM * b) if _straddles(own, REFINE_AIM * b) else None
+            t = t if t is not None else _tradeoff_at(scaled, REFINE_AIM * b)
+            if t is None or t in tried or any(t == u for u, _ in own):
+                break
+            tried.add(t)
+            full.fit(Spec(base.family, {**base.params, "cegb_tradeoff": t}, base.k, t))
+
+
+def _to_step(cegb: list[Candidate], done: list[Candidate], b: float,
+             subset_cost: Callable[[list[int]], float]) -> Candidate | None:
+    """Return the model whose sweep :func:`refine_tradeoffs` steps at budget ``b`` (None: none).
+
+    A model inside a feature subset whose purchase for every row fits ``b`` cannot spend more:
+    it is not stepped for spending under the budget.
+    """
+    done = [c for c in done if c.rounds is None and not c.constant]
+    fit = [c for c in done if fits_budget(c.cost, b)]
+    top = max(fit, key=lambda c: (c.score, -c.cost)) if fit else None
+    over = [c for c in done if c.tradeoff is not None and c.decay is None and not fits_budget(c.cost, b)
+            and (top is None or c.score > top.score)]
+    if over:
+        return max(over, key=lambda c: (c.score, -c.cost))
+    if top is not None and top.tradeoff is not None and top.decay is None:
+        subset = top.params.get("interaction_constraints")
+        room = not subset or not fits_budget(subset_cost(subset[0]), b)
+        return top if top.cost < REFINE_CLOSE * b and room else None
+    if any(c.tradeoff is not None for c in done):
+        return None
+    r = _ratios(cegb, done)
+    fits = [c for c in cegb if not c.constant and fits_budget(c.cost * r.get(_sweep_key(c), r[None]), b)]
+    return max(fits, key=lambda c: (c.score, -c.cost)) if fits else None
+
+
+def _straddles(pts: list[tuple[float, float]], aim: float) -> bool:
+    """Return whether some cost of ``pts`` is at least ``aim`` and some other at most."""
+    return any(c >= aim for _, c in pts) and any(c <= aim for _, c in pts)
+
+
+def _ratios(cegb: list[Candidate], done: list[Candidate]) -> dict[Any, float]:
+    """Return each sweep's full-round cost over its proxy's (geometric mean; key None: over every sweep, else 1)."""
+    proxy_cost = {(_sweep_key(c), c.tradeoff): c.cost for c in cegb}
+    logs: dict[Any, list[float]] = {}
+    for c in done:
+        if c.tradeoff is None:
+            continue
+        p = proxy_cost.get((_sweep_key(c), c.tradeoff))
+        if p is not None and p > 0 and c.cost > 0:
+            logs.setdefault(_sweep_key(c), []).append(math.log(c.cost / p))
+    out: dict[Any, float] = {k: math.exp(sum(v) / len(v)) for k, v in logs.items()}
+    every = [x for v in logs.values() for x in v]
+    out[None] = math.exp(sum(every) / len(every)) if every else 1.0
+    return out
+
+
 #: The lean search's knobs and their defaults (``options=``).
 LEAN_DEFAULTS: dict[str, Any] = {"rounds": 0.25, "rows": 1.0, "boost": True, "bisect": 1, "greedy_steps": 0,
-                                 "greedy_rounds": 20, "refits": 3, "finalists": 1, "shortlist": 2}
+                                 "greedy_rounds": 20, "refits": 3, "finalists": 1, "shortlist": 2, "refine": 0}
 
 #: Fewest training rows of a lean proxy (all of them when there are fewer).
 LEAN_MIN_ROWS = 2000
@@ -128,6 +236,7 @@ class _Lean:
     refits: int
     finalists: int
     shortlist: int
+    refine: int
 
 
 def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
@@ -151,10 +260,11 @@ def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
     check_scalar(options["refits"], "refits", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     check_scalar(options["finalists"], "finalists", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     check_scalar(options["shortlist"], "shortlist", [Interval(numbers.Integral, 1, None, closed="left")], **where)
+    check_scalar(options["refine"], "refine", [Interval(numbers.Integral, 0, None, closed="left")], **where)
     m = min(rows, max(LEAN_MIN_ROWS, round(float(options["rows"]) * rows)))
     return _Lean(max(1, round(float(options["rounds"]) * rounds)), m, bool(options["boost"]), int(options["bisect"]),
                  int(options["greedy_steps"]), int(options["greedy_rounds"]), int(options["refits"]),
-                 int(options["finalists"]), int(options["shortlist"]))
+                 int(options["finalists"]), int(options["shortlist"]), int(options["refine"]))
 
 
 def plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
@@ -174,6 +284,7 @@ def plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
         ("lazy_coupled", unit * fam.planned_lazy_sweep(3, k.bisect, t) if p.coupled else 0.0),
         ("smaller_trees", unit * fam.planned_smaller_trees(t, len(o.leaves_grid))),
         ("refit", 0.0 if p.cross_validated else float(k.refits * t)),  # cross-validated: the shortlist's
+        ("refine", 0.0 if p.cross_validated else float(k.refine * t)),
     ]
 
 
@@ -210,6 +321,8 @@ def run_lean(r: SearchRun) -> None:
     if not r.cross_validated:
         with r.stage("refit"):
             refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
+        with r.stage("refine"):
+            refine_tradeoffs(s, r.full, o.targets, k.refine)
 
 
 def lean_shortlist(r: SearchRun, cross_validate: Callable[[Candidate], Candidate]) -> list[Candidate]:
