@@ -8,8 +8,6 @@ total) and its knobs (``options=``; unknown keys warn).
 from __future__ import annotations
 
 import inspect
-import math
-import numbers
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,17 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import param_aliases
-from ..core._params import Interval, check_scalar
 from ..core._status import fits_budget
 from . import _families as fam
 from ._fast import RANK_ROUNDS, run_fast
 from ._halving import DEFAULTS as HALVING_DEFAULTS
 from ._halving import halving_from_options
+from ._lean import LEAN_DEFAULTS, lean_shortlist, lean_shortlist_most, plan_lean, run_lean
 from ._result import Candidate
 from ._search import Search, Spec
 
-__all__ = ["STRATEGIES", "PlanInput", "SearchRun", "Strategy", "resolve_strategy"]
+__all__ = ["STRATEGIES", "PlanInput", "SearchRun", "Strategy", "resolve_strategy", "run_families"]
 
 #: Stages of a plan: (name, most work in trainings on every row), in order.
 Plan = list[tuple[str, float]]
@@ -163,7 +160,7 @@ def _plan_full(p: PlanInput, options: Mapping[str, Any]) -> Plan:
     return plan
 
 
-def _run_families(r: SearchRun, s: Search, rank: Any, *, greedy: dict[str, int] | None, bisect: int,
+def run_families(r: SearchRun, s: Search, rank: Any, *, greedy: dict[str, int] | None, bisect: int,
                  subset_bisect: int, coupled_bisect: int) -> None:
     """Train the candidate families of the full search on ``s``, each in its stage of ``r``'s plan.
 
@@ -201,7 +198,7 @@ def _run_full(r: SearchRun) -> None:
     s.halving = halving_from_options(r.options)
     with r.stage("all"):
         _, rank = fam.plain_and_ranking(s)
-    _run_families(r, s, rank, greedy={} if o.greedy else None, bisect=o.n_bisect, subset_bisect=2,
+    run_families(r, s, rank, greedy={} if o.greedy else None, bisect=o.n_bisect, subset_bisect=2,
                  coupled_bisect=2)
     if r.proxy is not None:
         with r.stage("refit"):
@@ -232,83 +229,6 @@ def refit_finalists(proxy: Search, full: Search, targets: list[float], budget: f
                 break
 
 
-class _Calibrated:
-    """Proxies ranked with their costs read through the full-round models made from them so far.
-
-    A proxy on fewer rounds buys fewer features than its refit. Each full-round model's cost
-    over its proxy's scales the proxy costs of its kind (CEGB candidates; subsets and plain
-    models: the geometric mean of the ratios seen); a candidate inside a feature subset costs
-    at most the subset's purchase for every row; a candidate already on every row and every
-    round (not a proxy) counts at its own cost.
-    """
-
-    def __init__(self, finished: list[Candidate], subset_cost: Callable[[list[int]], float],
-                 fit: Callable[[Candidate], Candidate]) -> None:
-        self.finished, self.subset_cost, self._fit = finished, subset_cost, fit
-        self.ratios: dict[bool, list[float]] = {False: [], True: []}  # by whether the candidate is CEGB
-        self.done: dict[int, Candidate] = {}  # position in `finished` -> its full-round model
-
-    def cost(self, i: int) -> float:
-        """Return candidate ``i``'s cost as a full-round model (its own where one was made)."""
-        if i in self.done:
-            return self.done[i].cost
-        c = self.finished[i]
-        if not c.proxy:
-            return c.cost
-        seen = self.ratios[c.tradeoff is not None]
-        read = c.cost * (math.exp(sum(math.log(x) for x in seen) / len(seen)) if seen else 1.0)
-        subset = c.params.get("interaction_constraints")
-        return min(read, self.subset_cost(subset[0])) if subset else read
-
-    def fit(self, i: int) -> None:
-        """Make candidate ``i``'s full-round model; its cost over the proxy's joins the ratios."""
-        c = self.finished[i]
-        self.done[i] = self._fit(c)
-        if c.proxy and c.cost > 0 and self.done[i].cost > 0:
-            self.ratios[c.tradeoff is not None].append(self.done[i].cost / c.cost)
-
-    def fit_once(self, i: int) -> None:
-        """Make candidate ``i``'s full-round model unless it was made."""
-        if i not in self.done:
-            self.fit(i)
-
-    def best_at(self, b: float, tries: int, finalists: int) -> None:
-        """At budget ``b``: fit the best candidate by validation score whose cost read so fits.
-
-        Until the ``finalists`` best are fitted, at most ``tries`` fits; where none fits and no
-        fitted model does, the cheapest is fitted.
-        """
-        finished = self.finished
-        for _ in range(tries):
-            ranked = sorted((i for i in range(len(finished)) if fits_budget(self.cost(i), b)),
-                            key=lambda i: (-finished[i].score, finished[i].constant, self.cost(i)))
-            if not ranked:
-                left = [i for i in range(len(finished)) if i not in self.done]
-                if left and not any(fits_budget(c.cost, b) for c in self.done.values()):
-                    self.fit(min(left, key=lambda i: (self.cost(i), -finished[i].score)))
-                break
-            todo = [i for i in ranked[:finalists] if i not in self.done]
-            if not todo:
-                break
-            self.fit(todo[0])
-
-
-def refit_calibrated(proxy: Search, full: Search, targets: list[float], tries: int, finalists: int = 1) -> None:
-    """Refit on every row the best proxy at each budget, reading proxy costs through the refits' costs.
-
-    At each budget, in increasing order (a refit that misses one may fit the next), the best
-    proxy by validation score whose cost read through the refits made (:class:`_Calibrated`)
-    fits is refit (a proxy already refit counts at its refit's cost) until the ``finalists``
-    best are refit, at most ``tries`` refits a budget. Where no proxy fits and no refit does,
-    the cheapest proxy is refit.
-    """
-    finished = [c for c in proxy.frontier if c.rounds is None]  # not stopped by successive halving
-    cal = _Calibrated(finished, lambda sel: fam.subset_cost(proxy.fc, sel),
-                      lambda c: full.fit(Spec(c.family, c.params, c.k, c.tradeoff)))
-    for b in sorted(targets):
-        cal.best_at(b, tries, finalists)
-
-
 # ---------------------------------------------------------------------------------------------
 # search="fast": the fork's learner budget
 
@@ -332,165 +252,12 @@ def _run_fast(r: SearchRun) -> None:
     run_fast(r.proxy, r.full, lambda s, rank: fam.cegb_knobs(s, rank, r.fork), r.opts.targets, r.full.clock.stage)
 
 
-# ---------------------------------------------------------------------------------------------
-# search="lean": every family on short proxies, the best few refit on every row
-
-#: The lean search's knobs and their defaults (``options=``).
-LEAN_DEFAULTS: dict[str, Any] = {"rounds": 0.25, "rows": 1.0, "boost": True, "bisect": 1, "greedy_steps": 0,
-                                 "greedy_rounds": 20, "refits": 3, "finalists": 1, "shortlist": 2}
-
-#: Fewest training rows of a lean proxy (all of them when there are fewer).
-LEAN_MIN_ROWS = 2000
-
-
-@dataclass(frozen=True)
-class _Lean:
-    """The lean search's validated knobs, resolved against one call."""
-
-    rounds: int  # the proxies' rounds
-    rows: int  # the proxies' training rows (of those the search trains on)
-    boost: bool
-    bisect: int
-    greedy_steps: int
-    greedy_rounds: int
-    refits: int
-    finalists: int
-    shortlist: int
-
-
-def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
-    """Validate the lean knobs (naming the one refused) and resolve them for ``rounds`` and ``rows``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        By the parameter table's rule, naming the option.
-    """
-    where = {"owner": "train_to_budget(options=...)", "kind": "option"}
-    share = [Interval(numbers.Real, 0, 1, closed="right")]
-    check_scalar(options["rounds"], "rounds", share, **where)
-    check_scalar(options["rows"], "rows", share, **where)
-    check_scalar(options["boost"], "boost", ["boolean"], **where)
-    check_scalar(options["bisect"], "bisect", [Interval(numbers.Integral, 0, None, closed="left")], **where)
-    check_scalar(options["greedy_steps"], "greedy_steps", [Interval(numbers.Integral, 0, None, closed="left")],
-                 **where)
-    check_scalar(options["greedy_rounds"], "greedy_rounds", [Interval(numbers.Integral, 1, None, closed="left")],
-                 **where)
-    check_scalar(options["refits"], "refits", [Interval(numbers.Integral, 1, None, closed="left")], **where)
-    check_scalar(options["finalists"], "finalists", [Interval(numbers.Integral, 1, None, closed="left")], **where)
-    check_scalar(options["shortlist"], "shortlist", [Interval(numbers.Integral, 1, None, closed="left")], **where)
-    m = min(rows, max(LEAN_MIN_ROWS, round(float(options["rows"]) * rows)))
-    return _Lean(max(1, round(float(options["rounds"]) * rounds)), m, bool(options["boost"]), int(options["bisect"]),
-                 int(options["greedy_steps"]), int(options["greedy_rounds"]), int(options["refits"]),
-                 int(options["finalists"]), int(options["shortlist"]))
-
-
-def _plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
-    """Return the lean search's stages: plain on every row, the families on proxies, the refits."""
-    o, t = p.opts, len(p.opts.targets)
-    k = _lean(options, o.rounds, p.rows)
-    unit = p.share * (k.rows / max(1, p.rows)) * (k.rounds / o.rounds)  # one proxy fit, in trainings
-    n_grid = len(o.k_grid) if o.k_grid is not None else 5
-    greedy = fam.planned_greedy(p.n_features, k.rows, False, k.rounds, steps=k.greedy_steps,
-                                select_rounds=k.greedy_rounds) if o.greedy and k.greedy_steps else 0.0
-    return [
-        ("all", 1.0),
-        ("topk", unit * fam.planned_topk(p.n_features, n_grid, t)),
-        ("greedy", unit * greedy),
-        ("lazy", unit * fam.planned_lazy_sweep(o.n_tradeoffs, k.bisect, t)),
-        ("lazy_subsets", unit * fam.planned_lazy_in_subsets(t, k.bisect)),
-        ("lazy_coupled", unit * fam.planned_lazy_sweep(3, k.bisect, t) if p.coupled else 0.0),
-        ("smaller_trees", unit * fam.planned_smaller_trees(t, len(o.leaves_grid))),
-        ("refit", 0.0 if p.cross_validated else float(k.refits * t)),  # cross-validated: the shortlist's
-    ]
-
-
-def _lean_proxy(r: SearchRun, k: _Lean) -> Search:
-    """Return the lean proxy: ``k.rows`` of the search's rows, ``k.rounds`` rounds, a learning rate to match."""
-    o, rows = r.opts, r.search.indices
-    n = r.search.rows
-    idx = rows
-    if k.rows < n:
-        rng = np.random.default_rng([int(o.base.get("seed", 0)) & 0xFFFFFFFF, 11])
-        pick_ = np.sort(rng.choice(n, size=k.rows, replace=False))
-        idx = pick_ if rows is None else rows[pick_]
-    lr = None
-    if k.boost and k.rounds < o.rounds:
-        user = next((o.base[a] for a in sorted(param_aliases("learning_rate")) if a in o.base), 0.1)
-        lr = min(1.0, float(user) * o.rounds / k.rounds)
-    return r.sample(idx, len(r.full.yv), k.rounds, lr)
-
-
-def _run_lean(r: SearchRun) -> None:
-    """Plain LightGBM on every row; every family on the lean proxy; the best proxies refit on every row.
-
-    With a cross-validated choice the refits are left to :func:`_lean_shortlist`.
-    """
-    o = r.opts
-    k = _lean(r.options, o.rounds, r.search.rows)
-    with r.stage("all"):
-        _, rank = fam.plain_and_ranking(r.full)
-    s = r.proxy = _lean_proxy(r, k)
-    greedy = {"steps": k.greedy_steps, "rounds": k.greedy_rounds} if o.greedy and k.greedy_steps else None
-    _run_families(r, s, rank, greedy=greedy, bisect=k.bisect, subset_bisect=k.bisect, coupled_bisect=k.bisect)
-    if not r.cross_validated:
-        with r.stage("refit"):
-            refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
-
-
-def _lean_shortlist(r: SearchRun, cross_validate: Callable[[Candidate], Candidate]) -> list[Candidate]:
-    """Cross-validate the lean search's shortlist; return the configurations cross-validated.
-
-    Every proxy and the plain model rank, each configuration once. At each budget, in
-    increasing order: the ``shortlist`` best by validation score whose cost fits, proxy costs
-    read through the held-out costs of the configurations cross-validated so far
-    (:class:`_Calibrated`), at most ``refits`` a budget; the best top-k subset whose cost so
-    read fits (the noise warning's rival); at the end the cheapest (a constant model, the
-    other rival, where the search reached one).
-    """
-    k = _lean(r.options, r.opts.rounds, r.search.rows)
-    seen: set[str] = set()
-    finished = []
-    for c in (r.proxy.frontier if r.proxy is not None else []) + r.full.frontier:
-        key = repr(sorted(c.params.items()))
-        if c.rounds is None and key not in seen:  # not stopped by successive halving; each configuration once
-            seen.add(key)
-            finished.append(c)
-    cal = _Calibrated(finished, lambda sel: fam.subset_cost(r.full.fc, sel), cross_validate)
-    for b in sorted(r.opts.targets):
-        cal.best_at(b, k.refits, k.shortlist)
-        subsets = [i for i, c in enumerate(finished) if c.family.startswith("topk") and fits_budget(cal.cost(i), b)]
-        if subsets:
-            cal.fit_once(max(subsets, key=lambda i: (finished[i].score, -cal.cost(i))))
-    if finished:
-        cal.fit_once(_rival_constant(finished))
-    return list(cal.done.values())
-
-
-def _rival_constant(finished: list[Candidate]) -> int:
-    """Return the position of the constant proxy with the largest tradeoff (else the cheapest candidate).
-
-    A proxy trains fewer rounds at a larger learning rate: the CEGB penalty that kept it
-    constant is likeliest to keep the full-round model constant where it is the largest (and a
-    constant model stops after its first round, so its folds cost little).
-    """
-    const = [i for i, c in enumerate(finished) if c.constant]
-    if const:
-        return max(const, key=lambda i: (finished[i].tradeoff or math.inf, -finished[i].cost))
-    return min(range(len(finished)), key=lambda i: (finished[i].cost, -finished[i].score))
-
-
-def _lean_shortlist_most(n_targets: int, options: Mapping[str, Any]) -> int:
-    """Return the most configurations :func:`_lean_shortlist` cross-validates for ``n_targets`` budgets."""
-    return n_targets * (int(options["refits"]) + 1) + 1
-
-
 #: The strategies ``search=`` names.
 STRATEGIES: dict[str, Strategy] = {
     "full": Strategy(run=_run_full, plan=_plan_full, options=HALVING_DEFAULTS),
     "fast": Strategy(run=_run_fast, plan=_plan_fast, fork_only=True, cross_validates=False, pool_refit=True),
-    "lean": Strategy(run=_run_lean, plan=_plan_lean, options=LEAN_DEFAULTS, shortlist=_lean_shortlist,
-                     shortlist_most=_lean_shortlist_most),
+    "lean": Strategy(run=run_lean, plan=plan_lean, options=LEAN_DEFAULTS, shortlist=lean_shortlist,
+                     shortlist_most=lean_shortlist_most),
 }
 
 

@@ -326,6 +326,7 @@ def test_halving_with_threads_gives_the_serial_candidates(halved, data):
     dict(proxy_rows=150, options={"boost": False, "bisect": 2}),  # lean proxies drawn from the proxy subsample
     dict(budgets=[1.5, 5.0], choose="cv"),  # the shortlist cross-validated, the picks refit on the pooled rows
     dict(choose="cv", options={"shortlist": 1, "refits": 1}),
+    dict(budgets=[1.5, 5.0], choose="valid", options={"refine": 2, "finalists": 2}),  # tradeoff steps on every row
 ])
 def test_lean_search_progress_ends_at_its_planned_total(data, bars, kw):
     """The lean search's stages (plain, the families on proxies, the refits or the cross-validation) stay within
@@ -336,9 +337,9 @@ def test_lean_search_progress_ends_at_its_planned_total(data, bars, kw):
 
 def test_lean_proxies_count_their_share_of_rows_and_rounds(data, bars, monkeypatch):
     """A proxy on a quarter of the rounds and half the rows counts an eighth of a training on the bar."""
-    import budget_extras.cegb._strategies as strategies
+    import budget_extras.cegb._lean as lean_module
 
-    monkeypatch.setattr(strategies, "LEAN_MIN_ROWS", 100)  # the data's 400 rows may be halved
+    monkeypatch.setattr(lean_module, "LEAN_MIN_ROWS", 100)  # the data's 400 rows may be halved
     r = run(data, search="lean", num_boost_round=40, budgets=[1.5, 5.0], options={"rows": 0.5}, choose="valid")
     proxies = [c for c in r.frontier if c.proxy]
     assert proxies and {c.rows for c in proxies} == {200}
@@ -410,7 +411,7 @@ def test_lean_refits_read_proxy_costs_through_the_refits_seen():
     Ranking on the raw proxy costs would refit ``b`` (cost 9 -> 18) after ``a`` missed; read
     through the ratio seen, ``c`` (4.5 -> 9) is next and fits, and the search stops there.
     """
-    from budget_extras.cegb._strategies import refit_calibrated
+    from budget_extras.cegb._lean import refit_calibrated
 
     class P:
         frontier: ClassVar = [_proxy("a", 0.90, 9.5), _proxy("b", 0.88, 9.0), _proxy("c", 0.85, 4.5)]
@@ -422,7 +423,7 @@ def test_lean_refits_read_proxy_costs_through_the_refits_seen():
 
 def test_lean_refits_stop_at_the_tries_allowed_per_budget():
     """Refits that keep missing stop after ``tries`` at each budget."""
-    from budget_extras.cegb._strategies import refit_calibrated
+    from budget_extras.cegb._lean import refit_calibrated
 
     class P:
         frontier: ClassVar = [_proxy(str(i), 0.9 - i / 100, 1.0) for i in range(6)]
@@ -430,6 +431,80 @@ def test_lean_refits_stop_at_the_tries_allowed_per_budget():
     full = _FitCounter(ratio=100.0)
     refit_calibrated(P(), full, [10.0], tries=2)  # type: ignore[arg-type]
     assert full.fitted == ["0", "1"]
+
+
+class _SweepSearch:
+    """A full-row Search stand-in whose CEGB models cost ``40 / tradeoff`` (their score falls with the tradeoff)."""
+
+    fc = None
+
+    def __init__(self, frontier):
+        self.frontier, self.fitted = list(frontier), []
+
+    def fit(self, spec):
+        from budget_extras.cegb._result import Candidate
+
+        self.fitted.append(spec.tradeoff)
+        c = Candidate(family=spec.family, params=dict(spec.extra), k=spec.k, tradeoff=spec.tradeoff,
+                      score=0.9 - spec.tradeoff / 1000, cost=40.0 / spec.tradeoff, coupled_cost=0.0, constant=False,
+                      rows=10, proxy=False, seconds=0.0)
+        self.frontier.append(c)
+        return c
+
+
+def _model(family, tradeoff, score, cost, proxy):
+    from budget_extras.cegb._result import Candidate
+
+    params = {} if tradeoff is None else {"cegb_tradeoff": tradeoff}
+    return Candidate(family=family, params=params, k=None, tradeoff=tradeoff, score=score, cost=cost,
+                     coupled_cost=0.0, constant=False, rows=10, proxy=proxy, seconds=0.0)
+
+
+def test_lean_refine_steps_the_best_cegb_model_that_misses_towards_the_budget():
+    """A full-round CEGB model that misses the budget but outscores every model that fits is stepped to fit it.
+
+    The full-round model at tradeoff 2 costs 20 > 10, twice its proxy's. The step reads the
+    tradeoff where the cost would be 97% of the budget on the proxies' costs read through that
+    ratio, (2, 20) and (10, 8), linearly in the log-tradeoff: about 7.96 (costs 40 / 7.96, fits).
+    Read on the raw proxy costs it would be about 4.4.
+    """
+    from budget_extras.cegb._lean import refine_tradeoffs
+
+    class P:
+        frontier: ClassVar = [_model("lazy", 2.0, 0.85, 10.0, True), _model("lazy", 10.0, 0.8, 4.0, True),
+                              _model("topk_gain", None, 0.84, 9.0, True)]
+
+    full = _SweepSearch([_model("topk_gain", None, 0.80, 9.0, False), _model("lazy", 2.0, 0.89, 20.0, False)])
+    refine_tradeoffs(P(), full, [10.0], steps=1)  # type: ignore[arg-type]
+    assert len(full.fitted) == 1 and full.fitted[0] == pytest.approx(2 * 5 ** ((20 - 9.7) / 12))
+    assert full.frontier[-1].cost <= 10.0
+
+
+def test_lean_refine_leaves_a_budget_whose_best_model_fits_and_spends_it():
+    """No step where the best full-round model fits and spends at least 93% of the budget, nor with steps=0."""
+    from budget_extras.cegb._lean import refine_tradeoffs
+
+    class P:
+        frontier: ClassVar = [_model("lazy", 1.0, 0.85, 20.0, True), _model("lazy", 10.0, 0.8, 4.0, True)]
+
+    full = _SweepSearch([_model("lazy", 4.2, 0.89, 9.5, False), _model("lazy", 2.0, 0.85, 20.0, False)])
+    refine_tradeoffs(P(), full, [10.0], steps=2)  # type: ignore[arg-type]
+    refine_tradeoffs(P(), _SweepSearch([_model("lazy", 2.0, 0.89, 20.0, False)]), [10.0], steps=0)  # type: ignore[arg-type]
+    assert full.fitted == []
+
+
+def test_lean_refine_trains_the_planned_steps_on_every_row(data):
+    """With refine=1 the lean search trains a full-round CEGB model beyond its refits: its tradeoff is stepped."""
+    Xt, yt, Xv, yv = data
+    kw = dict(budget=3.0, budgets=[1.5, 5.0], valid_set=(Xv, yv), costs=COSTS, num_boost_round=40, search="lean",
+              progress=False, choose="valid")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = train_to_budget(PARAMS, lgb.Dataset(Xt, yt), **kw)
+        refined = train_to_budget(PARAMS, lgb.Dataset(Xt, yt), options={"refine": 1}, **kw)
+    seen = {(c.family, c.tradeoff) for c in plain.frontier if not c.proxy}
+    extra = [c for c in refined.frontier if not c.proxy and (c.family, c.tradeoff) not in seen]
+    assert extra and all(c.tradeoff is not None and c.rows == len(Xt) for c in extra)
 
 
 def test_lean_warns_on_n_bisect(data):
@@ -445,7 +520,7 @@ def test_lean_warns_on_n_bisect(data):
     ({"rows": 0.0}, "rows"), ({"rows": float("nan")}, "rows"), ({"boost": 1}, "boost"),
     ({"bisect": -1}, "bisect"), ({"greedy_steps": 1.5}, "greedy_steps"), ({"greedy_rounds": 0}, "greedy_rounds"),
     ({"refits": 0}, "refits"), ({"finalists": "2"}, "finalists"), ({"shortlist": 0}, "shortlist"),
-    ({"shortlist": 1.0}, "shortlist"),
+    ({"shortlist": 1.0}, "shortlist"), ({"refine": -1}, "refine"), ({"refine": 0.5}, "refine"),
 ])
 def test_bad_lean_options_are_refused_before_training(data, options, key, monkeypatch):
     """Lean knobs out of range or of the wrong type raise naming the key, before any model is trained."""
