@@ -25,6 +25,7 @@ the CPU seconds of the candidate phase, the shortlist's cross-validation, the re
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -46,34 +47,11 @@ RULES = [(f"top{k}{'+orders' if orders else ''}", k, orders) for k in (5, 4, 3, 
          if k > 0 or orders]
 
 
-def rule_shortlist(k: int, orders: bool) -> Callable[[Sequence[Any], Sequence[float]], list[Any]]:
-    """``_cv.shortlist`` with ``k`` candidates per budget by validation score, the top-k orders' bests if ``orders``."""
-    from budget_extras.core import fits_budget
-
-    def short(frontier: Sequence[Any], targets: Sequence[float]) -> list[Any]:
-        seen: set[str] = set()
-        out: list[Any] = []
-
-        def add(c: Any) -> None:
-            key = repr(sorted(c.params.items()))
-            if key not in seen:
-                seen.add(key)
-                out.append(c)
-
-        pool = [c for c in frontier if not c.proxy]
-        for b in targets:
-            near = sorted((c for c in pool if c.cost <= 1.1 * b + 1e-9), key=lambda c: (-c.score, c.cost))
-            for fam in ("topk_gain", "topk_gain_cost") if orders else ():
-                best = next((c for c in near if c.family == fam and fits_budget(c.cost, b)), None)
-                if best is not None:
-                    add(best)
-            for c in near[:k]:
-                add(c)
-        if pool:
-            add(min(pool, key=lambda c: (c.cost, -c.score)))
-        return out
-
-    return short
+def rule_shortlist(shortlist: Callable[..., list[Any]], k: int,
+                   orders: bool) -> Callable[[Sequence[Any], Sequence[float]], list[Any]]:
+    """The search's ``shortlist`` (``_cv.shortlist``, unpatched) with ``k`` candidates per budget by
+    validation score, the top-k orders' bests if ``orders``."""
+    return functools.partial(shortlist, per_budget=k, orders=orders)
 
 
 def _key(c: Any) -> str:
@@ -209,7 +187,7 @@ def one(data_dir: Path, name: str, scheme: str, seed: int) -> dict[str, Any]:
         base_picks = [harness_pick(base, b) for b in budgets]
         rules = {}
         for rname, k, orders in RULES:
-            ch, used, new = rec.replay(rule_shortlist(k, orders))
+            ch, used, new = rec.replay(rule_shortlist(rec.orig["shortlist"], k, orders))
             changed = []
             for f, b, i0 in zip(fa.BUDGET_FRACTIONS, budgets, base_picks, strict=True):
                 i = harness_pick(ch, b)

@@ -171,12 +171,14 @@ def make_pool(
     return Pool(data, X, y, drawn, [data.subset(a.tolist()).construct() for a, _ in drawn])
 
 
-def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[Candidate]:
+def shortlist(frontier: Sequence[Candidate], targets: Sequence[float], per_budget: int = TOP_PER_BUDGET,
+              orders: bool = True) -> list[Candidate]:
     """Return the candidates worth cross-validating, each configuration once.
 
-    At every budget: the best top-k subset of each order and the :data:`TOP_PER_BUDGET` best
-    candidates by validation score among those whose validation cost is within 10% of the
-    budget (a refit on more rows may buy less); and the cheapest candidate overall.
+    At every budget: the best top-k subset of each order (``orders``) and the ``per_budget``
+    (:data:`TOP_PER_BUDGET`) best candidates by validation score among those whose validation
+    cost is within 10% of the budget (a refit on more rows may buy less); and the cheapest
+    candidate overall.
     """
     seen: set[str] = set()
     out: list[Candidate] = []
@@ -190,11 +192,11 @@ def shortlist(frontier: Sequence[Candidate], targets: Sequence[float]) -> list[C
     pool = [c for c in frontier if not c.proxy]
     for b in targets:
         near = sorted((c for c in pool if c.cost <= 1.1 * b + 1e-9), key=lambda c: (-c.score, c.cost))
-        for fam in ("topk_gain", "topk_gain_cost"):
+        for fam in ("topk_gain", "topk_gain_cost") if orders else ():
             best = next((c for c in near if c.family == fam and fits_budget(c.cost, b)), None)
             if best is not None:
                 add(best)
-        for c in near[:TOP_PER_BUDGET]:
+        for c in near[:per_budget]:
             add(c)
     if pool:
         add(min(pool, key=lambda c: (c.cost, -c.score)))
