@@ -14,7 +14,7 @@ from typing import Any
 
 from lightgbm import basic as _basic
 
-__all__ = ["construct_dataset", "has_param", "lightgbm_network", "param_aliases"]
+__all__ = ["construct_dataset", "has_param", "lightgbm_network", "param_aliases", "param_value"]
 
 
 # Remove when LightGBM exposes its parameter table publicly: as of 4.7.0 the only reader of
@@ -40,6 +40,27 @@ def param_aliases(name: str) -> set[str]:
         does not know.
     """
     return set(_all_param_aliases().get(name, frozenset([name])))
+
+
+def param_value(params: dict[str, Any], name: str, default: Any) -> Any:
+    """Return the value ``params`` gives the parameter ``name`` under any alias, else ``default``.
+
+    Where several aliases are set, the first in sorted order (the same key on every call).
+
+    Parameters
+    ----------
+    params : dict
+        LightGBM parameters.
+    name : str
+        A parameter's main name, e.g. ``"learning_rate"``.
+    default : object
+        The value when no alias is set (LightGBM's default, as the caller knows it).
+
+    Returns
+    -------
+    object
+    """
+    return next((params[a] for a in sorted(param_aliases(name)) if a in params), default)
 
 
 def has_param(name: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from .._compat import param_aliases
+from .._compat import param_aliases, param_value
 from ..core._costs import FeatureCosts
 from ..core._status import fits_budget
 from ._result import Candidate
@@ -202,7 +202,7 @@ def _greedy_score(
 
 def _boosting(params: dict[str, Any]) -> str:
     """Return the ``boosting`` of ``params`` under any alias (LightGBM's default: ``gbdt``)."""
-    return str(next((params[a] for a in sorted(param_aliases("boosting")) if a in params), "gbdt")).lower()
+    return str(param_value(params, "boosting", "gbdt")).lower()
 
 
 def _greedy_scores(s: Search, folds: _FoldSets, subs: list[list[int]], rounds: int,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import lightgbm as lgb
 import numpy as np
 
-from .._compat import param_aliases
+from .._compat import param_value
 from ..core._params import Interval, check_scalar
 from ._result import Candidate
 
@@ -106,7 +106,7 @@ def _measure(s: Search, x: _Live, rung: int) -> None:
     t0 = time.perf_counter()
     cost = float(np.mean(s.row_costs(x.booster, s.Xv)))
     x.at = {**(x.at or {}), rung: (float(s.score_fn(x.booster, s.Xv, s.yv)), cost)}
-    threads = next((s.base[k] for k in sorted(param_aliases("num_threads")) if k in s.base), 0)
+    threads = param_value(s.base, "num_threads", 0)
     x.booster.reset_parameter({"num_threads": threads})
     x.seconds += time.perf_counter() - t0
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._compat import param_aliases
+from .._compat import param_value
 from ..core._params import Interval, check_scalar
 from ..core._status import fits_budget
 from . import _families as fam
@@ -299,7 +299,7 @@ def _lean_proxy(r: SearchRun, k: _Lean) -> Search:
         idx = pick_ if rows is None else rows[pick_]
     lr = None
     if k.boost and k.rounds < o.rounds:
-        user = next((o.base[a] for a in sorted(param_aliases("learning_rate")) if a in o.base), 0.1)
+        user = param_value(o.base, "learning_rate", 0.1)
         lr = min(1.0, float(user) * o.rounds / k.rounds)
     return r.sample(idx, len(r.full.yv), k.rounds, lr)
 
