@@ -135,6 +135,22 @@ def _plain(ds: fdata.Dataset, sp: fdata.Split, params: dict[str, Any]) -> tuple[
     return plain, float(np.median(times))
 
 
+def search_arg(search: str) -> Any:
+    """Return ``train_to_budget``'s ``search`` for ``search``: the name, or for ``lean_pool`` a strategy.
+
+    ``lean_pool``: the lean search with each budget's pick on the validation rows refit on the
+    training and validation rows pooled where ``choose="auto"`` would cross-validate (as
+    ``search="fast"`` does), instead of its shortlist cross-validated.
+    """
+    if search != "lean_pool":
+        return search
+    from dataclasses import replace
+
+    from budget_extras.cegb._strategies import STRATEGIES
+
+    return replace(STRATEGIES["lean"], cross_validates=False, pool_refit=True)
+
+
 def run_cell(args: tuple[Any, ...]) -> dict:
     """One table and seed: the search, its three choices and the top-k pick at every budget.
 
@@ -164,7 +180,7 @@ def run_cell(args: tuple[Any, ...]) -> dict:
         r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names),
                             budget=0.4 * full_cost, budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc,
                             num_boost_round=ROUNDS, progress=False, choose=choose, keep_boosters=True,
-                            proxy_rows=proxy_rows, search=search, options=options)
+                            proxy_rows=proxy_rows, search=search_arg(search), options=options)
     search_cpu = time.process_time() - t0
     cv_seconds = sum(v for k, v in r.seconds.items() if k.startswith("cv"))
     cvs = [c for c in r.frontier if c.folds > 0]
@@ -357,7 +373,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--choose", choices=("cv", "auto", "valid"), default="cv",
                         help="the search's choose (cv: every choice is read off one search)")
     parser.add_argument("--proxy-rows", default="auto", help="the search's proxy_rows: auto, none or a row count")
-    parser.add_argument("--search", choices=("full", "lean", "fast"), default="full", help="the search's search")
+    parser.add_argument("--search", choices=("full", "lean", "fast", "lean_pool"), default="full",
+                        help="the search's search (lean_pool: lean, the validation picks refit on the pooled rows)")
     parser.add_argument("--budgets", choices=("three", "one"), default="three",
                         help="three: 20 / 40 / 60%% in one call; one: 40%% alone")
     parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
