@@ -135,6 +135,22 @@ def _plain(ds: fdata.Dataset, sp: fdata.Split, params: dict[str, Any]) -> tuple[
     return plain, float(np.median(times))
 
 
+def search_arg(search: str) -> Any:
+    """Return ``train_to_budget``'s ``search`` for ``search``: the name, or for ``lean_pool`` a strategy.
+
+    ``lean_pool``: the lean search with each budget's pick on the validation rows refit on the
+    training and validation rows pooled where ``choose="auto"`` would cross-validate (as
+    ``search="fast"`` does), instead of its shortlist cross-validated.
+    """
+    if search != "lean_pool":
+        return search
+    from dataclasses import replace
+
+    from budget_extras.cegb._strategies import STRATEGIES
+
+    return replace(STRATEGIES["lean"], cross_validates=False, pool_refit=True)
+
+
 def run_cell(args: tuple[Any, ...]) -> dict:
     """One table and seed: the search, its three choices and the top-k pick at every budget.
 
@@ -164,7 +180,7 @@ def run_cell(args: tuple[Any, ...]) -> dict:
         r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names),
                             budget=0.4 * full_cost, budgets=budgets, valid_set=(sp.X_valid, sp.y_valid), costs=fc,
                             num_boost_round=ROUNDS, progress=False, choose=choose, keep_boosters=True,
-                            proxy_rows=proxy_rows, search=search, options=options)
+                            proxy_rows=proxy_rows, search=search_arg(search), options=options)
     search_cpu = time.process_time() - t0
     cv_seconds = sum(v for k, v in r.seconds.items() if k.startswith("cv"))
     cvs = [c for c in r.frontier if c.folds > 0]
@@ -210,7 +226,22 @@ def _fractions(rows: list[dict]) -> list[float]:
     return [float(k) for k in rows[0]["budgets"]]
 
 
-def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None:
+def test_auc_se(data_dir: Path, table: str, seeds: list[int], aucs: list[float]) -> float:
+    """Return the standard error of one test AUC on ``table``: Hanley and McNeil's, mean over ``seeds``.
+
+    Each seed's test rows give the class counts, ``aucs`` the AUC at which the variance is read.
+    """
+    from benchmarks.train_to_budget.frontier_select import auc_se
+
+    ds, cap = load_table(data_dir, table)
+    ses = []
+    for seed, a in zip(seeds, aucs, strict=True):
+        y = fdata.split(ds, seed, cap).y_test
+        ses.append(auc_se(a, int(y.sum()), int(y.size - y.sum())))
+    return float(np.mean(ses))
+
+
+def compare(rows: list[dict], base: list[dict], field: str = "returned", data_dir: Path | None = None) -> None:
     """Print ``rows``' search against ``base``'s (same tables and seeds), paired by split.
 
     Per table: the CPU multiples of one plain training (mean), and the test score of each
@@ -218,15 +249,18 @@ def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None
     SE). ``field``: ``"returned"``, the model ``train_to_budget`` returns there (``booster_at``);
     ``"cv"``, the cross-validated pick refit here on the pooled rows (in results files that do not
     record the returned models); ``"valid"``, the search's candidates chosen on the validation
-    rows (a cross-validated search's choice had it chosen on them).
+    rows (a cross-validated search's choice had it chosen on them). With ``data_dir`` (binary
+    tables) also the standard error of one test AUC on the table's test rows at the base's
+    scores (:func:`test_auc_se`), and how many cells are within it of the base or above.
     """
     by_key = {(r["table"], r["seed"]): r for r in base}
     pairs = [(r, by_key[(r["table"], r["seed"])]) for r in rows if (r["table"], r["seed"]) in by_key]
     if not pairs:
         return
-    print("| table (pooled rows) | splits | budget | CPU: this / base | this - base (SE) | this - top-k (SE) |")
-    print("|---|---|---|---|---|---|")
-    diffs = []
+    print("| table (pooled rows) | splits | budget | CPU: this / base | this - base (SE) | this - top-k (SE) "
+          "| SE of a test AUC |")
+    print("|---|---|---|---|---|---|---|")
+    diffs, auc_ses = [], []
     for table in dict.fromkeys(r["table"] for r, _ in pairs):
         ps = [(a, b) for a, b in pairs if a["table"] == table]
         cpu = (f"{np.mean([a['search_trainings'] for a, _ in ps]):.0f}x / "
@@ -239,11 +273,16 @@ def compare(rows: list[dict], base: list[dict], field: str = "returned") -> None
             m1, s1 = _mean_se(mine - other)
             m2, s2 = _mean_se(mine - top)
             diffs.append((m1, s1))
+            auc_ses.append(float("nan") if data_dir is None else
+                           test_auc_se(data_dir, table, [b["seed"] for _, b in ps], list(other)))
             print(f"| {table} ({ps[0][0]['rows']:,}) | {len(ps)} | {frac:.0%} | {cpu} | {m1:+.4f} ({s1:.4f}) | "
-                  f"{m2:+.4f} ({s2:.4f}) |")
+                  f"{m2:+.4f} ({s2:.4f}) | {auc_ses[-1]:.4f} |")
     within = sum(1 for m, se in diffs if not (m < 0 and abs(m) > (se if np.isfinite(se) else 0)))
     print(f"cells within one SE of the base or above: {within} of {len(diffs)}; "
           f"mean difference {np.nanmean([m for m, _ in diffs]):+.4f}")
+    if data_dir is not None:
+        near = sum(1 for (m, _), se in zip(diffs, auc_ses, strict=True) if m >= -se)
+        print(f"cells within one SE of a test AUC of the base or above: {near} of {len(diffs)}")
 
 
 def _chosen(r: dict, k: str) -> float:
@@ -357,7 +396,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--choose", choices=("cv", "auto", "valid"), default="cv",
                         help="the search's choose (cv: every choice is read off one search)")
     parser.add_argument("--proxy-rows", default="auto", help="the search's proxy_rows: auto, none or a row count")
-    parser.add_argument("--search", choices=("full", "lean", "fast"), default="full", help="the search's search")
+    parser.add_argument("--search", choices=("full", "lean", "fast", "lean_pool"), default="full",
+                        help="the search's search (lean_pool: lean, the validation picks refit on the pooled rows)")
     parser.add_argument("--budgets", choices=("three", "one"), default="three",
                         help="three: 20 / 40 / 60%% in one call; one: 40%% alone")
     parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
@@ -374,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
         markdown(rows)
         threshold(rows)
         if args.compare is not None:
-            compare(rows, json.loads(args.compare.read_text()), args.compare_field)
+            compare(rows, json.loads(args.compare.read_text()), args.compare_field, args.data_dir)
         return
     proxy_rows = {"auto": "auto", "none": None}.get(args.proxy_rows.lower(), None)
     if proxy_rows is None and args.proxy_rows.lower() != "none":
@@ -392,7 +432,7 @@ def main(argv: list[str] | None = None) -> None:
     markdown(rows)
     threshold(rows)
     if args.compare is not None:
-        compare(rows, json.loads(args.compare.read_text()), args.compare_field)
+        compare(rows, json.loads(args.compare.read_text()), args.compare_field, args.data_dir)
 
 
 if __name__ == "__main__":

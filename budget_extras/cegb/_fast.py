@@ -44,8 +44,8 @@ from . import _families as fam
 from ._result import Candidate
 from ._search import Search, Spec
 
-__all__ = ["FAST_DECAY", "POOL_TRIES", "RANK_ROUNDS", "convergence", "decay_end", "refit_on_pool", "run_fast",
-           "small_leaves"]
+__all__ = ["FAST_DECAY", "POOL_TRIES", "RANK_ROUNDS", "cap_margin", "capped_spec", "convergence", "decay_end",
+           "refit_on_pool", "retry_over_budget", "run_fast", "small_leaves"]
 
 #: ``cegb_tradeoff`` (scale ``first_gain``) of the capped candidates: first round, and last round
 #: before :func:`decay_end` multiplies it by the ranking model's convergence ratio.
@@ -61,14 +61,16 @@ RANK_ROUNDS = 40
 POOL_TRIES = 3
 
 
-def convergence(booster: lgb.Booster) -> float:
+def convergence(booster: lgb.Booster, iterations: int | None = None) -> float:
     """Return the mean split gain of a model's last iterations over that of its first, in (0, 1].
 
     The last eighth of the iterations (at least one) are averaged; a model whose first
     iteration has no split, or whose gains do not fall, gives 1. A ratio of gains, so rescaling
-    the target (L2) or the raw scores does not change it.
+    the target (L2) or the raw scores does not change it. ``iterations``: read the model's first
+    ``iterations`` only (None: all of them), which are the model a training of that many rounds
+    with the same parameters gives.
     """
-    n = booster.current_iteration()
+    n = booster.current_iteration() if iterations is None else min(int(iterations), booster.current_iteration())
     m = max(1, n // 8)
     if n < 2:
         return 1.0
@@ -81,7 +83,7 @@ def convergence(booster: lgb.Booster) -> float:
     return float(min(1.0, max(MIN_CONVERGENCE, late / first)))
 
 
-def decay_end(booster: lgb.Booster) -> float:
+def decay_end(booster: lgb.Booster, iterations: int | None = None) -> float:
     """Return the capped candidates' last ``cegb_tradeoff``: ``FAST_DECAY[1]`` times :func:`convergence`.
 
     ``first_gain`` prices every purchase in units of the FIRST tree's best gain per unit of
@@ -92,7 +94,7 @@ def decay_end(booster: lgb.Booster) -> float:
     cap is never reached. Scaled by the plain ranking model's convergence ratio, the last
     tradeoff is ``FAST_DECAY[1]`` in units of the LAST trees' gains on every loss.
     """
-    return FAST_DECAY[1] * convergence(booster)
+    return FAST_DECAY[1] * convergence(booster, iterations)
 
 
 def small_leaves(params: dict[str, Any]) -> tuple[int | None, int | None]:
@@ -112,7 +114,12 @@ def small_leaves(params: dict[str, Any]) -> tuple[int | None, int | None]:
     return (capped if 2 <= capped < n else None), (quarter if 2 <= quarter < n else None)
 
 
-def _capped(knobs: dict[str, Any], cap: float, last: float, leaves: int | None = None) -> Spec:
+def capped_spec(knobs: dict[str, Any], cap: float, last: float, leaves: int | None = None) -> Spec:
+    """Return the capped lazy-CEGB candidate: ``knobs``, its mean cost capped at ``cap``.
+
+    ``cegb_tradeoff`` (scale ``first_gain``) falls from ``FAST_DECAY[0]`` to ``last`` over the
+    rounds; ``leaves``: its ``num_leaves`` (None: the user's).
+    """
     # cegb_budget=0 switches the cap off: a zero budget is a cap below any positive purchase
     extra = {**knobs, "cegb_budget": max(float(cap), 1e-300), "cegb_tradeoff": FAST_DECAY[0],
              "cegb_tradeoff_scale": "first_gain"}
@@ -141,7 +148,7 @@ def _topk_within(s: Search, rank: fam.Ranking, budget: float) -> list[int] | Non
     return best
 
 
-def _margin(c: Candidate, n_valid: int, n_train: int) -> float:
+def cap_margin(c: Candidate, n_valid: int, n_train: int) -> float:
     """Return two standard errors of a model's validation mean cost around its training mean.
 
     The cap fixes the training rows' mean cost; the validation rows' mean differs from it by the
@@ -197,9 +204,9 @@ def _specs_at(full: Search, rank: fam.Ranking, knobs: dict[str, Any], cap: float
               seen: set[tuple[Any, ...]]) -> list[Spec]:
     """Return the candidates of budget ``b`` (capped at ``cap``) not trained for an earlier budget (``seen``)."""
     small_cap, small_sub = small_leaves(full.base)
-    specs = [_capped(knobs, cap, last)]
+    specs = [capped_spec(knobs, cap, last)]
     if small_cap is not None:
-        specs.append(_capped(knobs, cap, last, small_cap))
+        specs.append(capped_spec(knobs, cap, last, small_cap))
     top = _topk_within(full, rank, b)
     subsets = [("topk_gain", top, None), ("topk_gain", top, small_sub),
                ("topk_gain_cost", _packed(full, rank.by_gain_cost, b), None)]
@@ -241,7 +248,7 @@ def run_fast(ranker: Search, full: Search, knobs_for: Any, targets: list[float],
         c0, rank = fam.plain_and_ranking(ranker)
     last = decay_end(ranker.boosters[-1])
     knobs = knobs_for(full, rank)
-    margin = _margin(c0, len(full.yv), full.rows)
+    margin = cap_margin(c0, len(full.yv), full.rows)
     subsample = ranker.rows < full.rows
     s = ranker if subsample else full
     seen: set[tuple[Any, ...]] = set()

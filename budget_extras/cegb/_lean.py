@@ -4,6 +4,8 @@ Plain LightGBM trains on every row; every family of the full search runs on prox
 the rounds at a larger learning rate, optionally fewer rows); proxies only rank. At each budget the
 best proxies, their costs read through the refits made so far (:class:`_Calibrated`), are refit on
 every row, or with a cross-validated choice shortlisted for the folds (:func:`lean_shortlist`).
+With the option ``capped`` (the fork), each budget also gets the fast search's capped lazy-CEGB
+model trained on every row (:func:`train_capped`), which competes with the refits.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from .._compat import param_value
 from ..core._params import Interval, check_scalar
 from ..core._status import fits_budget
 from . import _families as fam
+from ._fast import RANK_ROUNDS, cap_margin, capped_spec, decay_end, retry_over_budget
 from ._result import Candidate
 from ._search import Search, Spec
 
 if TYPE_CHECKING:
+    import lightgbm as lgb
+
     from ._strategies import Plan, PlanInput, SearchRun
 
 __all__ = ["LEAN_DEFAULTS", "LEAN_MIN_ROWS", "lean_shortlist", "lean_shortlist_most", "plan_lean", "refit_calibrated",
-           "run_lean"]
+           "run_lean", "train_capped"]
 
 
 class _Calibrated:
@@ -217,7 +222,8 @@ def _ratios(cegb: list[Candidate], done: list[Candidate]) -> dict[Any, float]:
 
 #: The lean search's knobs and their defaults (``options=``).
 LEAN_DEFAULTS: dict[str, Any] = {"rounds": 0.25, "rows": 1.0, "boost": True, "bisect": 1, "greedy_steps": 0,
-                                 "greedy_rounds": 20, "refits": 3, "finalists": 1, "shortlist": 2, "refine": 0}
+                                 "greedy_rounds": 20, "refits": 3, "finalists": 1, "shortlist": 2, "refine": 0,
+                                 "capped": False}
 
 #: Fewest training rows of a lean proxy (all of them when there are fewer).
 LEAN_MIN_ROWS = 2000
@@ -237,6 +243,7 @@ class _Lean:
     finalists: int
     shortlist: int
     refine: int
+    capped: bool
 
 
 def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
@@ -261,10 +268,12 @@ def _lean(options: Mapping[str, Any], rounds: int, rows: int) -> _Lean:
     check_scalar(options["finalists"], "finalists", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     check_scalar(options["shortlist"], "shortlist", [Interval(numbers.Integral, 1, None, closed="left")], **where)
     check_scalar(options["refine"], "refine", [Interval(numbers.Integral, 0, None, closed="left")], **where)
+    check_scalar(options["capped"], "capped", ["boolean"], **where)
     m = min(rows, max(LEAN_MIN_ROWS, round(float(options["rows"]) * rows)))
     return _Lean(max(1, round(float(options["rounds"]) * rounds)), m, bool(options["boost"]), int(options["bisect"]),
                  int(options["greedy_steps"]), int(options["greedy_rounds"]), int(options["refits"]),
-                 int(options["finalists"]), int(options["shortlist"]), int(options["refine"]))
+                 int(options["finalists"]), int(options["shortlist"]), int(options["refine"]),
+                 bool(options["capped"]))
 
 
 def plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
@@ -285,6 +294,7 @@ def plan_lean(p: PlanInput, options: Mapping[str, Any]) -> Plan:
         ("smaller_trees", unit * fam.planned_smaller_trees(t, len(o.leaves_grid))),
         ("refit", 0.0 if p.cross_validated else float(k.refits * t)),  # cross-validated: the shortlist's
         ("refine", 0.0 if p.cross_validated else float(k.refine * t)),
+        ("capped", 2.0 * t if k.capped else 0.0),  # one a budget, and its retry where it misses
     ]
 
 
@@ -307,12 +317,22 @@ def _lean_proxy(r: SearchRun, k: _Lean) -> Search:
 def run_lean(r: SearchRun) -> None:
     """Plain LightGBM on every row; every family on the lean proxy; the best proxies refit on every row.
 
-    With a cross-validated choice the refits are left to :func:`lean_shortlist`.
+    With a cross-validated choice the refits are left to :func:`lean_shortlist`. With ``capped``,
+    each budget's capped lazy-CEGB model on every row (:func:`train_capped`).
+
+    Raises
+    ------
+    ValueError
+        With ``capped`` and upstream LightGBM (no ``cegb_budget``), before any training.
     """
     o = r.opts
     k = _lean(r.options, o.rounds, r.search.rows)
+    if k.capped and not r.fork:
+        raise ValueError("The option 'capped' of search='lean' needs the lightgbm-cegb fork (its cegb_budget "
+                         "parameter); the imported lightgbm is upstream LightGBM. Leave 'capped' False.")
     with r.stage("all"):
-        _, rank = fam.plain_and_ranking(r.full)
+        c0, rank = fam.plain_and_ranking(r.full)
+    plain = r.full.boosters[-1]
     s = r.proxy = _lean_proxy(r, k)
     greedy = {"steps": k.greedy_steps, "rounds": k.greedy_rounds} if o.greedy and k.greedy_steps else None
     from ._strategies import run_families  # the full search's families (that module imports this one)
@@ -323,6 +343,34 @@ def run_lean(r: SearchRun) -> None:
             refit_calibrated(s, r.full, o.targets, k.refits, k.finalists)
         with r.stage("refine"):
             refine_tradeoffs(s, r.full, o.targets, k.refine)
+    if k.capped:
+        with r.stage("capped"):
+            train_capped(r.full, c0, plain, rank, o.targets, r.fork)
+
+
+def train_capped(full: Search, c0: Candidate, plain: lgb.Booster, rank: fam.Ranking, targets: list[float],
+                 fork: bool) -> None:
+    """At each budget, train the fast search's capped lazy-CEGB model on every row; retry one that misses.
+
+    The plain model on every row (``c0``, ``plain``) stands in for the fast search's ranking
+    model: its first :data:`~._fast.RANK_ROUNDS` iterations' convergence set the last tradeoff
+    (:func:`~._fast.decay_end`; they are the model a training of that many rounds gives), its
+    per-row cost spread the cap's margin under each budget (:func:`~._fast.cap_margin`). A
+    capped model whose validation cost misses its budget, and whose validation score is above
+    every model on every row that fits it, is trained once more with a lower cap
+    (:func:`~._fast.retry_over_budget`); one that would not be chosen anyway is not.
+    """
+    last = decay_end(plain, RANK_ROUNDS)
+    knobs = fam.cegb_knobs(full, rank, fork)
+    margin = cap_margin(c0, len(full.yv), full.rows)
+    budgets = sorted(targets)
+    done = full.fit_many([capped_spec(knobs, max(0.0, b - margin), last) for b in budgets])
+    retry_over_budget(full, [(c, b) for c, b in zip(done, budgets, strict=True) if c.score > _best_within(full, b)])
+
+
+def _best_within(full: Search, b: float) -> float:
+    """Return the best validation score of the models on every row that fit ``b`` (-inf: none)."""
+    return max((c.score for c in full.frontier if c.rounds is None and fits_budget(c.cost, b)), default=-math.inf)
 
 
 def lean_shortlist(r: SearchRun, cross_validate: Callable[[Candidate], Candidate]) -> list[Candidate]:

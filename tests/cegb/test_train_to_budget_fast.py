@@ -89,7 +89,7 @@ def test_capped_candidates_keep_their_cap_on_the_training_rows(data):
 
 def test_a_miss_on_validation_is_retrained_with_a_lower_cap(data, monkeypatch):
     # a cap ABOVE the budget: the capped model misses it on validation and is trained once more
-    monkeypatch.setattr(fast, "_margin", lambda *a: -0.5)
+    monkeypatch.setattr(fast, "cap_margin", lambda *a: -0.5)
     monkeypatch.setattr(fast, "FAST_DECAY", (1e-6, 1e-6))  # purchases nearly free: the cap is spent
     r = run(data, 1.5)
     capped = [c for c in r.frontier if c.family == "budget"]

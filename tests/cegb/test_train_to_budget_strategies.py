@@ -327,6 +327,10 @@ def test_halving_with_threads_gives_the_serial_candidates(halved, data):
     dict(budgets=[1.5, 5.0], choose="cv"),  # the shortlist cross-validated, the picks refit on the pooled rows
     dict(choose="cv", options={"shortlist": 1, "refits": 1}),
     dict(budgets=[1.5, 5.0], choose="valid", options={"refine": 2, "finalists": 2}),  # tradeoff steps on every row
+    pytest.param(dict(budgets=[1.5, 5.0], choose="valid", options={"capped": True}),  # capped models on every row
+                 marks=pytest.mark.skipif(not is_fork(), reason="capped needs the fork")),
+    pytest.param(dict(budgets=[2.0, 4.0], choose="cv", options={"capped": True}),
+                 marks=pytest.mark.skipif(not is_fork(), reason="capped needs the fork")),
 ])
 def test_lean_search_progress_ends_at_its_planned_total(data, bars, kw):
     """The lean search's stages (plain, the families on proxies, the refits or the cross-validation) stay within
@@ -521,6 +525,7 @@ def test_lean_warns_on_n_bisect(data):
     ({"bisect": -1}, "bisect"), ({"greedy_steps": 1.5}, "greedy_steps"), ({"greedy_rounds": 0}, "greedy_rounds"),
     ({"refits": 0}, "refits"), ({"finalists": "2"}, "finalists"), ({"shortlist": 0}, "shortlist"),
     ({"shortlist": 1.0}, "shortlist"), ({"refine": -1}, "refine"), ({"refine": 0.5}, "refine"),
+    ({"capped": 1}, "capped"), ({"capped": "yes"}, "capped"),
 ])
 def test_bad_lean_options_are_refused_before_training(data, options, key, monkeypatch):
     """Lean knobs out of range or of the wrong type raise naming the key, before any model is trained."""
@@ -530,4 +535,74 @@ def test_bad_lean_options_are_refused_before_training(data, options, key, monkey
     with pytest.raises((ValueError, TypeError), match=rf"'{key}' option of train_to_budget\(options=...\)"):
         train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS,
                         search="lean", progress=False, options=options)
+    assert not trained
+
+
+def _lean_capped(data, budgets, **kw):
+    Xt, yt, Xv, yv = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=budgets[0], budgets=budgets, valid_set=(Xv, yv),
+                               costs=COSTS, num_boost_round=40, search="lean", keep_boosters=True, progress=False,
+                               choose="valid", **kw)
+
+
+@pytest.mark.skipif(not is_fork(), reason="the capped model needs the fork's cegb_budget")
+def test_lean_capped_model_is_trained_on_every_row_at_each_budget_and_chosen_where_best(data):
+    """With capped=True each budget also gets the fast search's capped lazy-CEGB model on every row.
+
+    Its cap is the budget less the margin, its tradeoff falls from 0.3 to the end read off the
+    plain model's first 40 iterations; on the validation rows it competes with the refits, and at
+    2.0 it outscores them (0.801 against the top-k subset's 0.798): it is the model returned.
+    Without the option no such model is trained and the top-k subset is returned there.
+    """
+    from budget_extras.cegb import _fast as fast
+
+    r = _lean_capped(data, [2.0, 4.0], options={"capped": True})
+    without = _lean_capped(data, [2.0, 4.0])
+    plain = next(b for c, b in zip(r.frontier, r.boosters, strict=True) if c.family == "all" and not c.proxy)
+    last = fast.decay_end(plain, fast.RANK_ROUNDS)
+    capped = [(c, b) for c, b in zip(r.frontier, r.boosters, strict=True) if c.family == "budget"]
+    assert [c.params["cegb_budget"] < cap for (c, _), cap in zip(capped, (2.0, 4.0), strict=True)] == [True, True]
+    for c, b in capped:
+        assert not c.proxy and c.rows == len(data[0]) and b.current_iteration() == 40
+        assert c.decay == (fast.FAST_DECAY[0], last) and c.params["cegb_tradeoff_scale"] == "first_gain"
+    rivals = [c for c in r.frontier if not c.proxy and c.family != "budget" and c.cost <= 2.0]
+    best = r.best_at(2.0)
+    assert best.family == "budget" and best.cost <= 2.0 and best.score > max(c.score for c in rivals)
+    assert r.chosen == best and r.booster is r.booster_at(2.0)
+    assert not any(c.family == "budget" for c in without.frontier) and without.best_at(2.0).family != "budget"
+
+
+@pytest.mark.skipif(not is_fork(), reason="the capped model needs the fork's cegb_budget")
+def test_lean_capped_model_that_misses_is_retrained_only_where_it_outscores_what_fits(data, monkeypatch):
+    """A capped model over its budget on the validation rows is trained again only if it beats every model that fits.
+
+    At 5.0 the capped model costs 5.19 and scores below the lazy refit that fits (0.882 against
+    0.893): it is not retrained, so one capped model a budget is trained.
+    """
+    import budget_extras.cegb._lean as lean_module
+
+    passed = []
+    retry = lean_module.retry_over_budget
+    monkeypatch.setattr(lean_module, "retry_over_budget", lambda full, todo: (passed.extend(todo), retry(full, todo)))
+    r = _lean_capped(data, [1.5, 5.0], options={"capped": True})
+    capped = [c for c in r.frontier if c.family == "budget"]
+    over = [c for c in capped if c.cost > 5.0]
+    assert len(capped) == 2 and len(over) == 1
+    fits = max(c.score for c in r.frontier if not c.proxy and c.cost <= 5.0)
+    assert over[0].score < fits and all(c is not over[0] for c, _ in passed)
+
+
+def test_lean_capped_is_refused_without_the_fork_before_training(data, monkeypatch):
+    """Upstream LightGBM has no cegb_budget: capped=True raises naming the option before any model is trained."""
+    import budget_extras.cegb._train_to_budget as ttb
+
+    Xt, yt, Xv, yv = data
+    monkeypatch.setattr(ttb, "is_fork", lambda: False)
+    trained = []
+    monkeypatch.setattr(lgb, "train", lambda *a, **k: trained.append(1))
+    with pytest.raises(ValueError, match="option 'capped' of search='lean' needs the lightgbm-cegb fork"):
+        train_to_budget(PARAMS, lgb.Dataset(Xt, yt), budget=3.0, valid_set=(Xv, yv), costs=COSTS, search="lean",
+                        progress=False, choose="valid", options={"capped": True})
     assert not trained
