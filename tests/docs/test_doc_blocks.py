@@ -121,6 +121,12 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/train_to_budget.md", "python -m benchmarks.train_to_budget.cv_shortlist --data-dir"): (
         "a benchmark over ../shared/data (half an hour of CPU); its numbers are in the table below it"
     ),
+    ("docs/train_to_budget_design.md", "python -m benchmarks.train_to_budget.small_cost_parts --data"): (
+        "a benchmark over ../shared/data (minutes of CPU); its numbers are in the tables below it"
+    ),
+    ("docs/train_to_budget_design.md", "python -m benchmarks.train_to_budget.small_data --data-dir ."): (
+        "a benchmark over ../shared/data (tens of minutes of CPU); its numbers are in the tables below it"
+    ),
     ("docs/train_to_budget_design.md", "python -m benchmarks.train_to_budget.cv_racing --data-dir .."): (
         "a benchmark over ../shared/data (tens of minutes of CPU); its numbers are in the table below it"
     ),
