@@ -36,14 +36,12 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmarks._runner import parse, script_parser
-from benchmarks.train_to_budget import _data as fdata
-from benchmarks.train_to_budget.small_data import ROUNDS, _plain, load_table, params_for
+from benchmarks.train_to_budget.small_data import ROUNDS, cell_setup
 
 TABLES = "heart,magic500,higgs1500,magic1500,adult1500,letter1500,adult_rare5000,magic5000,thyroid"
 #: The fewest configurations a cross-validated choice can hold: the pick, its top-k rival, the constant model.
@@ -159,16 +157,11 @@ def run_cell(args: tuple[Any, ...]) -> dict:
     """One table and seed: the lean one-budget cross-validated search, its parts timed."""
     import lightgbm as lgb
 
-    from budget_extras import TreeEnsemble, cost_report, train_to_budget
+    from budget_extras import train_to_budget
 
     data_dir, table, seed, search, options = args
-    ds, cap = load_table(Path(data_dir), table)
-    sp = fdata.split(ds, seed, cap)
-    costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
-    fc = fdata.feature_costs(ds.names, costs, groups)
-    params = params_for(ds)
-    plain, plain_cpu = _plain(ds, sp, params)
-    budget = 0.4 * float(cost_report(TreeEnsemble.from_booster(plain), sp.X_valid, fc).total_cost.mean())
+    ds, sp, fc, params, _, plain_cpu, full_cost = cell_setup(data_dir, table, seed)
+    budget = 0.4 * full_cost
     parts = Parts()
     with instrumented(parts, ROUNDS), warnings.catch_warnings():
         warnings.simplefilter("ignore")

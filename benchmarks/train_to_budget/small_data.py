@@ -42,7 +42,7 @@ import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -135,6 +135,35 @@ def _plain(ds: fdata.Dataset, sp: fdata.Split, params: dict[str, Any]) -> tuple[
     return plain, float(np.median(times))
 
 
+class Cell(NamedTuple):
+    """One table and seed made ready for a search: the data, its split, costs and parameters, the plain model."""
+
+    ds: fdata.Dataset
+    sp: fdata.Split
+    fc: Any
+    params: dict[str, Any]
+    plain: Any
+    plain_cpu: float
+    full_cost: float
+
+
+def cell_setup(data_dir: str | Path, table: str, seed: int) -> Cell:
+    """Load ``table``, split it by ``seed``, its costs (real where it has them, else tiered) and the plain model.
+
+    ``full_cost``: the plain model's mean cost on the validation rows, which the budgets are shares of.
+    """
+    from budget_extras import TreeEnsemble, cost_report
+
+    ds, cap = load_table(Path(data_dir), table)
+    sp = fdata.split(ds, seed, cap)
+    costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
+    fc = fdata.feature_costs(ds.names, costs, groups)
+    params = params_for(ds)
+    plain, plain_cpu = _plain(ds, sp, params)
+    full_cost = float(cost_report(TreeEnsemble.from_booster(plain), sp.X_valid, fc).total_cost.mean())
+    return Cell(ds, sp, fc, params, plain, plain_cpu, full_cost)
+
+
 def search_arg(search: str) -> Any:
     """Return ``train_to_budget``'s ``search`` for ``search``: the name, or for ``lean_pool`` a strategy.
 
@@ -165,13 +194,7 @@ def run_cell(args: tuple[Any, ...]) -> dict:
 
     data_dir, table, seed, choose, proxy_rows = args[:5]
     search, n_budgets, options = (*args[5:], *("full", "three", None)[len(args) - 5:])
-    ds, cap = load_table(Path(data_dir), table)
-    sp = fdata.split(ds, seed, cap)
-    costs, groups = fdata.cost_schemes(ds).get("real") or fdata.cost_schemes(ds)["tiered"]
-    fc = fdata.feature_costs(ds.names, costs, groups)
-    params = params_for(ds)
-    plain, plain_cpu = _plain(ds, sp, params)
-    full_cost = float(cost_report(TreeEnsemble.from_booster(plain), sp.X_valid, fc).total_cost.mean())
+    ds, sp, fc, params, plain, plain_cpu, full_cost = cell_setup(data_dir, table, seed)
     fractions = FRACTIONS if n_budgets == "three" else (0.4,)
     budgets = [f * full_cost for f in fractions]
     t0 = time.process_time()
