@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 
 from ..core._status import fits_budget
+from ._measure import measure_rows
 from ._result import Candidate, pick
 from ._scoring import readable
 from ._search import Search
@@ -232,7 +233,8 @@ def _fit_fold(s: Search, pool: Pool, c: Candidate, fold: int) -> tuple[float, np
     b = s.train_booster(c.params, data, c.decay, transient=True)
     Xh, yh = _take(pool.X, hold), pool.y[hold]
     constant = bool(np.sum(b.feature_importance("split")) == 0)
-    return float(s.score_fn(b, Xh, yh)), s.row_costs(b, Xh), time.perf_counter() - t0, constant
+    row_cost, _, known = measure_rows(b, Xh, s.fc)  # one routing: the costs and the scores
+    return float(s.score_fn(b, Xh, yh, known=known)), row_cost, time.perf_counter() - t0, constant
 
 
 def cross_validate(s: Search, pool: Pool, cands: Sequence[Candidate]) -> list[Candidate]:

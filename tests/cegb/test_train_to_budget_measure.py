@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import budget_extras.cegb._cv as cv_mod
 import budget_extras.cegb._search as search_mod
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
 from budget_extras.cegb import train_to_budget
@@ -183,6 +184,32 @@ def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halv
     assert new.booster.model_to_string() == old.booster.model_to_string()
     assert new.status == old.status
     assert not halving or any(c.rounds is not None for c in new.frontier)  # some candidate stopped at a rung
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
+def test_fold_fits_find_the_scores_costs_and_choice_of_two_routings(kind, monkeypatch):
+    """Each fold fit's held-out score and costs from one routing of its rows (the leaves give the raw
+    scores) equal those of the full parse and a second prediction, and so the chosen model."""
+    X, y, params = _data(kind, n=700)
+    Xv, yv = _data(kind, seed=1, n=300)[:2]
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return train_to_budget(
+                params, lgb.Dataset(X, y, feature_name=NAMES), budget=6.0,
+                valid_set=lgb.Dataset(Xv, yv, feature_name=NAMES), costs=COSTS["groups_coupled"],
+                num_boost_round=8, progress=False, budgets=[3.0, 12.0], n_tradeoffs=2, keep_boosters=True,
+                search="lean", choose="cv",
+            )
+
+    new = run()
+    monkeypatch.setattr(cv_mod, "measure_rows", _old_measure_rows)
+    old = run()
+    assert any(c.folds > 0 for c in new.frontier)
+    assert [dataclasses.replace(c, seconds=0.0) for c in new.frontier] == [
+        dataclasses.replace(c, seconds=0.0) for c in old.frontier]
+    assert new.booster.model_to_string() == old.booster.model_to_string()
 
 
 @pytest.mark.parametrize("alias", ["num_threads", "nthread", "n_jobs"])
