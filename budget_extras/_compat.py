@@ -10,11 +10,14 @@ import ctypes
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from lightgbm import basic as _basic
 
-__all__ = ["construct_dataset", "has_param", "lightgbm_network", "param_aliases", "param_value"]
+__all__ = ["TreeArrays", "construct_dataset", "has_param", "lightgbm_network", "param_aliases", "param_value",
+           "tree_arrays"]
 
 
 # Remove when LightGBM exposes its parameter table publicly: as of 4.7.0 the only reader of
@@ -131,3 +134,84 @@ def construct_dataset(train_set: Any, params: dict[str, Any]) -> Any:
         ``train_set``, constructed.
     """
     return train_set._update_params(params).construct()
+
+
+@dataclass(frozen=True)
+class TreeArrays:
+    """A booster's trees as the model text's per-tree lines write them, concatenated in tree order.
+
+    ``num_leaves`` per tree; ``split_feature`` (real feature indices), ``left_child`` and
+    ``right_child`` per internal node (``num_leaves - 1`` per tree); ``leaf_value`` per leaf;
+    ``objective``: the header's ``objective=`` value (empty without one); ``max_feature_idx`` and
+    ``per_iteration`` (``num_tree_per_iteration``) as the header writes them; ``linear``: some
+    tree is a linear tree; ``average_output``: the trees are averaged (a random forest).
+    """
+
+    num_leaves: np.ndarray
+    split_feature: np.ndarray
+    left_child: np.ndarray
+    right_child: np.ndarray
+    leaf_value: np.ndarray
+    objective: str
+    max_feature_idx: int
+    per_iteration: int
+    linear: bool
+    average_output: bool
+
+
+_TREE_ARRAYS = "LGBM_BoosterGetTreeArrays"
+
+
+@functools.cache
+def _has_tree_arrays() -> bool:
+    return hasattr(_basic._LIB, _TREE_ARRAYS)
+
+
+def _pointer(a: np.ndarray, ctype: Any) -> Any:
+    return a.ctypes.data_as(ctypes.POINTER(ctype))
+
+
+# Remove never: LGBM_BoosterGetTreeArrays is the lightgbm-cegb fork's own C API (patch 0033); the
+# Booster's handle is private to lightgbm.
+def tree_arrays(booster: Any) -> TreeArrays | None:
+    """Return the trees of ``booster.model_to_string()`` as arrays, without writing the text; None on upstream.
+
+    The trees are those the text holds: every iteration, or the first ``best_iteration`` ones
+    where the booster has one. The numbers are those the text's lines read back as (the leaf
+    values are written with 17 significant digits).
+
+    Parameters
+    ----------
+    booster : lightgbm.Booster
+        A booster of the loaded LightGBM library.
+
+    Returns
+    -------
+    TreeArrays or None
+        None where the library has no ``LGBM_BoosterGetTreeArrays`` (upstream LightGBM).
+    """
+    if not _has_tree_arrays():
+        return None
+    fn = getattr(_basic._LIB, _TREE_ARRAYS)
+    sizes = [ctypes.c_int64(0) for _ in range(4)]
+    flags = ctypes.c_int(0)
+    null = [None] * 6
+    _basic._safe_call(fn(booster._handle, *(ctypes.c_int64(0),) * 4, *map(ctypes.byref, sizes),
+                         ctypes.byref(flags), *null))
+    n_trees, n_nodes, n_leaves, n_name = (max(1, s.value) for s in sizes)
+    num_leaves = np.empty(n_trees, dtype=np.int32)
+    feature, left, right = (np.empty(n_nodes, dtype=np.int32) for _ in range(3))
+    value = np.empty(n_leaves, dtype=np.float64)
+    name = ctypes.create_string_buffer(n_name)
+    _basic._safe_call(fn(booster._handle, ctypes.c_int64(n_trees), ctypes.c_int64(n_nodes), ctypes.c_int64(n_leaves),
+                         ctypes.c_int64(n_name), *map(ctypes.byref, sizes), ctypes.byref(flags),
+                         _pointer(num_leaves, ctypes.c_int32), _pointer(feature, ctypes.c_int32),
+                         _pointer(left, ctypes.c_int32), _pointer(right, ctypes.c_int32),
+                         _pointer(value, ctypes.c_double), name))
+    k = booster.num_model_per_iteration()
+    used = sizes[0].value if booster.best_iteration <= 0 else min(sizes[0].value, booster.best_iteration * k)
+    num_leaves = num_leaves[:used].astype(np.int64)
+    nodes, leaves = int((num_leaves - 1).sum()), int(num_leaves.sum())
+    return TreeArrays(num_leaves, feature[:nodes].astype(np.int64), left[:nodes].astype(np.int64),
+                      right[:nodes].astype(np.int64), value[:leaves].copy(), name.value.decode(),
+                      booster.num_feature() - 1, k, bool(flags.value & 1), bool(flags.value & 2))

@@ -14,7 +14,9 @@ The lean search's one-budget call with its cross-validated choice (``search="lea
 
 Beside the trainings: the measurements of the candidates on the validation rows, the fold fits'
 predictions on their held-out rows, the refits' costs on the pooled rows, the model texts, the
-binning of the training rows and of the pool. Each part is timed exclusively (a training inside
+binning of the training rows and of the pool (with the fork, a fold fit's trees are read by
+``LGBM_BoosterGetTreeArrays`` instead of its model text; ``--model-text`` reads the text, as with
+upstream LightGBM). Each part is timed exclusively (a training inside
 a measured step counts as training only); ``rest`` is the search's CPU time outside every part.
 Nothing in the search changes: the functions are wrapped for the call and restored.
 
@@ -117,14 +119,20 @@ def _in_context(what: str) -> Callable[[Any], str]:
     return lambda _: f"{_context()}: {what}"
 
 
+def _no_tree_arrays(booster: Any) -> None:
+    """``_compat.tree_arrays`` of upstream LightGBM: no arrays, the model text is read."""
+    return None
+
+
 @contextmanager
-def instrumented(parts: Parts, rounds: int) -> Iterator[None]:
+def instrumented(parts: Parts, rounds: int, model_text: bool = False) -> Iterator[None]:
     """Wrap LightGBM's training and the search's measuring steps for the call; restore them after.
 
     Trainings are labelled by kind; LightGBM's predictions and model texts by what they serve
     (candidates on the validation rows, fold fits on their held-out rows, refits on the pooled
-    rows); the rest of each measurement (the leaf paths read from the model text, the cost and
-    score arithmetic) by its step.
+    rows); the rest of each measurement (the leaf paths read from the trees' arrays or the model
+    text, the cost and score arithmetic) by its step. ``model_text``: the fold fits are measured
+    from their model texts even where the fork gives the trees' arrays.
     """
     import lightgbm as lgb
 
@@ -134,6 +142,7 @@ def instrumented(parts: Parts, rounds: int) -> Iterator[None]:
         (lgb, "train", _training_kind(rounds)),
         (lgb.Booster, "model_to_string", _in_context("model texts")),
         (lgb.Booster, "model_from_string", _in_context("model texts")),
+        (_measure, "tree_arrays", _in_context("tree arrays (the fork's LGBM_BoosterGetTreeArrays)")),
         (_measure, "predict", _in_context("LightGBM predictions")),
         (_scoring, "booster_predict", _in_context("LightGBM predictions")),
         (_search.Search, "measure", "candidates: the rest of measuring (leaf paths, costs, score)"),
@@ -146,7 +155,8 @@ def instrumented(parts: Parts, rounds: int) -> Iterator[None]:
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
     try:
         for owner, name, label in targets:
-            setattr(owner, name, parts.wrap(getattr(owner, name), label))
+            untimed = model_text and (owner, name) == (_measure, "tree_arrays")  # no arrays: the text is read
+            setattr(owner, name, _no_tree_arrays if untimed else parts.wrap(getattr(owner, name), label))
         yield
     finally:
         for owner, name, fn in saved:
@@ -159,11 +169,11 @@ def run_cell(args: tuple[Any, ...]) -> dict:
 
     from budget_extras import train_to_budget
 
-    data_dir, table, seed, search, options = args
+    data_dir, table, seed, search, options, model_text = args
     ds, sp, fc, params, _, plain_cpu, full_cost = cell_setup(data_dir, table, seed)
     budget = 0.4 * full_cost
     parts = Parts()
-    with instrumented(parts, ROUNDS), warnings.catch_warnings():
+    with instrumented(parts, ROUNDS, model_text), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.process_time()
         r = train_to_budget(params, lgb.Dataset(sp.X_train, sp.y_train, feature_name=ds.names), budget=budget,
@@ -173,7 +183,7 @@ def run_cell(args: tuple[Any, ...]) -> dict:
     cvs = [c for c in r.frontier if c.folds > 0]
     rest = search_cpu - sum(parts.cpu.values())
     return {"table": table, "seed": seed, "rows": int(len(sp.y_train) + len(sp.y_valid)), "search": search,
-            "options": options, "plain_cpu": plain_cpu, "search_cpu": search_cpu,
+            "options": options, "model_text": model_text, "plain_cpu": plain_cpu, "search_cpu": search_cpu,
             "search_trainings": search_cpu / plain_cpu, "folds": cvs[0].folds if cvs else 0, "n_cv": len(cvs),
             "n_cv_constant": sum(c.constant for c in cvs), "chosen": r.chosen.family,
             "parts": {k: {"calls": parts.calls[k], "cpu": parts.cpu[k]} for k in parts.cpu}
@@ -287,6 +297,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--search", choices=("full", "lean"), default="lean", help="the search's search")
     parser.add_argument("--options", type=json.loads, default=None, help="the search's options, as JSON")
+    parser.add_argument("--model-text", action="store_true",
+                        help="measure the fold fits from their model texts (as with upstream LightGBM), "
+                             "not the fork's tree arrays")
     parser.add_argument("--summary", action="store_true", help="only print the tables of an earlier --out")
     args = parse(parser, argv)
     if args.summary:
@@ -295,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for t in args.tables.split(","):
         for s in range(args.first_seed, args.first_seed + args.seeds):
-            rows.append(run_cell((str(args.data_dir), t, s, args.search, args.options)))
+            rows.append(run_cell((str(args.data_dir), t, s, args.search, args.options, args.model_text)))
             print(f"done {t} seed {s} ({rows[-1]['search_trainings']:.0f} trainings)", flush=True)
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(rows, indent=1))

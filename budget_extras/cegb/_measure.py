@@ -2,14 +2,17 @@
 
 A row's cost (:func:`budget_extras.cost_report`'s accounting) needs, per tree, only which leaf
 the row reaches and which features split on that leaf's path. LightGBM routes the rows
-(``Booster.predict(X, pred_leaf=True)``, its C++ predictor); the paths come from the model
-text's ``num_leaves``, ``split_feature``, ``left_child`` and ``right_child`` lines alone, read
-in one pass, instead of the full checked parse of :meth:`TreeEnsemble.from_booster` (about ten
-times slower, most of a candidate's measuring time on tables of 10k-30k rows). The per-row
-arithmetic is :func:`~budget_extras.core._leaf_cost.row_costs_from_leaves`'s, on the same
-tables, so the costs are equal to the last bit. A text the one-pass reader does not expect
-(linear trees, a tree whose child links do not form a tree, a feature outside the cost model)
-goes through the full parse, which accepts or refuses it as before.
+(``Booster.predict(X, pred_leaf=True)``, its C++ predictor); the paths come from each tree's
+``num_leaves``, ``split_feature``, ``left_child`` and ``right_child`` alone: copied out of the
+booster by the fork's ``LGBM_BoosterGetTreeArrays`` (:func:`budget_extras._compat.tree_arrays`),
+or, where the library lacks it (upstream LightGBM) or the caller has the text, read from the
+model text's lines in one pass; both give the same numbers. Either is faster than the full
+checked parse of :meth:`TreeEnsemble.from_booster` (about ten times slower, most of a
+candidate's measuring time on tables of 10k-30k rows). The per-row arithmetic is
+:func:`~budget_extras.core._leaf_cost.row_costs_from_leaves`'s, on the same tables, so the
+costs are equal to the last bit. A model the one-pass reader does not expect (linear trees, a
+tree whose child links do not form a tree, a feature outside the cost model) goes through the
+full parse, which accepts or refuses it as before.
 """
 
 from __future__ import annotations
@@ -22,15 +25,15 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from .._compat import param_aliases
+from .._compat import TreeArrays, param_aliases, tree_arrays
 from ..core._costs import FeatureCosts
 from ..core._ensemble import TreeEnsemble
 from ..core._leaf_cost import row_costs_from_leaves
 from ..core._parse_trees import child_links_ok
 from ..core._report import ancestor_feature_counts, bits_to_bool, model_coupled_cost, path_feature_bits
 
-__all__ = ["LeafPaths", "RawScores", "header", "leaf_paths", "measure_rows", "model_row_costs", "objective_line",
-           "predict"]
+__all__ = ["LeafPaths", "RawScores", "array_paths", "header", "leaf_paths", "measure_rows", "model_row_costs",
+           "objective_line", "predict"]
 
 _CHUNK = 8192
 
@@ -121,10 +124,32 @@ def leaf_paths(text: str, costs: FeatureCosts) -> LeafPaths | None:
     if "\nis_linear=1" in body or f"\nmax_feature_idx={costs.n_features - 1}\n" not in body:
         return None
     n_leaves = _int_lines(body, "num_leaves")
-    n_trees = n_leaves.size
-    if n_trees == 0 or n_trees != body.count("\nTree=") or (n_leaves < 1).any():
+    if n_leaves.size != body.count("\nTree="):
         return None
     feature, left, right = (_int_lines(body, k) for k in ("split_feature", "left_child", "right_child"))
+    return _paths(n_leaves, feature, left, right, _float_lines(body, "leaf_value"), _per_iteration(body), costs)
+
+
+def array_paths(arrays: TreeArrays, costs: FeatureCosts) -> LeafPaths | None:
+    """Return :func:`leaf_paths` of the booster's model text, from its :func:`~budget_extras._compat.tree_arrays`.
+
+    The same checks on the same numbers, so the same paths (or None) as from the text.
+    """
+    if arrays.linear or arrays.max_feature_idx != costs.n_features - 1:
+        return None
+    return _paths(arrays.num_leaves, arrays.split_feature, arrays.left_child, arrays.right_child,
+                  arrays.leaf_value, arrays.per_iteration, costs)
+
+
+def _paths(n_leaves: np.ndarray, feature: np.ndarray, left: np.ndarray, right: np.ndarray,
+           value: np.ndarray | None, k: int, costs: FeatureCosts) -> LeafPaths | None:
+    """Return the leaves' paths of the trees of ``n_leaves`` leaves and these split arrays (None: not trees).
+
+    ``value``: the leaves' values (None or a wrong length: no values); ``k``: trees per iteration.
+    """
+    n_trees = n_leaves.size
+    if n_trees == 0 or (n_leaves < 1).any():
+        return None
     n_int = int((n_leaves - 1).sum())
     if not feature.size == left.size == right.size == n_int:
         return None
@@ -145,8 +170,6 @@ def leaf_paths(text: str, costs: FeatureCosts) -> LeafPaths | None:
     used = np.zeros(costs.n_features, dtype=bool)
     used[feature] = True
     path_cost = np.asarray(P @ np.asarray(costs.split, dtype=np.float64), dtype=np.float64).ravel()
-    value = _float_lines(body, "leaf_value")
-    k = _per_iteration(body)
     if value is None or value.size != parent_leaf.size or k < 1 or n_trees % k:
         value, k = None, 1
     return LeafPaths(lut, path_feature_bits(P), path_cost, used, value, k)
@@ -236,22 +259,28 @@ def measure_rows(booster: lgb.Booster, X: Any, costs: FeatureCosts,
     measures the model, the text's leaf values do not match its leaves or it is a random forest,
     `average_output`) are those of
     ``predict(X, raw_score=True)``, summed from the leaves the rows reached, so scoring them
-    needs no second pass of LightGBM over the rows. ``text``: the booster's model text (None: read
-    from ``booster``).
+    needs no second pass of LightGBM over the rows. ``text``: the booster's model text (None: the
+    trees' arrays, :func:`budget_extras._compat.tree_arrays`, where the library has them, else the
+    text read from ``booster``).
     """
-    if text is None:
-        text = booster.model_to_string()
-    paths = leaf_paths(text, costs)
+    arrays = tree_arrays(booster) if text is None else None
+    if arrays is not None:
+        paths = array_paths(arrays, costs)
+        objective, averaged = arrays.objective.strip(), arrays.average_output
+    else:
+        text = booster.model_to_string() if text is None else text
+        paths = leaf_paths(text, costs)
+        head = header(text)
+        objective, averaged = objective_line(head), "\naverage_output" in head
     if paths is None:
         ens = TreeEnsemble.from_booster(booster)
         row_cost = row_costs_from_leaves(ens, predict(booster, X, pred_leaf=True), costs)
         return row_cost, model_coupled_cost(ens, costs)[1], None
     row_cost, raw = _from_leaves(paths, predict(booster, X, pred_leaf=True), costs, with_raw=True)
     coupled = float(np.asarray(costs.coupled)[paths.used].sum())
-    head = header(text)
-    if raw is None or "\naverage_output" in head:
+    if raw is None or averaged:
         return row_cost, coupled, None  # a random forest: LightGBM averages its trees; it predicts the scores
-    return row_cost, coupled, RawScores(X, raw, objective_line(head))
+    return row_cost, coupled, RawScores(X, raw, objective)
 
 
 def header(text: str) -> str:

@@ -12,12 +12,12 @@ lgb = pytest.importorskip("lightgbm")
 
 from benchmarks.train_to_budget import small_cost_parts as scp  # noqa: E402
 from budget_extras import train_to_budget  # noqa: E402
-from budget_extras.cegb import _cv, _search  # noqa: E402
+from budget_extras.cegb import _cv, _measure, _search  # noqa: E402
 
 ROUNDS = 10
 
 
-def _search_run(instrument: bool) -> tuple[object, scp.Parts, float]:
+def _search_run(instrument: bool, model_text: bool = False) -> tuple[object, scp.Parts, float]:
     """The lean one-budget search with its cross-validated choice on 1,200 synthetic rows (5 folds)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1600, 5))
@@ -30,7 +30,7 @@ def _search_run(instrument: bool) -> tuple[object, scp.Parts, float]:
         warnings.simplefilter("ignore")
         t0 = time.process_time()
         if instrument:
-            with scp.instrumented(parts, ROUNDS):
+            with scp.instrumented(parts, ROUNDS, model_text):
                 r = train_to_budget(params, lgb.Dataset(X[:800], y[:800]), **kw)
         else:
             r = train_to_budget(params, lgb.Dataset(X[:800], y[:800]), **kw)
@@ -57,6 +57,19 @@ def test_the_instrumented_search_returns_the_same_model_and_restores_the_functio
     timed, _, _ = _search_run(instrument=True)
     assert timed.booster.model_to_string() == plain.booster.model_to_string()
     assert (lgb.train, _search.Search.measure, _cv._fit_fold, _cv.refit, lgb.Booster.model_to_string) == originals
+
+
+def test_model_text_measures_the_fold_fits_from_their_texts_with_the_same_model() -> None:
+    """``--model-text``: no tree arrays are read, every fold fit writes its text; the same model; restored after."""
+    original = _measure.tree_arrays
+    arrays, arrays_parts, _ = _search_run(instrument=True)
+    text, text_parts, _ = _search_run(instrument=True, model_text=True)
+    assert text.booster.model_to_string() == arrays.booster.model_to_string()
+    assert not any(k.endswith("LGBM_BoosterGetTreeArrays)") for k in text_parts.calls)
+    assert text_parts.calls["fold fits: model texts"] == sum(c.folds for c in text.frontier)
+    if hasattr(lgb.basic._LIB, "LGBM_BoosterGetTreeArrays"):  # the fork
+        assert "fold fits: model texts" not in arrays_parts.calls
+    assert _measure.tree_arrays is original
 
 
 def test_the_floor_is_the_folds_times_two_fits_and_a_constant_one_and_the_refit() -> None:

@@ -11,9 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import budget_extras._compat as compat_mod
 import budget_extras.cegb._cv as cv_mod
+import budget_extras.cegb._measure as measure_mod
 import budget_extras.cegb._search as search_mod
 from budget_extras import FeatureCosts, TreeEnsemble, cost_report
+from budget_extras._compat import tree_arrays
 from budget_extras.cegb import train_to_budget
 from budget_extras.cegb._measure import leaf_paths, measure_rows, model_row_costs
 from budget_extras.cegb._scoring import resolve_scoring
@@ -210,6 +213,110 @@ def test_fold_fits_find_the_scores_costs_and_choice_of_two_routings(kind, monkey
     assert [dataclasses.replace(c, seconds=0.0) for c in new.frontier] == [
         dataclasses.replace(c, seconds=0.0) for c in old.frontier]
     assert new.booster.model_to_string() == old.booster.model_to_string()
+
+
+#: Models of both measuring paths: the extra parameters and rounds (early stopping: a best iteration).
+TWO_PATHS = {
+    "binary": ("binary", {}), "multiclass": ("multiclass", {}), "regression": ("regression", {}),
+    "dart": ("binary", {"boosting": "dart", "drop_rate": 0.5, "skip_drop": 0.0}),
+    "constant": ("regression", {"min_gain_to_split": 1e300}),
+    "random forest": ("regression", {"boosting": "rf", "bagging_fraction": 0.7, "bagging_freq": 1}),
+    "linear": ("regression", {"linear_tree": True}),
+    "early stopped": ("regression", {"learning_rate": 0.9}),
+}
+
+
+def _measure_both(b, X, fc, monkeypatch):
+    """``measure_rows`` of ``b``: from the tree arrays (where the library has them), then from the model text."""
+    try:
+        arrays = measure_rows(b, X, fc)
+    except ModelParseError as exc:
+        arrays = exc
+    with monkeypatch.context() as m:
+        m.setattr(measure_mod, "tree_arrays", lambda booster: None)
+        try:
+            text = measure_rows(b, X, fc)
+        except ModelParseError as exc:
+            text = exc
+    return arrays, text
+
+
+@pytest.mark.parametrize("name", sorted(TWO_PATHS))
+def test_the_tree_arrays_and_the_model_text_measure_a_model_alike(name, tmp_path, monkeypatch):
+    """Costs, coupled cost and raw scores (with the objective) are equal from the fork's tree arrays and the text.
+
+    Also for a model loaded from its file; linear trees go through the full parse on both paths.
+    """
+    kind, extra = TWO_PATHS[name]
+    X, y, params = _data(kind)
+    Xv, yv = _data(kind, seed=1, n=300)[:2]
+    if name == "linear":
+        X, Xv = np.nan_to_num(X), np.nan_to_num(Xv)
+    kwargs = {}
+    if name == "early stopped":
+        kwargs = {"valid_sets": [lgb.Dataset(Xv, yv, feature_name=NAMES, categorical_feature=[5])],
+                  "callbacks": [lgb.early_stopping(2, verbose=False)], "keep_training_booster": True}
+    b = lgb.train({**params, **extra}, lgb.Dataset(X, y, feature_name=NAMES, categorical_feature=[5]), 40, **kwargs)
+    assert name != "early stopped" or 0 < b.best_iteration < b.current_iteration()
+    b.save_model(str(tmp_path / "model.txt"))
+    for booster in (b, lgb.Booster(model_file=str(tmp_path / "model.txt"))):
+        if hasattr(lgb.basic._LIB, "LGBM_BoosterGetTreeArrays"):  # the fork: the arrays path runs
+            assert tree_arrays(booster) is not None
+        arrays, text = _measure_both(booster, Xv, COSTS["split_tree"], monkeypatch)
+        if name == "linear":
+            assert isinstance(arrays, ModelParseError) and isinstance(text, ModelParseError)
+            continue
+        np.testing.assert_array_equal(arrays[0], text[0])
+        assert arrays[1] == text[1]
+        if name == "random forest":
+            assert arrays[2] is None and text[2] is None
+            continue
+        assert arrays[2] is not None and text[2] is not None
+        assert arrays[2].raw.tobytes() == text[2].raw.tobytes() and arrays[2].objective == text[2].objective
+        assert np.array_equal(arrays[2].raw, booster.predict(Xv, raw_score=True))
+
+
+def test_a_library_without_the_tree_arrays_measures_from_the_model_text(monkeypatch):
+    """Upstream LightGBM has no LGBM_BoosterGetTreeArrays: the model text is read, with the same measurement."""
+    X, y, params = _data("multiclass")
+    b = _booster(X, y, params)
+    want = measure_rows(b, X, COSTS["lazy"])
+    monkeypatch.setattr(compat_mod, "_has_tree_arrays", lambda: False)
+    written = []
+    original = lgb.Booster.model_to_string
+    monkeypatch.setattr(lgb.Booster, "model_to_string",
+                        lambda self, *a, **k: written.append(1) or original(self, *a, **k))
+    assert tree_arrays(b) is None
+    got = measure_rows(b, X, COSTS["lazy"])
+    assert written == [1]
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1] and got[2] is not None and want[2] is not None
+    assert np.array_equal(got[2].raw, want[2].raw) and got[2].objective == want[2].objective
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass"])
+def test_fold_fits_choose_alike_from_the_tree_arrays_and_the_model_text(kind, monkeypatch):
+    """The cross-validated choice of a lean search: the same frontier and chosen model on both measuring paths."""
+    X, y, params = _data(kind, n=700)
+    Xv, yv = _data(kind, seed=1, n=300)[:2]
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return train_to_budget(
+                params, lgb.Dataset(X, y, feature_name=NAMES), budget=6.0,
+                valid_set=lgb.Dataset(Xv, yv, feature_name=NAMES), costs=COSTS["groups_coupled"],
+                num_boost_round=8, progress=False, budgets=[3.0, 12.0], n_tradeoffs=2, keep_boosters=True,
+                search="lean", choose="cv",
+            )
+
+    arrays = run()
+    monkeypatch.setattr(measure_mod, "tree_arrays", lambda booster: None)
+    text = run()
+    assert any(c.folds > 0 for c in arrays.frontier)
+    assert [dataclasses.replace(c, seconds=0.0) for c in arrays.frontier] == [
+        dataclasses.replace(c, seconds=0.0) for c in text.frontier]
+    assert arrays.booster.model_to_string() == text.booster.model_to_string()
 
 
 @pytest.mark.parametrize("alias", ["num_threads", "nthread", "n_jobs"])
