@@ -234,6 +234,19 @@ GROUPS: list[tuple[str, Callable[[str], bool], Callable[[str], bool] | None]] = 
 ]
 
 
+def _totals(rows: list[dict], tables: list[str], search: str, plain_head: str, plain: str) -> None:
+    """Print the last two rows of a table: the search and one plain training (ms), means per table.
+
+    ``search`` and ``plain`` format the two numbers; ``plain_head`` is the second row's first cell.
+    """
+    def mean(t: str, key: str) -> float:
+        return float(np.mean([r[key] for r in rows if r["table"] == t]))
+
+    print("| the search | " + " | ".join(search.format(mean(t, "search_trainings")) for t in tables) + " |")
+    print(plain_head + " " + " | ".join(plain.format(1e3 * mean(t, "plain_cpu")) for t in tables) + " |")
+    print()
+
+
 def grouped(rows: list[dict]) -> None:
     """Print the parts grouped (:data:`GROUPS`) per table: trainings and CPU in plain trainings (means over seeds)."""
     tables = list(dict.fromkeys(r["table"] for r in rows))
@@ -251,11 +264,7 @@ def grouped(rows: list[dict]) -> None:
             n = np.mean([sum(v["calls"] for k, v in r["parts"].items() if counted(k)) for r in rs])
             cells.append(f"{n:.0f}: {x:.1f}x")
         print(f"| {name} | " + " | ".join(cells) + " |")
-    print("| the search | " + " | ".join(
-        f"{np.mean([r['search_trainings'] for r in rows if r['table'] == t]):.0f}x" for t in tables) + " |")
-    print("| one plain training | " + " | ".join(
-        f"{1e3 * np.mean([r['plain_cpu'] for r in rows if r['table'] == t]):.0f} ms" for t in tables) + " |")
-    print()
+    _totals(rows, tables, "{:.0f}x", "| one plain training |", "{:.0f} ms")
 
 
 def summarize(rows: list[dict]) -> None:
@@ -274,11 +283,7 @@ def summarize(rows: list[dict]) -> None:
             x = np.mean([_part(r, label)[1] / r["plain_cpu"] for r in rs])
             cells.append(f"{calls:.0f}: {x:.1f}x" if calls else f"{x:.1f}x")
         print(f"| {label} | " + " | ".join(cells) + " |")
-    print("| the search | " + " | ".join(
-        f"{np.mean([r['search_trainings'] for r in rows if r['table'] == t]):.1f}x" for t in tables) + " |")
-    print("| one plain training (ms) | " + " | ".join(
-        f"{1e3 * np.mean([r['plain_cpu'] for r in rows if r['table'] == t]):.0f}" for t in tables) + " |")
-    print()
+    _totals(rows, tables, "{:.1f}x", "| one plain training (ms) |", "{:.0f}")
     print("| table (pooled rows) | folds F | configurations cross-validated | fold fit (measured on its held-out "
           "rows) | constant fold fit | refit | its cross-validation | floor: F x (2 fits + constant), "
           "training only | with the measuring | and the refit |")

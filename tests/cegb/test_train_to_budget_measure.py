@@ -189,30 +189,36 @@ def test_the_search_finds_the_candidates_and_choice_of_the_full_parse(kind, halv
     assert not halving or any(c.rounds is not None for c in new.frontier)  # some candidate stopped at a rung
 
 
+def _lean_cv_search(kind):
+    """A lean search of two budgets on 700 + 300 rows with its cross-validated choice (the rows stack)."""
+    X, y, params = _data(kind, n=700)
+    Xv, yv = _data(kind, seed=1, n=300)[:2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return train_to_budget(
+            params, lgb.Dataset(X, y, feature_name=NAMES), budget=6.0,
+            valid_set=lgb.Dataset(Xv, yv, feature_name=NAMES), costs=COSTS["groups_coupled"],
+            num_boost_round=8, progress=False, budgets=[3.0, 12.0], n_tradeoffs=2, keep_boosters=True,
+            search="lean", choose="cv",
+        )
+
+
+def _assert_same_cv_search(a, b):
+    """``a`` cross-validated some candidates, and ``a`` and ``b`` have the same frontier (but the seconds)
+    and the same chosen model."""
+    assert any(c.folds > 0 for c in a.frontier)
+    assert [dataclasses.replace(c, seconds=0.0) for c in a.frontier] == [
+        dataclasses.replace(c, seconds=0.0) for c in b.frontier]
+    assert a.booster.model_to_string() == b.booster.model_to_string()
+
+
 @pytest.mark.parametrize("kind", ["binary", "multiclass", "regression"])
 def test_fold_fits_find_the_scores_costs_and_choice_of_two_routings(kind, monkeypatch):
     """Each fold fit's held-out score and costs from one routing of its rows (the leaves give the raw
     scores) equal those of the full parse and a second prediction, and so the chosen model."""
-    X, y, params = _data(kind, n=700)
-    Xv, yv = _data(kind, seed=1, n=300)[:2]
-
-    def run():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return train_to_budget(
-                params, lgb.Dataset(X, y, feature_name=NAMES), budget=6.0,
-                valid_set=lgb.Dataset(Xv, yv, feature_name=NAMES), costs=COSTS["groups_coupled"],
-                num_boost_round=8, progress=False, budgets=[3.0, 12.0], n_tradeoffs=2, keep_boosters=True,
-                search="lean", choose="cv",
-            )
-
-    new = run()
+    new = _lean_cv_search(kind)
     monkeypatch.setattr(cv_mod, "measure_rows", _old_measure_rows)
-    old = run()
-    assert any(c.folds > 0 for c in new.frontier)
-    assert [dataclasses.replace(c, seconds=0.0) for c in new.frontier] == [
-        dataclasses.replace(c, seconds=0.0) for c in old.frontier]
-    assert new.booster.model_to_string() == old.booster.model_to_string()
+    _assert_same_cv_search(new, _lean_cv_search(kind))
 
 
 #: Models of both measuring paths: the extra parameters and rounds (early stopping: a best iteration).
@@ -297,26 +303,9 @@ def test_a_library_without_the_tree_arrays_measures_from_the_model_text(monkeypa
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 def test_fold_fits_choose_alike_from_the_tree_arrays_and_the_model_text(kind, monkeypatch):
     """The cross-validated choice of a lean search: the same frontier and chosen model on both measuring paths."""
-    X, y, params = _data(kind, n=700)
-    Xv, yv = _data(kind, seed=1, n=300)[:2]
-
-    def run():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return train_to_budget(
-                params, lgb.Dataset(X, y, feature_name=NAMES), budget=6.0,
-                valid_set=lgb.Dataset(Xv, yv, feature_name=NAMES), costs=COSTS["groups_coupled"],
-                num_boost_round=8, progress=False, budgets=[3.0, 12.0], n_tradeoffs=2, keep_boosters=True,
-                search="lean", choose="cv",
-            )
-
-    arrays = run()
+    arrays = _lean_cv_search(kind)
     monkeypatch.setattr(measure_mod, "tree_arrays", lambda booster: None)
-    text = run()
-    assert any(c.folds > 0 for c in arrays.frontier)
-    assert [dataclasses.replace(c, seconds=0.0) for c in arrays.frontier] == [
-        dataclasses.replace(c, seconds=0.0) for c in text.frontier]
-    assert arrays.booster.model_to_string() == text.booster.model_to_string()
+    _assert_same_cv_search(arrays, _lean_cv_search(kind))
 
 
 @pytest.mark.parametrize("alias", ["num_threads", "nthread", "n_jobs"])
